@@ -1,0 +1,194 @@
+"""Parameter and data validation shared by every estimator.
+
+A tiny, public-API-only replacement for scikit-learn's private parameter
+validation: each estimator declares ``_parameter_constraints`` as data and
+calls :func:`validate_params` at the top of ``fit``.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = [
+    "Interval",
+    "Options",
+    "validate_params",
+    "check_finite",
+    "split_labeled",
+    "UNLABELED",
+]
+
+#: Marker for unlabeled points in ``y`` (scikit-learn's convention).
+UNLABELED = -1
+
+
+@dataclass(frozen=True)
+class Interval:
+    """Numeric interval constraint ``[left, right]`` (``closed`` says which ends)."""
+
+    type: type
+    left: float | None
+    right: float | None
+    closed: str = "both"  # "both", "left", "right", "neither"
+
+    def __contains__(self, value: Any) -> bool:
+        if isinstance(value, bool | np.bool_):
+            return False
+        if self.type is numbers.Integral and not isinstance(value, numbers.Integral):
+            return False
+        if not isinstance(value, numbers.Real):
+            return False
+        if not np.isfinite(value):
+            return False
+        lo_ok = (
+            self.left is None
+            or value > self.left
+            or (value == self.left and self.closed in ("both", "left"))
+        )
+        hi_ok = (
+            self.right is None
+            or value < self.right
+            or (value == self.right and self.closed in ("both", "right"))
+        )
+        return bool(lo_ok and hi_ok)
+
+    def __str__(self) -> str:
+        kind = "an int" if self.type is numbers.Integral else "a float"
+        lb = "[" if self.closed in ("both", "left") else "("
+        rb = "]" if self.closed in ("both", "right") else ")"
+        lo = "-inf" if self.left is None else repr(self.left)
+        hi = "inf" if self.right is None else repr(self.right)
+        return f"{kind} in the range {lb}{lo}, {hi}{rb}"
+
+
+@dataclass(frozen=True)
+class Options:
+    """A closed set of allowed values (usually strings)."""
+
+    values: tuple
+
+    def __contains__(self, value: Any) -> bool:
+        try:
+            return value in self.values
+        except TypeError:  # unhashable / array-like
+            return False
+
+    def __str__(self) -> str:
+        return "one of {" + ", ".join(repr(v) for v in self.values) + "}"
+
+
+def _matches(value: Any, constraint: Any) -> bool:
+    if constraint is None:
+        return value is None
+    if isinstance(constraint, Interval | Options):
+        return value in constraint
+    if constraint == "callable":
+        return callable(value)
+    if constraint == "array-like":
+        return isinstance(value, list | tuple | np.ndarray) or sp.issparse(value)
+    if constraint == "random_state":
+        return value is None or isinstance(
+            value, numbers.Integral | np.random.RandomState | np.random.Generator
+        )
+    if constraint == "boolean":
+        return isinstance(value, bool | np.bool_)
+    if constraint == "dict":
+        return isinstance(value, Mapping)
+    if isinstance(constraint, type):
+        return isinstance(value, constraint)
+    raise TypeError(f"unknown constraint {constraint!r}")  # pragma: no cover
+
+
+def _describe(constraint: Any) -> str:
+    if constraint is None:
+        return "None"
+    if isinstance(constraint, type):
+        return f"an instance of {constraint.__name__}"
+    if constraint == "random_state":
+        return "None, an int or a numpy RandomState/Generator"
+    return str(constraint)
+
+
+def validate_params(params: Mapping[str, Any], constraints: Mapping[str, list]) -> None:
+    """Check every parameter against its list of allowed constraints.
+
+    Raises
+    ------
+    ValueError
+        Naming the parameter, the value received and what is allowed.
+    """
+    for name, allowed in constraints.items():
+        if name not in params:
+            continue
+        value = params[name]
+        if any(_matches(value, c) for c in allowed):
+            continue
+        desc = " or ".join(_describe(c) for c in allowed)
+        raise ValueError(
+            f"The {name!r} parameter must be {desc}. Got {value!r} instead."
+        )
+
+
+def check_finite(X: Any, name: str = "X") -> None:
+    """Raise a clear error if ``X`` (dense or sparse) holds NaN or infinity."""
+    data = X.data if sp.issparse(X) else np.asarray(X)
+    if data.dtype.kind in "fc" and not np.isfinite(data).all():
+        n_bad = int((~np.isfinite(data)).sum())
+        raise ValueError(
+            f"Input {name} contains NaN or infinity ({n_bad} non-finite values)."
+            " Remove or impute them before fitting."
+        )
+
+
+def split_labeled(y: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Separate labeled from unlabeled points.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+        Labels, with ``-1`` marking unlabeled points.
+
+    Returns
+    -------
+    labeled : ndarray of bool
+        Mask of labeled points.
+    classes : ndarray
+        Sorted distinct labels of the labeled points.
+    y_enc : ndarray of int
+        Index into ``classes`` for labeled points, ``-1`` for unlabeled ones.
+
+    Raises
+    ------
+    ValueError
+        If there is no labeled point, or only one class among them.
+    """
+    y = np.asarray(y)
+    if y.ndim != 1:
+        raise ValueError(f"y must be 1-dimensional, got shape {y.shape}.")
+    if y.dtype.kind == "f" and not np.isfinite(y).all():
+        raise ValueError("y contains NaN or infinity; mark unlabeled points with -1.")
+    if y.dtype.kind in "iuf":
+        labeled = y != UNLABELED
+    else:
+        labeled = np.array([v != UNLABELED and v != str(UNLABELED) for v in y])
+    if not labeled.any():
+        raise ValueError(
+            "No labeled point in y: every entry is -1 (unlabeled). At least one"
+            " labeled point per class is needed."
+        )
+    classes, enc = np.unique(y[labeled], return_inverse=True)
+    if classes.size < 2:
+        raise ValueError(
+            f"The labeled points hold a single class ({classes[0]!r}); at least two"
+            " classes are needed to train a classifier."
+        )
+    y_enc = np.full(y.shape[0], -1, dtype=np.intp)
+    y_enc[labeled] = enc
+    return labeled, classes, y_enc
+

@@ -1,0 +1,219 @@
+r"""Neighbourhood graphs and graph Laplacians, sparse throughout.
+
+Graph: symmetric kNN graph on all n points (i ~ j if either is among the other's
+``n_neighbors`` nearest neighbours), with binary weights or heat weights
+:math:`w_{ij} = \exp(-\|x_i - x_j\|^2 / (2 t^2))`.
+
+Laplacian: :math:`L = D - W` or the normalized
+:math:`L = I - D^{-1/2} W D^{-1/2}`, optionally raised to an integer power ``p``.
+A point with degree 0 (isolated; only possible with a user-given adjacency) gets
+an all-zero row and column in L: no smoothness constraint, and no division by
+zero.  Duplicate points are ordinary neighbours at distance 0 (binary weight 1,
+heat weight 1).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = [
+    "knn_graph",
+    "knn_graph_from_kernel",
+    "graph_laplacian",
+    "check_adjacency",
+]
+
+
+def _symmetrize(ind: np.ndarray, dist2: np.ndarray, n: int) -> sp.csr_array:
+    """Build the symmetric (max) kNN graph of squared distances, keeping zeros.
+
+    Returns a CSR matrix whose stored entries are ``d^2 + 1`` (so that duplicates at
+    distance 0 are not dropped as structural zeros); the caller maps them to weights.
+    """
+    k = ind.shape[1]
+    rows = np.repeat(np.arange(n), k)
+    cols = ind.ravel()
+    vals = dist2.ravel() + 1.0
+    keep = rows != cols
+    A = sp.coo_array((vals[keep], (rows[keep], cols[keep])), shape=(n, n)).tocsr()
+    A.sum_duplicates()
+    return A.maximum(A.T).tocsr()
+
+
+def _to_weights(A: sp.csr_array, weight: str, t: float | None) -> sp.csr_array:
+    d2 = A.data - 1.0
+    np.maximum(d2, 0.0, out=d2)
+    W = A.copy()
+    if weight == "binary":
+        W.data = np.ones_like(d2)
+    elif weight == "heat":
+        if t is None:
+            pos = np.sqrt(d2)
+            t = float(pos.mean()) if pos.size and pos.mean() > 0 else 1.0
+        W.data = np.exp(-d2 / (2.0 * t * t))
+    else:
+        raise ValueError(f"Unknown graph weight {weight!r}; expected 'binary' or 'heat'.")
+    return W
+
+
+def knn_graph(
+    X: Any,
+    n_neighbors: int = 10,
+    *,
+    weight: str = "binary",
+    t: float | None = None,
+    algorithm: str = "auto",
+    n_jobs: int | None = None,
+) -> sp.csr_array:
+    r"""Symmetric kNN adjacency matrix of the rows of ``X``.
+
+    Parameters
+    ----------
+    X : {ndarray, sparse matrix} of shape (n_samples, n_features)
+    n_neighbors : int, default=10
+        Neighbours of each point (itself excluded).
+    weight : {'binary', 'heat'}, default='binary'
+    t : float, default=None
+        Heat-kernel width; ``None`` uses the mean distance over the graph's edges.
+    algorithm : str, default='auto'
+        Passed to :class:`sklearn.neighbors.NearestNeighbors` (exact search).
+
+    Returns
+    -------
+    W : scipy.sparse.csr_array of shape (n_samples, n_samples)
+        Symmetric, non-negative, zero diagonal.
+    """
+    from sklearn.neighbors import NearestNeighbors
+
+    n = X.shape[0]
+    k = min(int(n_neighbors), n - 1)
+    if k < 1:
+        raise ValueError(f"A graph needs at least 2 points, got n_samples={n}.")
+    nn = NearestNeighbors(n_neighbors=k + 1, algorithm=algorithm, n_jobs=n_jobs)
+    nn.fit(X)
+    dist, ind = nn.kneighbors(X)
+    dist2, ind = _drop_self(dist**2, ind, k)
+    return _to_weights(_symmetrize(ind, dist2, n), weight, t)
+
+
+def _drop_self(dist2: np.ndarray, ind: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Remove each point itself from its neighbour list (duplicates may come first)."""
+    n = ind.shape[0]
+    is_self = ind == np.arange(n)[:, None]
+    # keep the first k entries that are not the point itself
+    order = np.argsort(is_self, axis=1, kind="stable")
+    ind = np.take_along_axis(ind, order, axis=1)[:, :k]
+    dist2 = np.take_along_axis(dist2, order, axis=1)[:, :k]
+    return dist2, ind
+
+
+def knn_graph_from_kernel(
+    K: np.ndarray,
+    gamma: float,
+    n_neighbors: int = 10,
+    *,
+    weight: str = "binary",
+    t: float | None = None,
+    block_rows: int = 2048,
+) -> sp.csr_array:
+    r"""kNN graph read off an existing RBF Gram matrix (no second distance pass).
+
+    For the Gaussian kernel :math:`K_{ij} = \exp(-\gamma d_{ij}^2)` is decreasing in
+    the distance, so the nearest neighbours of i are the largest entries of row i
+    and :math:`d_{ij}^2 = -\log K_{ij} / \gamma`.
+
+    Parameters
+    ----------
+    K : ndarray of shape (n, n)
+        RBF Gram matrix of the training points.
+    gamma : float
+        The RBF parameter used to build ``K``.
+    n_neighbors, weight, t
+        As in :func:`knn_graph`.
+    """
+    n = K.shape[0]
+    k = min(int(n_neighbors), n - 1)
+    if k < 1:
+        raise ValueError(f"A graph needs at least 2 points, got n_samples={n}.")
+    ind = np.empty((n, k + 1), dtype=np.intp)
+    kv = np.empty((n, k + 1), dtype=np.float64)
+    for s in range(0, n, block_rows):
+        blk = K[s : s + block_rows]
+        part = np.argpartition(blk, -(k + 1), axis=1)[:, -(k + 1) :]
+        ind[s : s + block_rows] = part
+        kv[s : s + block_rows] = np.take_along_axis(blk, part, axis=1)
+    order = np.argsort(-kv, axis=1, kind="stable")
+    ind = np.take_along_axis(ind, order, axis=1)
+    kv = np.take_along_axis(kv, order, axis=1)
+    with np.errstate(divide="ignore"):
+        dist2 = -np.log(np.clip(kv, np.finfo(np.float64).tiny, 1.0)) / gamma
+    dist2, ind = _drop_self(dist2, ind, k)
+    return _to_weights(_symmetrize(ind, dist2, n), weight, t)
+
+
+def check_adjacency(W: Any, n: int) -> sp.csr_array:
+    """Validate a user-given adjacency matrix over the n training points."""
+    if not (sp.issparse(W) or isinstance(W, np.ndarray)):
+        W = np.asarray(W)
+    if W.shape != (n, n):
+        raise ValueError(
+            f"adjacency must have shape (n_samples, n_samples) = ({n}, {n}), "
+            f"got {W.shape}."
+        )
+    W = sp.csr_array(W, dtype=np.float64)
+    if not np.isfinite(W.data).all():
+        raise ValueError("adjacency contains NaN or infinite weights.")
+    if (W.data < 0).any():
+        raise ValueError("adjacency has negative weights; graph weights must be >= 0.")
+    asym = abs(W - W.T)
+    if asym.nnz and asym.max() > 1e-10 * max(1.0, abs(W).max()):
+        raise ValueError("adjacency must be symmetric (W == W.T).")
+    W.setdiag(0)
+    W.eliminate_zeros()
+    return W
+
+
+def graph_laplacian(
+    W: Any, *, normalized: bool = True, power: int = 1
+) -> sp.csr_array:
+    r"""Graph Laplacian of a symmetric adjacency matrix, sparse.
+
+    Parameters
+    ----------
+    W : sparse matrix of shape (n, n)
+        Symmetric non-negative adjacency.
+    normalized : bool, default=True
+        :math:`I - D^{-1/2} W D^{-1/2}` instead of :math:`D - W`.
+    power : int, default=1
+        Integer power ``p >= 1``: returns :math:`L^p`.
+
+    Returns
+    -------
+    L : scipy.sparse.csr_array of shape (n, n)
+        Symmetric positive semi-definite.  Isolated points (degree 0) have an all-
+        zero row and column.
+    """
+    W = sp.csr_array(W, dtype=np.float64)
+    deg = np.asarray(W.sum(axis=1)).ravel()
+    isolated = deg <= 0
+    n = W.shape[0]
+    if normalized:
+        inv_sqrt = np.zeros(n)
+        inv_sqrt[~isolated] = 1.0 / np.sqrt(deg[~isolated])
+        Dm = sp.diags_array(inv_sqrt)
+        L = sp.diags_array((~isolated).astype(np.float64)) - Dm @ W @ Dm
+    else:
+        L = sp.diags_array(deg) - W
+    L = sp.csr_array(L)
+    if int(power) != power or power < 1:
+        raise ValueError(f"laplacian_power must be an integer >= 1, got {power!r}.")
+    Lp = L
+    for _ in range(int(power) - 1):
+        Lp = sp.csr_array(Lp @ L)
+    Lp = (Lp + Lp.T) * 0.5  # remove round-off asymmetry
+    Lp = sp.csr_array(Lp)
+    Lp.eliminate_zeros()
+    return Lp

@@ -1,0 +1,24 @@
+"""Kernels and the operator interface the solvers use."""
+
+from ._kernels import (
+    KERNELS,
+    check_memory,
+    kernel_matrix,
+    median_gamma,
+    resolve_gamma,
+    row_norms_sq,
+)
+from ._operators import DenseKernelOperator, SparseOperator, SymmetricOperator, as_operator
+
+__all__ = [
+    "KERNELS",
+    "check_memory",
+    "kernel_matrix",
+    "median_gamma",
+    "resolve_gamma",
+    "row_norms_sq",
+    "DenseKernelOperator",
+    "SparseOperator",
+    "SymmetricOperator",
+    "as_operator",
+]
