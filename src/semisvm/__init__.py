@@ -6,3 +6,7 @@ exact transductive SVM, as scikit-learn estimators.
 """
 
 __version__ = "0.1.0"
+
+from .models import LapRLS, LapSVM
+
+__all__ = ["LapRLS", "LapSVM", "__version__"]

@@ -12,8 +12,9 @@ __all__ = ["make_two_moons", "make_clock", "make_g50c", "hide_labels"]
 def make_two_moons(
     n_samples: int = 200,
     *,
-    noise: float = 0.1,
+    noise: float = 0.05,
     n_labeled_per_class: int | None = 1,
+    sampling: str = "even",
     random_state=None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Two interleaving half circles (the papers' "two moons").
@@ -22,8 +23,13 @@ def make_two_moons(
     ----------
     n_samples : int, default=200
         Total number of points (split evenly between the two moons).
-    noise : float, default=0.1
+    noise : float, default=0.05
         Standard deviation of the Gaussian noise added to each coordinate.
+    sampling : {'even', 'uniform'}, default='even'
+        ``'even'`` spaces the points evenly along each arc before adding noise (the
+        regular moons of the papers' figures); ``'uniform'`` draws the angles at
+        random (as scikit-learn's ``make_moons(shuffle=True)``), which leaves gaps
+        and lets outliers bridge the moons.
     n_labeled_per_class : int or None, default=1
         How many points per class keep their label in ``y``; ``None`` keeps all.
     random_state : int, RandomState or None
@@ -39,8 +45,12 @@ def make_two_moons(
     rng = check_random_state(random_state)
     n0 = n_samples // 2
     n1 = n_samples - n0
-    t0 = rng.uniform(0, np.pi, n0)
-    t1 = rng.uniform(0, np.pi, n1)
+    if sampling == "even":
+        t0, t1 = np.linspace(0, np.pi, n0), np.linspace(0, np.pi, n1)
+    elif sampling == "uniform":
+        t0, t1 = rng.uniform(0, np.pi, n0), rng.uniform(0, np.pi, n1)
+    else:
+        raise ValueError(f"sampling must be 'even' or 'uniform', got {sampling!r}.")
     X0 = np.c_[np.cos(t0), np.sin(t0)]
     X1 = np.c_[1.0 - np.cos(t1), 0.5 - np.sin(t1)]
     X = np.r_[X0, X1] + rng.normal(scale=noise, size=(n_samples, 2))

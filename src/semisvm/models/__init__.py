@@ -1,0 +1,5 @@
+"""scikit-learn estimators."""
+
+from ._lapsvm import LapRLS, LapSVM
+
+__all__ = ["LapRLS", "LapSVM"]

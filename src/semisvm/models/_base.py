@@ -1,0 +1,283 @@
+"""Shared machinery of the manifold-regularized estimators (LapSVM, LapRLS).
+
+Parameters, numerics and fitted state are kept apart: ``__init__`` stores its
+arguments; ``fit`` validates them, builds K and L, hands them to a module-level
+solver of :mod:`semisvm.solvers`, and only then writes the ``*_`` attributes.
+"""
+
+from __future__ import annotations
+
+import numbers
+import time
+import warnings
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .._validation import Interval, Options, check_finite, split_labeled, validate_params
+from ..graph import check_adjacency, graph_laplacian, knn_graph, knn_graph_from_kernel
+from ..kernels import kernel_matrix, resolve_gamma
+
+__all__ = ["ManifoldClassifierMixin", "KERNEL_CONSTRAINTS", "build_kernel", "build_laplacian"]
+
+KERNEL_CONSTRAINTS: dict[str, list] = {
+    "kernel": [Options(("rbf", "poly", "linear", "precomputed")), "callable"],
+    "gamma": [Interval(numbers.Real, 0, None, closed="neither"), Options(("median", "scale"))],
+    "degree": [Interval(numbers.Integral, 1, None)],
+    "coef0": [Interval(numbers.Real, None, None)],
+    "kernel_params": [None, "dict"],
+    "n_neighbors": [Interval(numbers.Integral, 1, None)],
+    "graph_weight": [Options(("binary", "heat"))],
+    "heat_t": [None, Interval(numbers.Real, 0, None, closed="neither")],
+    "normalize_laplacian": ["boolean"],
+    "laplacian_power": [Interval(numbers.Integral, 1, None)],
+    "intrinsic_bias": ["boolean"],
+}
+
+
+def build_kernel(
+    X: Any, *, kernel: Any, gamma: Any, degree: int, coef0: float,
+    kernel_params: dict | None,
+) -> tuple[np.ndarray, float | None]:
+    """Gram matrix of the training points and the resolved RBF/poly ``gamma``."""
+    if kernel == "precomputed":
+        K = np.asarray(X.toarray() if sp.issparse(X) else X)
+        if K.shape[0] != K.shape[1]:
+            raise ValueError(
+                f"With kernel='precomputed', X must be the square training Gram matrix;"
+                f" got shape {K.shape}."
+            )
+        if not np.allclose(K, K.T, rtol=1e-8, atol=1e-10 * max(1.0, np.abs(K).max())):
+            raise ValueError("The precomputed kernel matrix X is not symmetric.")
+        return K, None
+    g = None if callable(kernel) or kernel == "linear" else resolve_gamma(X, gamma, kernel)
+    K = kernel_matrix(
+        X, kernel=kernel, gamma=g if g is not None else 1.0, degree=degree, coef0=coef0,
+        kernel_params=kernel_params,
+    )
+    return K, g
+
+
+def build_laplacian(
+    X: Any, K: np.ndarray, *, kernel: Any, gamma_: float | None, n_neighbors: int,
+    graph_weight: str, heat_t: float | None, normalize_laplacian: bool,
+    laplacian_power: int, adjacency: Any = None,
+) -> sp.csr_array:
+    """Graph Laplacian of the training points.
+
+    The adjacency is the user's (``adjacency``), else a symmetric kNN graph:
+    read off K for the RBF kernel (no second distance pass), built from the
+    kernel-induced distance for a precomputed kernel, and from X otherwise.
+    """
+    n = K.shape[0]
+    if adjacency is not None:
+        W = check_adjacency(adjacency, n)
+        deg = np.asarray(W.sum(axis=1)).ravel()
+        n_iso = int((deg <= 0).sum())
+        if n_iso == n:
+            raise ValueError("adjacency has no edge: every point is isolated.")
+        if n_iso:
+            warnings.warn(
+                f"The graph has {n_iso} isolated point(s) (no edge); the intrinsic "
+                "regularizer does not constrain them.",
+                UserWarning,
+                stacklevel=3,
+            )
+    elif kernel == "rbf" and gamma_ is not None:
+        W = knn_graph_from_kernel(K, gamma_, n_neighbors, weight=graph_weight, t=heat_t)
+    elif kernel == "precomputed":
+        d = np.diag(K)
+        D2 = np.maximum(d[:, None] + d[None, :] - 2 * K, 0.0)
+        # a monotone map of the kernel distance into (0, 1] for the kNN search
+        W = knn_graph_from_kernel(np.exp(-D2), 1.0, n_neighbors, weight=graph_weight, t=heat_t)
+    else:
+        W = knn_graph(X, n_neighbors, weight=graph_weight, t=heat_t)
+    return graph_laplacian(W, normalized=normalize_laplacian, power=laplacian_power)
+
+
+class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
+    """Base class: validation, kernel/graph building, one-vs-rest targets, prediction.
+
+    Subclasses set ``_parameter_constraints`` and implement ``_solve(K, L, Y, ...)``.
+    """
+
+    _parameter_constraints: dict[str, list] = {
+        **KERNEL_CONSTRAINTS,
+        "gamma_a": [Interval(numbers.Real, 0, None, closed="neither")],
+        "gamma_i": [Interval(numbers.Real, 0, None, closed="left")],
+        "verbose": [Interval(numbers.Integral, 0, None), "boolean"],
+    }
+
+    # ------------------------------------------------------------------ fit
+    def _validate_fit_input(self, X: Any, y: Any) -> tuple[Any, np.ndarray]:
+        validate_params(self.get_params(deep=False), self._parameter_constraints)
+        X, y = validate_data(
+            self,
+            X,
+            y,
+            accept_sparse="csr",
+            dtype=[np.float64, np.float32],
+            ensure_min_samples=2,
+            ensure_all_finite=False,
+            y_numeric=False,
+        )
+        check_finite(X, "X")
+        return X, np.asarray(y)
+
+    def _targets(self, y: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        try:
+            labeled, classes, y_enc = split_labeled(y)
+        except ValueError as exc:
+            if "single class" in str(exc) and np.any(np.asarray(y) == -1):
+                raise ValueError(
+                    f"{exc} Note: -1 marks unlabeled points; if -1 is a class label in "
+                    "your data, recode the labels (e.g. to 0/1)."
+                ) from None
+            raise
+        C = 1 if classes.size == 2 else classes.size
+        Y = np.zeros((y_enc.size, C))
+        if C == 1:
+            Y[labeled, 0] = np.where(y_enc[labeled] == 1, 1.0, -1.0)
+        else:
+            Y[labeled] = -1.0
+            Y[np.flatnonzero(labeled), y_enc[labeled]] = 1.0
+        return labeled, classes, Y
+
+    def _build(self, X: Any, adjacency: Any, need_graph: bool) -> tuple[np.ndarray, Any]:
+        t0 = time.perf_counter()
+        K, g = build_kernel(
+            X, kernel=self.kernel, gamma=self.gamma, degree=self.degree,
+            coef0=self.coef0, kernel_params=self.kernel_params,
+        )
+        t1 = time.perf_counter()
+        L = None
+        if need_graph:
+            L = build_laplacian(
+                X, K, kernel=self.kernel, gamma_=g, n_neighbors=self.n_neighbors,
+                graph_weight=self.graph_weight, heat_t=self.heat_t,
+                normalize_laplacian=self.normalize_laplacian,
+                laplacian_power=self.laplacian_power, adjacency=adjacency,
+            )
+        t2 = time.perf_counter()
+        self.gamma_ = g
+        self.fit_times_ = {"kernel": t1 - t0, "graph": t2 - t1}
+        return K, L
+
+    def _validation_split(
+        self, X: Any, y: np.ndarray, labeled: np.ndarray, fraction: float | None,
+        random_state: Any,
+    ) -> tuple[np.ndarray, np.ndarray | None]:
+        """Hold out ``fraction`` of the labeled points (at least one per class)."""
+        if fraction is None:
+            return y, None
+        rng = check_random_state(random_state)
+        lab_idx = np.flatnonzero(labeled)
+        yl = y[lab_idx]
+        val = []
+        for c in np.unique(yl):
+            idx = lab_idx[yl == c]
+            k = int(np.floor(fraction * idx.size))
+            if idx.size - k < 1:
+                k = idx.size - 1
+            if k > 0:
+                val.extend(rng.choice(idx, size=k, replace=False))
+        if not val:
+            raise ValueError(
+                "validation_fraction leaves no labeled point for validation: each class"
+                " needs at least two labeled points, or pass X_val and y_val to fit."
+            )
+        val = np.sort(np.asarray(val))
+        y_train = y.copy()
+        y_train[val] = -1
+        return y_train, val
+
+    def _finish(
+        self, res: Any, K: np.ndarray, X: Any, y: np.ndarray, labeled: np.ndarray,
+        classes: np.ndarray, t_solver: float,
+    ) -> None:
+        self.classes_ = classes
+        self.dual_coef_ = res.alpha
+        self.intercept_ = res.b
+        self.n_iter_ = int(res.n_iter.max()) if res.n_iter.size == 1 else res.n_iter
+        if res.n_iter.size == 1:
+            self.n_iter_ = int(res.n_iter[0])
+        self.termination_condition_ = res.reason[0] if len(res.reason) == 1 else res.reason
+        self.objective_ = float(res.objective[0]) if res.objective.size == 1 else res.objective
+        self.n_ls_iter_ = res.n_ls_iter
+        self.history_ = res.history
+        self.fit_times_["solver"] = t_solver
+        self.X_fit_ = None if self.kernel == "precomputed" else X
+        F = np.asarray(K @ res.alpha) + res.b
+        pred = self._labels_from_scores(F)
+        pred[labeled] = y[labeled]
+        self.transduction_ = pred
+        if any(r == "max_iter" for r in res.reason):
+            warnings.warn(
+                f"{type(self).__name__} solver {self.solver_!r} reached max_iter="
+                f"{self.max_iter} before converging; increase max_iter, loosen tol, "
+                "or use early_stopping.",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
+
+    def _labels_from_scores(self, F: np.ndarray) -> np.ndarray:
+        if F.shape[1] == 1:
+            return self.classes_[(F[:, 0] > 0).astype(int)]
+        return self.classes_[np.argmax(F, axis=1)]
+
+    # ---------------------------------------------------------- prediction
+    def _test_kernel(self, X: Any) -> np.ndarray:
+        check_is_fitted(self, "dual_coef_")
+        X = validate_data(
+            self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False,
+            ensure_all_finite=False,
+        )
+        check_finite(X, "X")
+        if self.kernel == "precomputed":
+            if X.shape[1] != self.dual_coef_.shape[0]:
+                raise ValueError(
+                    "With kernel='precomputed', X must be the kernel between the test "
+                    f"and the {self.dual_coef_.shape[0]} training points; got shape "
+                    f"{X.shape}."
+                )
+            return np.asarray(X.toarray() if sp.issparse(X) else X)
+        return kernel_matrix(
+            X, self.X_fit_, kernel=self.kernel,
+            gamma=self.gamma_ if self.gamma_ is not None else 1.0, degree=self.degree,
+            coef0=self.coef0, kernel_params=self.kernel_params,
+        )
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        """Values of :math:`f(x) = \\sum_i \\alpha_i k(x_i, x) + b`.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            With ``kernel='precomputed'``: the (n_samples, n_train) test kernel.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) for two classes (positive means
+        ``classes_[1]``), else (n_samples, n_classes) one-vs-rest scores.
+        """
+        Kt = self._test_kernel(X)
+        F = Kt @ self.dual_coef_ + self.intercept_
+        return F[:, 0] if F.shape[1] == 1 else F
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Class labels: sign of f for two classes, the largest one-vs-rest score else."""
+        F = self.decision_function(X)
+        if F.ndim == 1:
+            F = F[:, None]
+        return self._labels_from_scores(F)
+
+    def __sklearn_tags__(self):  # noqa: D105
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.input_tags.pairwise = self.kernel == "precomputed"
+        return tags

@@ -1,0 +1,478 @@
+r"""Laplacian SVM and Laplacian RLS estimators."""
+
+from __future__ import annotations
+
+import numbers
+import time
+from typing import Any
+
+import numpy as np
+from sklearn.utils.validation import validate_data
+
+from .._validation import Interval, Options, check_finite
+from ..kernels._operators import as_operator
+from ..solvers._newton import laprls_direct, lapsvm_newton
+from ..solvers._pcg import lapsvm_pcg
+from ._base import ManifoldClassifierMixin
+
+__all__ = ["LapSVM", "LapRLS"]
+
+_PCG_CONSTRAINTS: dict[str, list] = {
+    "early_stopping": [None, Options(("stability", "validation", "mixed"))],
+    "validation_fraction": [None, Interval(numbers.Real, 0, 1, closed="neither")],
+    "check_every": [None, Interval(numbers.Integral, 1, None)],
+    "stability_tol": [Interval(numbers.Real, 0, 1, closed="neither")],
+    "stability_value_tol": [None, Interval(numbers.Real, 0, None, closed="neither")],
+    "tol_criterion": [Options(("mixed", "gradient", "preconditioned_gradient", "objective"))],
+    "max_iter": [Interval(numbers.Integral, 1, None)],
+    "tol": [Interval(numbers.Real, 0, None, closed="left")],
+    "random_state": ["random_state"],
+    "record_history": ["boolean"],
+}
+
+
+class _PrimalMixin(ManifoldClassifierMixin):
+    """fit() shared by LapSVM and LapRLS."""
+
+    _loss = "squared_hinge"
+
+    def fit(
+        self,
+        X: Any,
+        y: Any,
+        *,
+        adjacency: Any = None,
+        X_val: Any = None,
+        y_val: Any = None,
+    ) -> Any:
+        """Fit the model on labeled and unlabeled points.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training points, labeled and unlabeled.  With ``kernel='precomputed'``,
+            the (n_samples, n_samples) Gram matrix.
+        y : array-like of shape (n_samples,)
+            Labels; ``-1`` marks an unlabeled point.
+        adjacency : {array-like, sparse matrix} of shape (n_samples, n_samples), default=None
+            Your own symmetric graph over the training points; the Laplacian is then
+            built from it with ``normalize_laplacian`` and ``laplacian_power``.
+        X_val, y_val : array-like, default=None
+            Labeled validation set for ``early_stopping='validation'`` or ``'mixed'``
+            (else ``validation_fraction`` of the labeled points is held out).
+
+        Returns
+        -------
+        self
+        """
+        X, y = self._validate_fit_input(X, y)
+        solver = self._resolve_solver()
+        es = getattr(self, "early_stopping", None) if solver == "pcg" else None
+        labeled, classes, Y = self._targets(y)
+        val_idx = None
+        K_val = Y_val = None
+        if es in ("validation", "mixed"):
+            if X_val is None:
+                if self.validation_fraction is None:
+                    raise ValueError(
+                        f"early_stopping={es!r} needs validation data: pass X_val and "
+                        "y_val to fit, or set validation_fraction to hold out part of "
+                        "the labeled points."
+                    )
+                y_tr, val_idx = self._validation_split(
+                    X, y, labeled, self.validation_fraction, self.random_state
+                )
+                labeled, classes, Y = self._targets(y_tr)
+        gamma_i = float(self.gamma_i)
+        K, L = self._build(X, adjacency, need_graph=gamma_i > 0)
+        if es in ("validation", "mixed"):
+            if val_idx is not None:
+                K_val = K[val_idx]
+                yv = np.asarray(y)[val_idx]
+            else:
+                if y_val is None:
+                    raise ValueError("X_val was given without y_val.")
+                self.classes_ = classes  # needed for the test kernel
+                K_val, yv = self._val_kernel(X, K, X_val, y_val)
+            Y_val = self._val_targets(yv, classes)
+        t0 = time.perf_counter()
+        res = self._solve(K, L, Y, solver=solver, K_val=K_val, Y_val=Y_val, es=es)
+        t_solver = time.perf_counter() - t0
+        self.solver_ = solver
+        self._finish(res, K, X, y, labeled, classes, t_solver)
+        return self
+
+    def _val_kernel(self, X, K, X_val, y_val):
+        from ..kernels import kernel_matrix
+
+        X_val = validate_data(
+            self, X_val, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False,
+            ensure_all_finite=False,
+        )
+        check_finite(X_val, "X_val")
+        y_val = np.asarray(y_val)
+        if y_val.shape[0] != X_val.shape[0]:
+            raise ValueError(
+                f"X_val has {X_val.shape[0]} rows but y_val has {y_val.shape[0]}."
+            )
+        if self.kernel == "precomputed":
+            return np.asarray(X_val), y_val
+        Kv = kernel_matrix(
+            X_val, X, kernel=self.kernel, gamma=self.gamma_ if self.gamma_ else 1.0,
+            degree=self.degree, coef0=self.coef0, kernel_params=self.kernel_params,
+        )
+        return Kv, y_val
+
+    @staticmethod
+    def _val_targets(yv: np.ndarray, classes: np.ndarray) -> np.ndarray:
+        unknown = ~np.isin(yv, classes)
+        if unknown.any():
+            raise ValueError(
+                f"y_val holds labels not seen among the labeled training points: "
+                f"{np.unique(yv[unknown])!r}."
+            )
+        if classes.size == 2:
+            return np.where(yv == classes[1], 1.0, -1.0)[:, None]
+        return np.where(yv[:, None] == classes[None, :], 1.0, -1.0)
+
+    def _pcg_kwargs(self, K_val, Y_val, es):
+        return dict(
+            max_iter=self.max_iter,
+            tol=self.tol,
+            tol_criterion=self.tol_criterion,
+            early_stopping=es,
+            check_every=self.check_every,
+            stability_tol=self.stability_tol,
+            stability_value_tol=self.stability_value_tol,
+            K_val=K_val,
+            Y_val=Y_val,
+            record_history=self.record_history,
+            intrinsic_bias=self.intrinsic_bias,
+            callback=self._verbose_callback() if self.verbose else None,
+        )
+
+    def _verbose_callback(self):
+        every = max(1, int(self.verbose) if not isinstance(self.verbose, bool) else 10)
+        name = type(self).__name__
+
+        def cb(state):
+            it = state["iteration"]
+            if it % every == 0:
+                obj = np.array2string(np.asarray(state["objective"]), precision=6)
+                n_act = int(np.sum(state["active"]))
+                print(f"[{name}] iter {it:5d}  objective {obj}  active columns {n_act}")
+            return False
+
+        return cb
+
+
+class LapSVM(_PrimalMixin):
+    r"""Laplacian Support Vector Machine (manifold-regularized L2-loss SVM).
+
+    Minimises, for each one-vs-rest column, the primal objective of Melacci &
+    Belkin (2011), Eq. 7:
+
+    .. math::
+        \tfrac12 \Big[\sum_{i \in \mathcal L} \max(0, 1 - y_i f(x_i))^2
+        + \gamma_A \alpha^T K \alpha + \gamma_I \alpha^T K L K \alpha\Big],
+        \quad f(x) = \sum_{i=1}^n \alpha_i k(x_i, x) + b,
+
+    over labeled and unlabeled points alike (``y == -1`` marks unlabeled ones).
+
+    Parameters
+    ----------
+    solver : {'pcg', 'newton', 'dual'}, default='pcg'
+        ``'pcg'``: preconditioned conjugate gradient (Algorithm 1) with the exact
+        line search and optional early stopping, O(n^2) per iteration, one product
+        with K; ``'newton'``: primal Newton (Eq. 11), O(n^3) per step; ``'dual'``:
+        the original two-step method of Belkin et al. (2006) with the L1 hinge loss
+        (LIBSVM on the l-variable dual, then a linear system).
+    gamma_a : float, default=1e-6
+        Ambient (RKHS) regularisation weight :math:`\gamma_A > 0`.
+    gamma_i : float, default=1.0
+        Intrinsic (graph) regularisation weight :math:`\gamma_I \ge 0`; 0 gives a
+        supervised L2-SVM on the labeled points.
+    kernel : {'rbf', 'poly', 'linear', 'precomputed'} or callable, default='rbf'
+    gamma : float or {'median', 'scale'}, default='median'
+        RBF/poly parameter (scikit-learn's: RBF is :math:`\exp(-\gamma\|x-z\|^2)`,
+        :math:`\gamma = 1/(2\sigma^2)`).  ``'median'`` sets :math:`\sigma` to the
+        median distance between training points; ``'scale'`` is scikit-learn's rule.
+    degree : int, default=3
+        Polynomial degree.
+    coef0 : float, default=1.0
+        Polynomial offset.
+    kernel_params : dict, default=None
+        Keyword arguments of a callable kernel.
+    n_neighbors : int, default=10
+        Neighbours in the symmetric kNN graph.
+    graph_weight : {'binary', 'heat'}, default='binary'
+    heat_t : float, default=None
+        Width of the heat weights (default: mean edge length).
+    normalize_laplacian : bool, default=True
+        Use :math:`I - D^{-1/2} W D^{-1/2}` (the paper's experiments) instead of
+        :math:`D - W`.  The intrinsic term acts on :math:`K\alpha` only, the bias is
+        not regularised, for both Laplacians.
+    laplacian_power : int, default=1
+        Integer power p of the Laplacian.
+    early_stopping : {None, 'stability', 'validation', 'mixed'}, default='stability'
+        PCG only: the paper's data-based stopping rules (Sec. 4.1), checked every
+        ``check_every`` iterations.  ``None`` runs PCG to ``tol``.
+    validation_fraction : float, default=None
+        Fraction of the labeled points held out for the validation rules when no
+        ``X_val`` is passed to ``fit``.
+    check_every : int, default=None
+        :math:`\theta`, default :math:`\lceil\sqrt n/2\rceil`.
+    stability_tol : float, default=0.015
+        :math:`\eta` of the stability check (1.5% of the unlabeled points).
+    stability_value_tol : float or None, default=0.05
+        Robustness guard of the stability check: the outputs on the unlabeled
+        points must also have moved by less than 5% (relative) since the last
+        check.  With one or two labels per class the predicted signs can stay put
+        for a while as the labels diffuse along the graph, and the paper's rule
+        alone stops too early; ``None`` gives the paper's rule exactly.
+    tol_criterion : {'mixed', 'gradient', 'preconditioned_gradient', 'objective'}, default='mixed'
+    tol : float, default=1e-6
+        Classical PCG stopping threshold (relative to the value at t = 0).
+    max_iter : int, default=1000
+        PCG iterations, or Newton steps.
+    record_history : bool, default=False
+        Store per-iteration objective and gradient norms in ``history_``.
+    verbose : int, default=0
+        Print a line every ``verbose`` iterations.
+    random_state : int, RandomState or None, default=None
+        Used to hold out validation points.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    dual_coef_ : ndarray of shape (n_samples, n_columns)
+        :math:`\alpha`, one column for two classes, one per class otherwise.
+    intercept_ : ndarray of shape (n_columns,)
+    transduction_ : ndarray of shape (n_samples,)
+        Labels of the training points (given labels kept, predicted for the rest).
+    n_iter_ : int or ndarray
+        Iterations (per column for more than two classes).
+    n_ls_iter_ : ndarray or None
+        Line-search intervals visited (PCG).
+    termination_condition_ : str or list of str
+        Why the solver stopped: ``'tol'``, ``'max_iter'``, ``'stability'``,
+        ``'validation'``, ``'mixed'``, ``'error_vectors'`` (Newton), ``'direct'``.
+    objective_ : float or ndarray
+    solver_ : str
+    gamma_ : float or None
+        The kernel parameter actually used.
+    fit_times_ : dict
+        Seconds spent in ``'kernel'``, ``'graph'`` and ``'solver'``.
+    history_ : dict
+        Per-iteration records when ``record_history=True``.
+
+    References
+    ----------
+    S. Melacci and M. Belkin, "Laplacian Support Vector Machines Trained in the
+    Primal", JMLR 12:1149-1184, 2011.
+    M. Belkin, P. Niyogi and V. Sindhwani, "Manifold Regularization", JMLR 7, 2006.
+
+    Examples
+    --------
+    >>> from semisvm import LapSVM
+    >>> from semisvm.datasets import make_two_moons
+    >>> X, y, y_true = make_two_moons(200, n_labeled_per_class=1, random_state=0)
+    >>> clf = LapSVM().fit(X, y)
+    >>> float((clf.transduction_ == y_true).mean()) >= 0.99
+    True
+    """
+
+    _parameter_constraints = {
+        **ManifoldClassifierMixin._parameter_constraints,
+        **_PCG_CONSTRAINTS,
+        "solver": [Options(("pcg", "newton", "dual"))],
+    }
+
+    def __init__(
+        self,
+        solver: str = "pcg",
+        gamma_a: float = 1e-6,
+        gamma_i: float = 1.0,
+        *,
+        kernel: Any = "rbf",
+        gamma: Any = "median",
+        degree: int = 3,
+        coef0: float = 1.0,
+        kernel_params: dict | None = None,
+        n_neighbors: int = 10,
+        graph_weight: str = "binary",
+        heat_t: float | None = None,
+        normalize_laplacian: bool = True,
+        laplacian_power: int = 1,
+        intrinsic_bias: bool = True,
+        early_stopping: str | None = "stability",
+        validation_fraction: float | None = None,
+        check_every: int | None = None,
+        stability_tol: float = 0.015,
+        stability_value_tol: float | None = 0.05,
+        tol_criterion: str = "mixed",
+        tol: float = 1e-6,
+        max_iter: int = 1000,
+        record_history: bool = False,
+        verbose: int = 0,
+        random_state: Any = None,
+    ) -> None:
+        self.solver = solver
+        self.gamma_a = gamma_a
+        self.gamma_i = gamma_i
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.kernel_params = kernel_params
+        self.n_neighbors = n_neighbors
+        self.graph_weight = graph_weight
+        self.heat_t = heat_t
+        self.normalize_laplacian = normalize_laplacian
+        self.laplacian_power = laplacian_power
+        self.intrinsic_bias = intrinsic_bias
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.check_every = check_every
+        self.stability_tol = stability_tol
+        self.stability_value_tol = stability_value_tol
+        self.tol_criterion = tol_criterion
+        self.tol = tol
+        self.max_iter = max_iter
+        self.record_history = record_history
+        self.verbose = verbose
+        self.random_state = random_state
+
+    def _resolve_solver(self) -> str:
+        return self.solver
+
+    def _solve(self, K, L, Y, *, solver, K_val, Y_val, es):
+        if solver == "newton":
+            return lapsvm_newton(
+                K, Y, L=L, gamma_a=self.gamma_a, gamma_i=self.gamma_i,
+                max_iter=self.max_iter, intrinsic_bias=self.intrinsic_bias,
+            )
+        if solver == "dual":
+            from ..solvers._dual import lapsvm_dual
+
+            return lapsvm_dual(K, L, Y, gamma_a=self.gamma_a, gamma_i=self.gamma_i)
+        return lapsvm_pcg(
+            as_operator(K), Y, L=L, gamma_a=self.gamma_a, gamma_i=self.gamma_i,
+            loss="squared_hinge", **self._pcg_kwargs(K_val, Y_val, es),
+        )
+
+
+class LapRLS(_PrimalMixin):
+    r"""Laplacian Regularized Least Squares classifier (LapRLSC).
+
+    Minimises, per one-vs-rest column (Melacci & Belkin 2011, Eq. 14, with the
+    factor 1/2 that does not change the minimiser):
+
+    .. math::
+        \tfrac12 \Big[\sum_{i \in \mathcal L} (y_i - f(x_i))^2
+        + \gamma_A \alpha^T K \alpha + \gamma_I \alpha^T K L K \alpha\Big].
+
+    Parameters
+    ----------
+    solver : {'direct', 'pcg'}, default='direct'
+        ``'direct'`` solves the linear system of Eq. 15 (one LU factorisation
+        shared by all classes); ``'pcg'`` runs Algorithm 1 with the closed-form step
+        :math:`s^* = -\nabla^T d / d^T H d` and the same early-stopping rules.
+    early_stopping : {None, 'stability', 'validation', 'mixed'}, default=None
+        PCG only.
+    Other parameters
+        As in :class:`LapSVM`.
+
+    Attributes
+    ----------
+    As in :class:`LapSVM`.
+
+    References
+    ----------
+    M. Belkin, P. Niyogi and V. Sindhwani, "Manifold Regularization", JMLR 7, 2006.
+    S. Melacci and M. Belkin, JMLR 12, 2011, Section 5.
+
+    Examples
+    --------
+    >>> from semisvm import LapRLS
+    >>> from semisvm.datasets import make_two_moons
+    >>> X, y, y_true = make_two_moons(200, n_labeled_per_class=1, random_state=0)
+    >>> float((LapRLS().fit(X, y).transduction_ == y_true).mean()) >= 0.99
+    True
+    """
+
+    _loss = "squared"
+    _parameter_constraints = {
+        **ManifoldClassifierMixin._parameter_constraints,
+        **_PCG_CONSTRAINTS,
+        "solver": [Options(("direct", "pcg"))],
+    }
+
+    def __init__(
+        self,
+        solver: str = "direct",
+        gamma_a: float = 1e-6,
+        gamma_i: float = 1.0,
+        *,
+        kernel: Any = "rbf",
+        gamma: Any = "median",
+        degree: int = 3,
+        coef0: float = 1.0,
+        kernel_params: dict | None = None,
+        n_neighbors: int = 10,
+        graph_weight: str = "binary",
+        heat_t: float | None = None,
+        normalize_laplacian: bool = True,
+        laplacian_power: int = 1,
+        intrinsic_bias: bool = True,
+        early_stopping: str | None = None,
+        validation_fraction: float | None = None,
+        check_every: int | None = None,
+        stability_tol: float = 0.015,
+        stability_value_tol: float | None = 0.05,
+        tol_criterion: str = "mixed",
+        tol: float = 1e-6,
+        max_iter: int = 1000,
+        record_history: bool = False,
+        verbose: int = 0,
+        random_state: Any = None,
+    ) -> None:
+        self.solver = solver
+        self.gamma_a = gamma_a
+        self.gamma_i = gamma_i
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.kernel_params = kernel_params
+        self.n_neighbors = n_neighbors
+        self.graph_weight = graph_weight
+        self.heat_t = heat_t
+        self.normalize_laplacian = normalize_laplacian
+        self.laplacian_power = laplacian_power
+        self.intrinsic_bias = intrinsic_bias
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.check_every = check_every
+        self.stability_tol = stability_tol
+        self.stability_value_tol = stability_value_tol
+        self.tol_criterion = tol_criterion
+        self.tol = tol
+        self.max_iter = max_iter
+        self.record_history = record_history
+        self.verbose = verbose
+        self.random_state = random_state
+
+    def _resolve_solver(self) -> str:
+        return self.solver
+
+    def _solve(self, K, L, Y, *, solver, K_val, Y_val, es):
+        if solver == "direct":
+            return laprls_direct(
+                K, Y, L=L, gamma_a=self.gamma_a, gamma_i=self.gamma_i,
+                intrinsic_bias=self.intrinsic_bias,
+            )
+        return lapsvm_pcg(
+            as_operator(K), Y, L=L, gamma_a=self.gamma_a, gamma_i=self.gamma_i,
+            loss="squared", **self._pcg_kwargs(K_val, Y_val, es),
+        )

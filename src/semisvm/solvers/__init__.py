@@ -1,0 +1,1 @@
+"""Solvers: plain functions over arrays and operators."""
