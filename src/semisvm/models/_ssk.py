@@ -1,0 +1,230 @@
+r"""Laplacian SVM as an ordinary SVC on the semi-supervised (deformed) kernel."""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.svm import SVC
+from sklearn.utils.validation import check_is_fitted
+
+from .._validation import Interval, split_labeled, validate_params
+from ..kernels._deformed import SemiSupervisedKernel
+
+__all__ = ["LapSVC"]
+
+
+class LapSVC(ClassifierMixin, BaseEstimator):
+    r"""Laplacian SVM = scikit-learn's SVC on the semi-supervised kernel.
+
+    Fits a :class:`~semisvm.kernels.SemiSupervisedKernel` on all points of ``X``
+    (labeled and unlabeled) and then a LIBSVM ``SVC(kernel="precomputed",
+    C=1/(2 gamma_a))`` on the deformed Gram matrix of the labeled points.  For
+    binary problems this is exactly the Laplacian SVM
+
+    .. math::
+
+        \min_{f = g + b}\ \sum_{i \le l} \max(0, 1 - y_i f(x_i))
+        + \gamma_A \|g\|_K^2 + \gamma_I\, \mathbf g^\top L \mathbf g,
+
+    the problem :func:`semisvm.solvers.lapsvm_dual` solves through its dual (see
+    the Notes of :class:`~semisvm.kernels.SemiSupervisedKernel` for the
+    derivation of ``C = 1/(2 gamma_a)`` and ``c = gamma_a / gamma_i``).
+
+    Parameters
+    ----------
+    kernel : {'rbf', 'poly', 'linear'} or callable, default='rbf'
+        Base kernel.
+    gamma : float or {'median', 'scale'}, default='median'
+        Base-kernel parameter; ``rbf`` is :math:`\exp(-\gamma\|x-z\|^2)`.
+    degree : int, default=3
+    coef0 : float, default=1.0
+    kernel_params : dict, default=None
+    n_neighbors : int, default=10
+        Neighbours of the symmetric kNN graph over all points.
+    graph_weight : {'binary', 'heat'}, default='binary'
+    heat_t : float, default=None
+    normalize_laplacian : bool, default=True
+    laplacian_power : int, default=1
+    gamma_a : float, default=1.0
+        Ambient regularisation :math:`\gamma_A > 0`; the SVC gets
+        ``C = 1 / (2 gamma_a)``.
+    gamma_i : float, default=1.0
+        Intrinsic regularisation :math:`\gamma_I \ge 0`; ``0`` gives a plain SVC
+        trained on the labeled points only.
+    tol : float, default=1e-3
+        LIBSVM stopping tolerance.
+    max_iter : int, default=-1
+        LIBSVM iteration cap (-1: none).
+
+    Attributes
+    ----------
+    kernel_ : SemiSupervisedKernel
+        The fitted deformed kernel.
+    svc_ : sklearn.svm.SVC
+        The SVC trained on the labeled points with the precomputed kernel.
+    classes_ : ndarray of shape (n_classes,)
+    labeled_indices_ : ndarray of int
+        Rows of the training ``X`` that were labeled.
+    transduction_ : ndarray of shape (n_samples,)
+        Labels of the training points: the given label for labeled points, the
+        prediction for unlabeled ones.
+    n_iter_ : ndarray
+        LIBSVM iterations (``svc_.n_iter_``).
+    n_features_in_ : int
+
+    See Also
+    --------
+    semisvm.kernels.SemiSupervisedKernel : the kernel alone, for other machines.
+    semisvm.solvers.lapsvm_dual : dual LapSVM on arrays.
+
+    Notes
+    -----
+    More than two classes are handled as in SVC (one-vs-one), all sharing the
+    same deformed kernel; the dual LapSVM of :func:`semisvm.solvers.lapsvm_dual`
+    uses one-vs-rest instead, so only binary models coincide exactly.
+
+    References
+    ----------
+    V. Sindhwani, P. Niyogi, M. Belkin. Beyond the point cloud: from transductive
+    to semi-supervised learning. ICML 2005.
+
+    M. Belkin, P. Niyogi, V. Sindhwani. Manifold regularization. JMLR 7, 2006.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from semisvm.datasets import make_two_moons
+    >>> from semisvm.models._ssk import LapSVC
+    >>> X, y, y_true = make_two_moons(200, noise=0.05, random_state=0)
+    >>> clf = LapSVC(gamma=2.0, n_neighbors=6, normalize_laplacian=False,
+    ...              gamma_a=0.01, gamma_i=10.0).fit(X, y)
+    >>> float(np.mean(clf.transduction_ == y_true))
+    1.0
+    """
+
+    _parameter_constraints: dict = {
+        **SemiSupervisedKernel._parameter_constraints,
+        "tol": [Interval(numbers.Real, 0.0, None, closed="neither")],
+        "max_iter": [Interval(numbers.Integral, -1, None, closed="left")],
+    }
+
+    def __init__(
+        self,
+        kernel: str | Callable = "rbf",
+        *,
+        gamma: float | str = "median",
+        degree: int = 3,
+        coef0: float = 1.0,
+        kernel_params: dict | None = None,
+        n_neighbors: int = 10,
+        graph_weight: str = "binary",
+        heat_t: float | None = None,
+        normalize_laplacian: bool = True,
+        laplacian_power: int = 1,
+        gamma_a: float = 1.0,
+        gamma_i: float = 1.0,
+        tol: float = 1e-3,
+        max_iter: int = -1,
+    ) -> None:
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.kernel_params = kernel_params
+        self.n_neighbors = n_neighbors
+        self.graph_weight = graph_weight
+        self.heat_t = heat_t
+        self.normalize_laplacian = normalize_laplacian
+        self.laplacian_power = laplacian_power
+        self.gamma_a = gamma_a
+        self.gamma_i = gamma_i
+        self.tol = tol
+        self.max_iter = max_iter
+
+    def fit(self, X: Any, y: Any, *, adjacency: Any = None) -> LapSVC:
+        """Fit the deformed kernel on all of ``X`` and the SVC on the labeled part.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Labeled and unlabeled training points.
+        y : array-like of shape (n_samples,)
+            Class labels, ``-1`` for unlabeled points.
+        adjacency : {array-like, sparse matrix} of shape (n_samples, n_samples), \
+                default=None
+            A graph to use instead of the kNN graph.
+
+        Returns
+        -------
+        self : LapSVC
+        """
+        validate_params(self.get_params(deep=False), self._parameter_constraints)
+        kernel_params = {
+            k: getattr(self, k) for k in SemiSupervisedKernel._parameter_constraints
+        }
+        ssk = SemiSupervisedKernel(**kernel_params).fit(X, adjacency=adjacency)
+        n = ssk.X_fit_.shape[0]
+        y = np.asarray(y)
+        if y.shape != (n,):
+            raise ValueError(f"y must have shape (n_samples,) = ({n},), got {y.shape}.")
+        labeled, classes, y_enc = split_labeled(y)
+        lab = np.flatnonzero(labeled)
+        K_ll = ssk.gram_fit(lab)
+        svc = SVC(
+            kernel="precomputed",
+            C=1.0 / (2.0 * self.gamma_a),
+            tol=self.tol,
+            max_iter=self.max_iter,
+        )
+        svc.fit(K_ll, y_enc[lab])
+
+        self.kernel_ = ssk
+        self.svc_ = svc
+        self.classes_ = classes
+        self.labeled_indices_ = lab
+        self.n_features_in_ = ssk.n_features_in_
+        self.n_iter_ = svc.n_iter_
+        pred = np.asarray(svc.predict(ssk.gram_fit(None, lab)), dtype=np.intp)
+        pred[lab] = y_enc[lab]
+        self.transduction_ = classes[pred]
+        return self
+
+    def _gram(self, X: Any) -> np.ndarray:
+        return self.kernel_.gram(X, self.kernel_.X_fit_[self.labeled_indices_])
+
+    def _predict_enc(self, X: Any) -> np.ndarray:
+        return np.asarray(self.svc_.predict(self._gram(X)), dtype=np.intp)
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        """Signed distance to the separating surface(s).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_queries, n_features)
+
+        Returns
+        -------
+        d : ndarray of shape (n_queries,) or (n_queries, n_classes)
+            Positive for ``classes_[1]`` in the binary case; SVC's one-vs-rest
+            shaped scores otherwise.
+        """
+        check_is_fitted(self)
+        return self.svc_.decision_function(self._gram(X))
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Class labels of the rows of ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_queries, n_features)
+
+        Returns
+        -------
+        y : ndarray of shape (n_queries,)
+        """
+        check_is_fitted(self)
+        return self.classes_[self._predict_enc(X)]
