@@ -124,16 +124,24 @@ def _problem(kind):
     return K, L, t, X
 
 
-def _slacks(K, L, t, path, k):
-    """h_i = y_i(alpha^T P^T k_i + alpha_0) - lambda at breakpoint k (from K, L)."""
+def _slacks(K, L, t, path, k, lam=None):
+    """h_i = y_i(alpha^T P^T k_i + alpha_0) - lambda at breakpoint k (from K, L).
+
+    With ``lam`` given, at that lambda instead (coefficients from the path).
+    """
     n = K.shape[0]
     lab = np.flatnonzero(t != 0)
     yl = t[lab]
     J = np.zeros((n, lab.size))
     J[lab, np.arange(lab.size)] = yl
     P = np.linalg.solve(RHO * np.eye(n) + L @ K, J)
-    g = K[lab] @ P @ path.alphas[k]
-    return yl * (g + path.alpha0s[k]) - path.lambdas[k]
+    if lam is None:
+        alpha, alpha0, lam = path.alphas[k], path.alpha0s[k], path.lambdas[k]
+    else:
+        a, a0 = path.coefficients(lam)
+        alpha, alpha0 = a[0], a0[0]
+    g = K[lab] @ P @ alpha
+    return yl * (g + alpha0) - lam
 
 
 def _quiet_path(*args, **kw):
@@ -202,6 +210,32 @@ def test_kkt_conditions_at_every_breakpoint(kind):
         assert np.all(np.abs(h[inner]) <= tol)
         if k > 0:  # the elbow of the previous segment is still on y f = 1
             assert np.all(np.abs(h[path.elbows[k - 1]]) <= tol)
+
+
+@pytest.mark.parametrize("kind", ["balanced", "unbalanced"])
+def test_initial_segment_above_lambda0(kind):
+    """Lemma 1 / Lemma 2: above lambda^0 alpha is fixed and the KKT hold."""
+    K, L, t, _ = _problem(kind)
+    path = _quiet_path(K, L, t)
+    a = path.alphas[0]
+    if kind == "balanced":
+        assert np.all(a == 1.0)
+    else:  # minority all at 1, majority sums to the minority count
+        yl = t[t != 0]
+        s = 1.0 if (yl > 0).sum() > (yl < 0).sum() else -1.0
+        assert np.all(a[yl == -s] == 1.0)
+        assert a[yl == s].sum() == pytest.approx((yl == -s).sum(), abs=1e-10)
+    for lam in path.lambdas[0] * np.array([1.0, 1.5, 4.0]):
+        h = _slacks(K, L, t, path, 0, lam=lam)
+        alpha = path.coefficients(lam)[0][0]
+        tol = 1e-8 * lam
+        assert np.all(h[alpha == 1.0] <= tol) and np.all(h[alpha == 0.0] >= -tol)
+        inner = (alpha > 0) & (alpha < 1)
+        assert np.all(np.abs(h[inner]) <= tol)
+        if inner.any():  # the offset is then unique: compare with the dual QP
+            f_ref, _, _ = reference_dual(K, L, t, lam)
+            f = path.decision_function(K, lam)
+            assert np.abs(f - f_ref).max() <= 1e-6 * max(1.0, np.abs(f_ref).max())
 
 
 # ------------------------------------------------------------------ two moons
