@@ -213,8 +213,8 @@ def kernel_matrix(
         blk = K[start : start + rows]
         # -gamma * (x^2 + z^2 - 2 xz) = 2 gamma xz - gamma x^2 - gamma z^2
         blk *= g2
-        blk += ng * zz[None, :]
-        blk += ng * xx[start : start + rows, None]
+        # x_i^2 + z_j^2 is computed in one addition so that K stays exactly symmetric
+        blk += ng * (xx[start : start + rows, None] + zz[None, :])
         np.minimum(blk, 0.0, out=blk)
         np.exp(blk, out=blk)
     if symmetric:

@@ -17,6 +17,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
+from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._validation import Interval, Options, check_finite, split_labeled, validate_params
@@ -127,6 +128,7 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
             y_numeric=False,
         )
         check_finite(X, "X")
+        check_classification_targets(y)
         return X, np.asarray(y)
 
     def _targets(self, y: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

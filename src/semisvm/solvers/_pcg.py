@@ -226,6 +226,16 @@ def lapsvm_pcg(
         return np.abs(obj_prev - obj_now) / obj0[: obj_now.size]
 
     crit0 = crit_values(gb, ga, Kga, pg_dot, obj, obj)
+    if alpha0 is not None or b0 is not None:
+        # normalise by the values at z = 0 (the paper's t = 0), not at the warm start
+        gb0 = -Yl.sum(axis=0)
+        ga0 = np.zeros((n, C))
+        ga0[lab] = -Yl
+        Kga0 = Kop @ ga0
+        pg0 = gb0 * gb0 + np.einsum("ij,ij->j", ga0, Kga0)
+        obj_zero = 0.5 * (Yl * Yl).sum(axis=0)
+        obj0 = np.maximum(obj_zero, np.finfo(np.float64).tiny)
+        crit0 = crit_values(gb0, ga0, Kga0, pg0, obj_zero, obj_zero)
     crit0 = np.where(crit0 > 0, crit0, 1.0)
     if tol_criterion == "objective":
         crit0 = np.ones(C)

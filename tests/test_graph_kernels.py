@@ -1,0 +1,129 @@
+"""Kernels, kNN graphs and Laplacians against closed forms and scikit-learn."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.metrics.pairwise import linear_kernel, polynomial_kernel, rbf_kernel
+
+from semisvm.graph import graph_laplacian, knn_graph, knn_graph_from_kernel
+from semisvm.kernels import as_operator, kernel_matrix, median_gamma, resolve_gamma
+
+rng = np.random.default_rng(0)
+X = rng.normal(size=(70, 4))
+Z = rng.normal(size=(30, 4))
+
+
+def test_kernels_match_sklearn():
+    np.testing.assert_allclose(kernel_matrix(X, Z, gamma=0.7), rbf_kernel(X, Z, gamma=0.7),
+                               atol=1e-12)
+    np.testing.assert_allclose(kernel_matrix(X, kernel="linear"), linear_kernel(X),
+                               atol=1e-12)
+    np.testing.assert_allclose(
+        kernel_matrix(X, Z, kernel="poly", gamma=0.5, degree=3, coef0=1.0),
+        polynomial_kernel(X, Z, gamma=0.5, degree=3, coef0=1.0), rtol=1e-12,
+    )
+    K = kernel_matrix(X, gamma=0.3)
+    assert np.array_equal(K, K.T)
+    assert np.all(np.diag(K) == 1.0)
+
+
+def test_sparse_input_and_float32_policy():
+    Ks = kernel_matrix(sp.csr_matrix(X), sp.csr_matrix(Z), gamma=0.7)
+    np.testing.assert_allclose(Ks, rbf_kernel(X, Z, gamma=0.7), atol=1e-12)
+    K32 = kernel_matrix(X.astype(np.float32), gamma=0.7)
+    assert K32.dtype == np.float32
+    np.testing.assert_allclose(K32, rbf_kernel(X, gamma=0.7), atol=1e-5)
+
+
+def test_median_gamma_rule():
+    g = median_gamma(X)
+    D = np.sqrt(((X[:, None] - X[None]) ** 2).sum(-1))
+    sigma = np.median(D[np.triu_indices(70, 1)])
+    assert g == pytest.approx(1 / (2 * sigma**2), rel=1e-6)
+    assert resolve_gamma(X, 0.25, "rbf") == 0.25
+
+
+def test_callable_kernel_checked():
+    with pytest.raises(ValueError, match="returned shape"):
+        kernel_matrix(X, kernel=lambda A, B: np.ones((2, 2)))
+    with pytest.raises(ValueError, match="NaN"):
+        kernel_matrix(X, kernel=lambda A, B: np.full((len(A), len(B)), np.nan))
+
+
+def _brute_knn(X, k):
+    D = ((X[:, None] - X[None]) ** 2).sum(-1)
+    np.fill_diagonal(D, np.inf)
+    A = np.zeros_like(D, dtype=bool)
+    for i in range(len(X)):
+        A[i, np.argsort(D[i])[:k]] = True
+    return A | A.T, D
+
+
+@pytest.mark.parametrize("k", [1, 5, 12])
+def test_knn_graph_is_symmetric_or_graph(k):
+    A, D = _brute_knn(X, k)
+    W = knn_graph(X, k).toarray()
+    assert np.array_equal(W > 0, A)
+    assert np.array_equal(W, W.T)
+    t = 0.8
+    H = knn_graph(X, k, weight="heat", t=t).toarray()
+    np.testing.assert_allclose(H[A], np.exp(-D[A] / (2 * t * t)), rtol=1e-10)
+
+
+def test_graph_from_kernel_equals_graph_from_X():
+    K = kernel_matrix(X, gamma=0.2)
+    for w in ("binary", "heat"):
+        np.testing.assert_allclose(
+            knn_graph_from_kernel(K, 0.2, 7, weight=w).toarray(),
+            knn_graph(X, 7, weight=w).toarray(), atol=1e-8,
+        )
+
+
+def test_duplicates_give_no_nan():
+    Xd = np.r_[X[:10], X[:10], X[:10]]
+    for w in ("binary", "heat"):
+        W = knn_graph(Xd, 4, weight=w)
+        assert np.all(np.isfinite(W.data)) and W.diagonal().sum() == 0
+        for normalized in (False, True):
+            L = graph_laplacian(W, normalized=normalized)
+            assert np.all(np.isfinite(L.data))
+
+
+def test_laplacian_closed_forms():
+    W = knn_graph(X, 5, weight="heat")
+    Wd = W.toarray()
+    d = Wd.sum(1)
+    L = graph_laplacian(W, normalized=False).toarray()
+    np.testing.assert_allclose(L, np.diag(d) - Wd, atol=1e-12)
+    Ln = graph_laplacian(W, normalized=True).toarray()
+    np.testing.assert_allclose(Ln, np.eye(70) - Wd / np.sqrt(np.outer(d, d)), atol=1e-12)
+    L3 = graph_laplacian(W, normalized=True, power=3).toarray()
+    np.testing.assert_allclose(L3, Ln @ Ln @ Ln, atol=1e-12)
+    assert sp.issparse(graph_laplacian(W, power=2))
+    ev = np.linalg.eigvalsh(Ln)
+    assert ev.min() > -1e-10 and ev.max() < 2 + 1e-10
+    np.testing.assert_allclose(L @ np.ones(70), 0, atol=1e-12)
+
+
+def test_isolated_points_zero_rows():
+    W = knn_graph(X, 3).tolil()
+    W[5, :] = 0
+    W[:, 5] = 0
+    for normalized in (False, True):
+        L = graph_laplacian(W.tocsr(), normalized=normalized).toarray()
+        assert np.all(np.isfinite(L))
+        assert np.all(L[5] == 0) and np.all(L[:, 5] == 0)
+
+
+def test_operator_products():
+    K = kernel_matrix(X, gamma=0.3)
+    op = as_operator(K)
+    v = rng.normal(size=70)
+    V = rng.normal(size=(70, 4))
+    np.testing.assert_allclose(op @ v, K @ v, atol=1e-12)
+    np.testing.assert_allclose(op @ V, K @ V, atol=1e-12)
+    op32 = as_operator(K.astype(np.float32))
+    out = op32 @ V
+    assert out.dtype == np.float64
+    np.testing.assert_allclose(out, K @ V, atol=1e-4)
+    np.testing.assert_allclose(op.diagonal(), np.ones(70))
