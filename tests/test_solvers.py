@@ -193,7 +193,7 @@ def test_each_column_stops_by_its_own_rule():
     assert set(r.reason) <= {"stability", "tol"}
     assert len(set(r.n_iter.tolist())) >= 1
     theta = int(np.ceil(np.sqrt(150) / 2))
-    assert all(it % theta == 0 or reason == "tol" for it, reason in zip(r.n_iter, r.reason))
+    assert all(it % theta == 0 or reason == "tol" for it, reason in zip(r.n_iter, r.reason, strict=True))
 
 
 def test_history_and_callback():

@@ -7,6 +7,17 @@ exact transductive SVM, as scikit-learn estimators.
 
 __version__ = "0.1.0"
 
-from .models import LapRLS, LapSVM
+from .kernels import SemiSupervisedKernel
+from .models import LapRLS, LapSVC, LapSVM, LapSVMPath, plot_path
+from .solvers import lapsvm_path
 
-__all__ = ["LapRLS", "LapSVM", "__version__"]
+__all__ = [
+    "LapRLS",
+    "LapSVC",
+    "LapSVM",
+    "LapSVMPath",
+    "SemiSupervisedKernel",
+    "__version__",
+    "lapsvm_path",
+    "plot_path",
+]

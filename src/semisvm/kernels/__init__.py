@@ -1,5 +1,6 @@
 """Kernels and the operator interface the solvers use."""
 
+from ._deformed import DeformedGPKernel, SemiSupervisedKernel, deformed_gram
 from ._kernels import (
     KERNELS,
     check_memory,
@@ -8,9 +9,17 @@ from ._kernels import (
     resolve_gamma,
     row_norms_sq,
 )
-from ._operators import DenseKernelOperator, SparseOperator, SymmetricOperator, as_operator
+from ._operators import (
+    DenseKernelOperator,
+    SparseOperator,
+    SymmetricOperator,
+    as_operator,
+)
 
 __all__ = [
+    "DeformedGPKernel",
+    "SemiSupervisedKernel",
+    "deformed_gram",
     "KERNELS",
     "check_memory",
     "kernel_matrix",

@@ -20,7 +20,13 @@ from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._validation import Interval, Options, check_finite, split_labeled, validate_params
+from .._validation import (
+    Interval,
+    Options,
+    check_finite,
+    split_labeled,
+    validate_params,
+)
 from ..graph import check_adjacency, graph_laplacian, knn_graph, knn_graph_from_kernel
 from ..kernels import kernel_matrix, resolve_gamma
 
