@@ -285,8 +285,25 @@ EXPECTED_FAILURES = {
 
 
 @parametrize_with_checks(
-    [LapSVM(), LapSVM(solver="newton"), LapRLS(), LapRLS(solver="pcg")],
+    [LapSVM(), LapSVM(solver="newton"), LapRLS(), LapRLS(solver="pcg", tol=1e-4)],
     expected_failed_checks=lambda est: EXPECTED_FAILURES,
 )
 def test_sklearn_common_checks(estimator, check):
     check(estimator)
+
+
+def test_plots(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from semisvm.plotting import plot_convergence, plot_decision_boundary
+
+    X, y, y_true = make_two_moons(100, random_state=0)
+    clf = LapSVM(record_history=True, graph_weight="heat").fit(X, y, X_val=X, y_val=y_true)
+    fig = plot_decision_boundary(clf, X, y, resolution=40)
+    fig.savefig(tmp_path / "b.png")
+    fig = plot_convergence(clf)
+    fig.savefig(tmp_path / "c.png")
+    assert (tmp_path / "b.png").stat().st_size > 1000
+    with pytest.raises(ValueError, match="record_history=True"):
+        plot_convergence(LapSVM().fit(X, y))

@@ -59,7 +59,9 @@ class _PrimalMixin(ManifoldClassifierMixin):
             built from it with ``normalize_laplacian`` and ``laplacian_power``.
         X_val, y_val : array-like, default=None
             Labeled validation set for ``early_stopping='validation'`` or ``'mixed'``
-            (else ``validation_fraction`` of the labeled points is held out).
+            (else ``validation_fraction`` of the labeled points is held out).  With
+            ``record_history=True`` its error is recorded at every PCG iteration
+            (``history_['eval_error']``).
 
         Returns
         -------
@@ -85,7 +87,7 @@ class _PrimalMixin(ManifoldClassifierMixin):
                 labeled, classes, Y = self._targets(y_tr)
         gamma_i = float(self.gamma_i)
         K, L = self._build(X, adjacency, need_graph=gamma_i > 0)
-        if es in ("validation", "mixed"):
+        if es in ("validation", "mixed") or X_val is not None:
             if val_idx is not None:
                 K_val = K[val_idx]
                 yv = np.asarray(y)[val_idx]
@@ -146,6 +148,8 @@ class _PrimalMixin(ManifoldClassifierMixin):
             stability_value_tol=self.stability_value_tol,
             K_val=K_val,
             Y_val=Y_val,
+            K_eval=K_val if self.record_history else None,
+            Y_eval=Y_val if self.record_history else None,
             record_history=self.record_history,
             intrinsic_bias=self.intrinsic_bias,
             callback=self._verbose_callback() if self.verbose else None,
