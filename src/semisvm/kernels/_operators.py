@@ -16,11 +16,52 @@ import scipy.sparse as sp
 from scipy.linalg import blas
 
 __all__ = [
+    "SINGLE_THREAD_MAX_BYTES",
+    "SYMV_MAX_COLUMNS",
+    "blas_threads_for",
     "SymmetricOperator",
     "DenseKernelOperator",
     "SparseOperator",
     "as_operator",
 ]
+
+#: Widest block applied column by column with ``symv``; wider blocks use one
+#: ``gemm``.  Measured on the benchmark machine (2 cores, OpenBLAS 0.3.30/0.3.31,
+#: n = 12,000): symv 0.16 s, gemv 0.29-0.34 s, gemm with 10 columns 0.69 s,
+#: symm with 10 columns 1.5 s (float64); see ``benchmarks/bench_floor.py``.
+SYMV_MAX_COLUMNS = 3
+
+#: Products with a matrix of at most this many bytes run on one BLAS thread.
+#: Measured on the benchmark machine (2 shared cores): for n = 4,000-8,000 one
+#: thread was 1.3-2.5x faster than two for symv and for a 10-column gemm, float64
+#: and float32; at n = 12,000 (1.15 GB) two threads were as fast or faster.
+SINGLE_THREAD_MAX_BYTES = 512 * 2**20
+
+# matrices smaller than this are left to the BLAS's own choice (it already runs
+# them on one thread, and limiting costs ~40 microseconds per product)
+_MIN_LIMIT_BYTES = 8 * 2**20
+
+_controller: Any = None
+
+
+def _blas_controller() -> Any:
+    """A cached threadpoolctl controller (None when threadpoolctl is missing)."""
+    global _controller
+    if _controller is None:
+        try:
+            from threadpoolctl import ThreadpoolController
+        except ImportError:  # pragma: no cover - threadpoolctl comes with sklearn
+            _controller = False
+        else:
+            _controller = ThreadpoolController()
+    return _controller or None
+
+
+def blas_threads_for(nbytes: int) -> int | None:
+    """BLAS threads for a product with a matrix of ``nbytes`` (None: BLAS default)."""
+    if _MIN_LIMIT_BYTES <= nbytes <= SINGLE_THREAD_MAX_BYTES:
+        return 1
+    return None
 
 
 @runtime_checkable
@@ -36,22 +77,39 @@ class SymmetricOperator(Protocol):
 
 
 class DenseKernelOperator:
-    """A dense symmetric matrix, applied with BLAS ``symv``/``symm``.
+    """A dense symmetric matrix applied with the fastest BLAS product measured.
 
-    ``symv``/``symm`` read only one triangle of the matrix, so a product streams
-    half of it from memory.  With float32 storage, products are returned in
-    float64 (the accumulation inside BLAS is float32, which is enough for a
-    kernel matrix with entries in [0, 1]; the solver's vectors stay float64).
+    A single vector, and a block of at most :data:`SYMV_MAX_COLUMNS` columns, go
+    through ``symv`` (one call per column): it reads only one triangle of the
+    matrix, so a product streams half of it from memory, and on the benchmark
+    machine it beat a two-threaded ``gemv`` by 1.7-2x (float64 and float32,
+    ``benchmarks/bench_floor.py``).  A wider block goes through one ``gemm``
+    (``K @ V``): OpenBLAS's ``symm`` was 2x slower than ``gemm`` there, and one
+    ``gemm`` beats ``C`` separate ``symv`` passes once ``C`` exceeds about three.
+    With float32 storage, products are returned in float64 (the accumulation
+    inside BLAS is float32, which is enough for a kernel matrix with entries in
+    [0, 1]; the solver's vectors stay float64).
 
     Parameters
     ----------
     K : ndarray of shape (n, n)
         Symmetric matrix (not copied when C- or F-contiguous).
     use_symmetry : bool, default=True
-        Use ``symv``/``symm`` instead of ``gemv``/``gemm``.
+        Use ``symv`` for vectors and narrow blocks; ``False`` always uses
+        ``gemv``/``gemm`` (the full matrix is read).
+    blas_threads : int, None or 'auto', default='auto'
+        BLAS threads used by a product (through threadpoolctl); ``None`` leaves
+        the BLAS default; ``'auto'`` uses :func:`blas_threads_for` (one thread up
+        to :data:`SINGLE_THREAD_MAX_BYTES`, measured faster on 2 shared cores).
     """
 
-    def __init__(self, K: np.ndarray, *, use_symmetry: bool = True) -> None:
+    def __init__(
+        self,
+        K: np.ndarray,
+        *,
+        use_symmetry: bool = True,
+        blas_threads: int | str | None = "auto",
+    ) -> None:
         if K.ndim != 2 or K.shape[0] != K.shape[1]:
             raise ValueError(f"Kernel matrix must be square, got shape {K.shape}.")
         self.K = K
@@ -62,23 +120,32 @@ class DenseKernelOperator:
         self._F = K.T if K.flags.c_contiguous else K
         if self.use_symmetry and not self._F.flags.f_contiguous:
             self.use_symmetry = False
-        if K.dtype == np.float32:
-            self._symv, self._symm = blas.ssymv, blas.ssymm
-        else:
-            self._symv, self._symm = blas.dsymv, blas.dsymm
+        self._symv = blas.ssymv if K.dtype == np.float32 else blas.dsymv
+        self.blas_threads = (
+            blas_threads_for(K.nbytes) if blas_threads == "auto" else blas_threads
+        )
         self.n_products = 0
 
     def __matmul__(self, V: np.ndarray) -> np.ndarray:
+        V = np.asarray(V)
         self.n_products += 1 if V.ndim == 1 else V.shape[1]
-        if not self.use_symmetry:
-            out = self.K @ V.astype(self.dtype, copy=False)
+        if self.blas_threads is not None and (ctl := _blas_controller()) is not None:
+            with ctl.limit(limits=self.blas_threads, user_api="blas"):
+                return self._product(V)
+        return self._product(V)
+
+    def _product(self, V: np.ndarray) -> np.ndarray:
+        Vc = V.astype(self.dtype, copy=False)
+        if not self.use_symmetry or (V.ndim == 2 and V.shape[1] > SYMV_MAX_COLUMNS):
+            out = self.K @ Vc
             return out.astype(np.float64, copy=False)
-        Vc = np.asarray(V, dtype=self.dtype)
         if V.ndim == 1:
             out = self._symv(1.0, self._F, Vc, lower=1)
-        else:
-            out = self._symm(1.0, self._F, np.asfortranarray(Vc), side=0, lower=1)
-        return out.astype(np.float64, copy=False)
+            return out.astype(np.float64, copy=False)
+        out = np.empty(V.shape, dtype=np.float64)
+        for j in range(V.shape[1]):
+            out[:, j] = self._symv(1.0, self._F, Vc[:, j], lower=1)
+        return out
 
     def diagonal(self) -> np.ndarray:
         return np.diagonal(self.K).astype(np.float64)

@@ -1,0 +1,121 @@
+"""The fast paths added for performance give the same answers as the plain ones."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from semisvm.graph import knn_graph, knn_graph_from_kernel
+from semisvm.graph._graph import _chunk_width, _top_columns
+from semisvm.kernels import kernel_matrix
+from semisvm.kernels._operators import (
+    SINGLE_THREAD_MAX_BYTES,
+    SYMV_MAX_COLUMNS,
+    DenseKernelOperator,
+    blas_threads_for,
+)
+from semisvm.solvers._pcg import lapsvm_pcg
+
+rng = np.random.default_rng(3)
+
+
+def _sym(n, dtype=np.float64):
+    A = rng.standard_normal((n, n))
+    return ((A + A.T) / 2).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("cols", [0, 1, SYMV_MAX_COLUMNS, SYMV_MAX_COLUMNS + 1, 10])
+def test_symv_and_gemm_paths_agree(dtype, cols):
+    K = _sym(300, dtype)
+    V = rng.standard_normal(300) if cols == 0 else rng.standard_normal((300, cols))
+    ref = K.astype(np.float64) @ V
+    tol = 1e-10 if dtype == np.float64 else 2e-4
+    for kw in ({}, {"use_symmetry": False}, {"blas_threads": 1}, {"blas_threads": None}):
+        out = DenseKernelOperator(K, **kw) @ V
+        assert out.dtype == np.float64 and out.shape == ref.shape
+        np.testing.assert_allclose(out, ref, atol=tol * np.abs(ref).max())
+
+
+def test_fortran_order_and_strided_blocks():
+    K = _sym(200)
+    V = rng.standard_normal((200, 6))[:, ::2]  # non-contiguous, 3 columns
+    for Km in (K, np.asfortranarray(K)):
+        np.testing.assert_allclose(DenseKernelOperator(Km) @ V, K @ V, atol=1e-11)
+
+
+def test_float32_operator_matches_float64():
+    X = rng.standard_normal((400, 5))
+    K64 = kernel_matrix(X, gamma=0.3)
+    K32 = kernel_matrix(X.astype(np.float32), gamma=0.3)
+    assert K32.dtype == np.float32
+    V = rng.standard_normal((400, 4))
+    np.testing.assert_allclose(DenseKernelOperator(K32) @ V, DenseKernelOperator(K64) @ V,
+                               rtol=0, atol=1e-4 * np.abs(K64 @ V).max())
+
+
+def test_blas_thread_choice_by_size():
+    assert blas_threads_for(10) is None  # tiny: BLAS default
+    assert blas_threads_for(64 * 2**20) == 1
+    assert blas_threads_for(SINGLE_THREAD_MAX_BYTES + 1) is None
+    # a matrix big enough to be limited still gives the plain product
+    n = 1100  # 9.7 MB in float64
+    K = _sym(n)
+    op = DenseKernelOperator(K)
+    assert op.blas_threads == 1
+    v = rng.standard_normal(n)
+    np.testing.assert_allclose(op @ v, K @ v, atol=1e-10)
+
+
+def test_pcg_same_result_on_every_product_path():
+    X = rng.standard_normal((240, 3))
+    K = kernel_matrix(X, gamma=0.5)
+    W = knn_graph_from_kernel(K, 0.5, 6)
+    L = sp.csgraph.laplacian(W, normed=True)
+    Y = np.zeros((240, 5))
+    lab = np.arange(0, 240, 8)
+    Y[lab] = -1.0
+    Y[lab, lab % 5] = 1.0
+    kw = dict(L=L, gamma_a=1e-3, gamma_i=1e-2, max_iter=40, tol=0.0)
+    ref = lapsvm_pcg(DenseKernelOperator(K, use_symmetry=False), Y, **kw)
+    for Y_ in (Y, Y[:, :2]):  # gemm block and symv loop
+        a = lapsvm_pcg(K, Y_, **kw)
+        b = lapsvm_pcg(DenseKernelOperator(K, use_symmetry=False), Y_, **kw)
+        scale = np.abs(b.alpha).max()
+        np.testing.assert_allclose(a.alpha, b.alpha, rtol=0, atol=1e-9 * scale)
+        np.testing.assert_allclose(a.b, b.b, rtol=0, atol=1e-9 * max(1, abs(b.b).max()))
+    np.testing.assert_allclose(lapsvm_pcg(K, Y, **kw).alpha, ref.alpha, rtol=0,
+                               atol=1e-9 * np.abs(ref.alpha).max())
+
+
+@pytest.mark.parametrize("n", [100, 700, 1500])
+def test_chunked_top_columns_equal_argpartition(n):
+    m = 11
+    blk = rng.random((37, n))
+    got = np.sort(_top_columns(blk, m), axis=1)
+    want = np.sort(np.argpartition(blk, -m, axis=1)[:, -m:], axis=1)
+    np.testing.assert_array_equal(got, want)
+    if n >= 1500:
+        assert _chunk_width(n, m) > 0  # the two-stage path was taken
+
+
+def test_graph_from_K_equals_graph_from_X_large():
+    # big enough for the two-stage top-k search; well separated distances
+    X = rng.standard_normal((1600, 6))
+    K = kernel_matrix(X, gamma=0.05)
+    assert _chunk_width(1600, 11) > 0
+    for w in ("binary", "heat"):
+        A = knn_graph_from_kernel(K, 0.05, 10, weight=w)
+        B = knn_graph(X, 10, weight=w)
+        assert abs(A - B).max() < 1e-6
+    # small row blocks give the same graph
+    C = knn_graph_from_kernel(K, 0.05, 10, block_rows=7)
+    assert abs(C - knn_graph(X, 10)).max() == 0
+
+
+def test_graph_from_K_with_duplicates():
+    X = rng.standard_normal((500, 4))
+    Xd = np.r_[X, X[:100]]
+    K = kernel_matrix(Xd, gamma=0.2)
+    W = knn_graph_from_kernel(K, 0.2, 8)
+    assert W.diagonal().sum() == 0 and np.all(np.isfinite(W.data))
+    assert abs(W - W.T).max() == 0
