@@ -1,0 +1,359 @@
+"""Exact transductive SVM: inner L2-SVM, branch and bound, randomized method."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize
+from sklearn.exceptions import ConvergenceWarning
+
+from semisvm.kernels import kernel_matrix
+from semisvm.models._tsvm import ExactTSVM
+from semisvm.solvers._l2svm import add_point_bounds, l2svm_objective, l2svm_primal
+from semisvm.solvers._tsvm import (
+    balance_bounds,
+    tsvm_branch_and_bound,
+    tsvm_randomized,
+)
+
+# ----------------------------------------------------------------------------
+# helpers
+
+
+def _random_problem(seed, n=14, n_lab=2):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 2))
+    t = np.zeros(n)
+    t[0], t[1] = 1.0, -1.0
+    if n_lab > 2:
+        t[2] = 1.0
+    K = kernel_matrix(X, kernel="rbf", gamma=float(rng.uniform(0.2, 2.0)))
+    return K, t, float(rng.uniform(0.5, 10.0)), float(rng.uniform(0.1, 3.0))
+
+
+def _blobs(seed, n_per=21, sep=3.0):
+    rng = np.random.default_rng(seed)
+    X = np.r_[
+        rng.normal(size=(n_per, 2)) + [sep, 0], rng.normal(size=(n_per, 2)) - [sep, 0]
+    ]
+    t = np.zeros(2 * n_per)
+    t[0], t[n_per] = 1.0, -1.0
+    return X, t
+
+
+def _objective_of(K, t, labels, C, C_star):
+    tt = t.copy()
+    tt[t == 0] = labels
+    return l2svm_primal(K, tt, np.where(t != 0, C, C_star)).objective
+
+
+def _brute_force(K, t, C, C_star, lo, hi):
+    U = np.flatnonzero(t == 0)
+    best = (np.inf, None)
+    for bits in itertools.product((-1.0, 1.0), repeat=U.size):
+        lab = np.array(bits)
+        if not lo <= np.count_nonzero(lab > 0) <= hi:
+            continue
+        obj = _objective_of(K, t, lab, C, C_star)
+        if obj < best[0]:
+            best = (obj, lab)
+    return best
+
+
+# ----------------------------------------------------------------------------
+# inner L2-SVM
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_l2svm_matches_scipy_minimize_and_kkt(seed):
+    rng = np.random.default_rng(seed)
+    n = 30
+    X = rng.normal(size=(n, 2))
+    y = np.where(X[:, 0] + 0.5 * rng.normal(size=n) >= 0, 1.0, -1.0)
+    K = kernel_matrix(X, kernel="rbf", gamma=0.5)
+    cost = np.where(rng.random(n) < 0.5, 3.0, 0.7)
+    cost[:4] = 0.0  # not in the problem
+    res = l2svm_primal(K, y, cost)
+    assert res.converged
+
+    # reference: the same primal over explicit features K = Phi Phi^T (well
+    # conditioned, unlike the alpha parametrisation), by L-BFGS
+    lam, V = np.linalg.eigh(K)
+    Phi = V * np.sqrt(np.maximum(lam, 0.0))
+
+    def fun(w):
+        f = Phi @ w[:n] + w[n]
+        xi = np.maximum(0.0, 1.0 - y * f)
+        gf = -2.0 * cost * y * xi
+        val = 0.5 * w[:n] @ w[:n] + np.sum(cost * xi**2)
+        return val, np.r_[w[:n] + Phi.T @ gf, gf.sum()]
+
+    ref = minimize(
+        fun,
+        np.zeros(n + 1),
+        jac=True,
+        method="L-BFGS-B",
+        options={"maxiter": 5000, "ftol": 1e-15, "gtol": 1e-10},
+    )
+    assert res.objective <= ref.fun + 1e-9
+    np.testing.assert_allclose(res.objective, ref.fun, rtol=1e-7)
+    np.testing.assert_allclose(
+        res.objective, l2svm_objective(K, y, cost, res.alpha, res.b), rtol=1e-12
+    )
+    np.testing.assert_allclose(res.f, Phi @ ref.x[:n] + ref.x[n], atol=1e-4)
+    # KKT in closed form: alpha_i = 2 C_i y_i max(0, 1 - y_i f_i), sum alpha = 0
+    f = K @ res.alpha + res.b
+    np.testing.assert_allclose(res.f, f, atol=1e-10)
+    kkt = 2.0 * cost * y * np.maximum(0.0, 1.0 - y * f)
+    np.testing.assert_allclose(res.alpha, kkt, atol=1e-10)
+    assert abs(res.alpha.sum()) < 1e-10
+
+
+def test_l2svm_warm_start_same_solution_and_inputs_untouched():
+    K, t, C, C_star = _random_problem(5, n=25)
+    rng = np.random.default_rng(0)
+    y = np.where(rng.random(25) < 0.5, 1.0, -1.0)
+    cost = np.where(np.arange(25) < 15, C, 0.0)
+    first = l2svm_primal(K, y, cost)
+    cost2 = cost.copy()
+    cost2[15:18] = C_star
+    a0, f0 = first.alpha.copy(), first.f.copy()
+    warm = l2svm_primal(K, y, cost2, alpha0=first.alpha, b0=first.b, f0=first.f)
+    cold = l2svm_primal(K, y, cost2)
+    np.testing.assert_allclose(warm.objective, cold.objective, rtol=1e-12)
+    np.testing.assert_allclose(warm.alpha, cold.alpha, atol=1e-9)
+    np.testing.assert_array_equal(first.alpha, a0)
+    np.testing.assert_array_equal(first.f, f0)
+
+
+def test_add_point_bounds_are_lower_bounds():
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        n = 20
+        X = rng.normal(size=(n, 2))
+        y = np.where(X[:, 0] >= 0, 1.0, -1.0)
+        K = kernel_matrix(X, kernel="rbf", gamma=float(rng.uniform(0.2, 2.0)))
+        cost = np.where(rng.random(n) < 0.5, float(rng.uniform(0.5, 5)), 0.0)
+        if len(set(y[cost > 0])) < 2:
+            continue
+        base = l2svm_primal(K, y, cost)
+        idx = np.flatnonzero(cost == 0)
+        c_new = float(rng.uniform(0.1, 5))
+        d_pos, d_neg = add_point_bounds(K, base, cost, idx, c_new)
+        for k, j in enumerate(idx):
+            for s, d in ((1.0, d_pos[k]), (-1.0, d_neg[k])):
+                y2, c2 = y.copy(), cost.copy()
+                y2[j], c2[j] = s, c_new
+                inc = l2svm_primal(K, y2, c2).objective - base.objective
+                assert inc >= d - 1e-10
+
+
+# ----------------------------------------------------------------------------
+# branch and bound against brute force
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_branch_and_bound_equals_brute_force(seed):
+    K, t, C, C_star = _random_problem(
+        seed, n=14 if seed % 2 == 0 else 13, n_lab=2 + seed % 2
+    )
+    tol = 0.0 if seed < 3 else 0.2
+    u = int(np.count_nonzero(t == 0))
+    frac = float(np.mean(t[t != 0] > 0))
+    lo, hi = balance_bounds(u, frac, tol)
+    obj_bf, lab_bf = _brute_force(K, t, C, C_star, lo, hi)
+    res = tsvm_branch_and_bound(K, t, C=C, C_star=C_star, balance_tol=tol)
+    assert res.is_global_optimum and res.termination == "complete"
+    assert abs(res.objective - obj_bf) <= 1e-8 * max(1.0, obj_bf)
+    assert lo <= np.count_nonzero(res.labels > 0) <= hi
+    if not np.array_equal(res.labels, lab_bf):  # a tie: same objective
+        assert abs(_objective_of(K, t, res.labels, C, C_star) - obj_bf) <= 1e-8
+    np.testing.assert_allclose(
+        _objective_of(K, t, res.labels, C, C_star), res.objective, rtol=1e-10
+    )
+
+
+def test_branch_and_bound_positive_fraction_is_respected():
+    K, t, C, C_star = _random_problem(11, n=12)
+    lo, hi = balance_bounds(10, 0.3)
+    obj_bf, _ = _brute_force(K, t, C, C_star, lo, hi)
+    res = tsvm_branch_and_bound(K, t, C=C, C_star=C_star, positive_fraction=0.3)
+    assert np.count_nonzero(res.labels > 0) == 3
+    assert abs(res.objective - obj_bf) <= 1e-8 * max(1.0, obj_bf)
+
+
+def test_branch_and_bound_node_limit_returns_best_found():
+    X, t = _blobs(0, n_per=15, sep=1.0)
+    K = kernel_matrix(X, kernel="rbf", gamma=0.5)
+    res = tsvm_branch_and_bound(K, t, C=10.0, C_star=1.0, max_nodes=5)
+    assert not res.is_global_optimum
+    assert res.termination == "max_nodes"
+    assert np.count_nonzero(res.labels > 0) == 14
+    full = tsvm_branch_and_bound(K, t, C=10.0, C_star=1.0)
+    assert full.objective <= res.objective + 1e-12
+
+
+# ----------------------------------------------------------------------------
+# randomized method
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_randomized_equals_branch_and_bound(seed):
+    X, t = _blobs(seed)  # u = 40
+    K = kernel_matrix(X, kernel="rbf", gamma=0.2)
+    bb = tsvm_branch_and_bound(K, t, C=10.0, C_star=100.0)
+    rnd = tsvm_randomized(
+        K, t, C=10.0, C_star=100.0, sample_size=20, max_iter=100, random_state=seed
+    )
+    assert bb.is_global_optimum
+    assert rnd.is_global_optimum and rnd.termination == "certificate"
+    assert rnd.n_violators == 0
+    assert abs(rnd.objective - bb.objective) <= 1e-8 * max(1.0, bb.objective)
+    np.testing.assert_array_equal(rnd.labels, bb.labels)
+    assert rnd.weights.shape == (40,) and np.all(rnd.weights >= 1)
+
+
+def test_randomized_is_reproducible():
+    X, t = _blobs(1)
+    K = kernel_matrix(X, kernel="rbf", gamma=0.5)
+    kw = dict(C=10.0, C_star=10.0, sample_size=15, max_iter=8)
+    a = tsvm_randomized(K, t, random_state=3, **kw)
+    b = tsvm_randomized(K, t, random_state=3, **kw)
+    np.testing.assert_array_equal(a.labels, b.labels)
+    np.testing.assert_array_equal(a.weights, b.weights)
+    assert a.objective == b.objective and a.n_nodes == b.n_nodes
+
+
+@pytest.mark.parametrize("method", ["branch_and_bound", "randomized"])
+def test_certificate_beats_random_balanced_relabelings(method):
+    X, t = _blobs(2)
+    K = kernel_matrix(X, kernel="rbf", gamma=0.2)
+    if method == "branch_and_bound":
+        res = tsvm_branch_and_bound(K, t, C=10.0, C_star=100.0)
+    else:
+        res = tsvm_randomized(
+            K, t, C=10.0, C_star=100.0, sample_size=20, max_iter=100, random_state=0
+        )
+    assert res.is_global_optimum
+    rng = np.random.default_rng(0)
+    U = np.flatnonzero(t == 0)
+    n_pos = int(np.count_nonzero(res.labels > 0))
+    cost = np.where(t != 0, 10.0, 100.0)
+    tt = t.copy()
+    for _ in range(1000):
+        lab = -np.ones(U.size)
+        lab[rng.permutation(U.size)[:n_pos]] = 1.0
+        tt[U] = lab
+        assert l2svm_primal(K, tt, cost).objective >= res.objective - 1e-9
+
+
+# ----------------------------------------------------------------------------
+# estimator
+
+
+def test_estimator_fit_predict_and_attributes():
+    X, t = _blobs(0)
+    y = np.where(t == 0, -1, np.where(t > 0, 7, 3))  # arbitrary class labels
+    clf = ExactTSVM(
+        method="randomized",
+        C=10.0,
+        C_star=100.0,
+        gamma=0.2,
+        sample_size=20,
+        random_state=0,
+    ).fit(X, y)
+    np.testing.assert_array_equal(clf.classes_, [3, 7])
+    assert clf.transduction_.shape == (42,)
+    assert set(np.unique(clf.transduction_)) <= {3, 7}
+    np.testing.assert_array_equal(clf.transduction_[y != -1], y[y != -1])
+    assert clf.is_global_optimum_ and clf.n_rounds_ >= 1 and clf.n_nodes_ >= 1
+    assert clf.weights_.shape == (40,)
+    # predict uses the decision function and maps back to the class labels
+    f = clf.decision_function(X)
+    np.testing.assert_array_equal(clf.predict(X), np.where(f >= 0, 7, 3))
+    assert clf.predict(X).dtype == y.dtype
+    # same result from branch and bound
+    bb = ExactTSVM(method="branch_and_bound", C=10.0, C_star=100.0, gamma=0.2)
+    bb.fit(X, y)
+    assert abs(bb.objective_ - clf.objective_) <= 1e-8 * clf.objective_
+    np.testing.assert_array_equal(bb.transduction_, clf.transduction_)
+    assert bb.weights_ is None and bb.n_rounds_ == 1
+
+
+def test_estimator_float32_input_is_converted():
+    X, t = _blobs(0, n_per=8)
+    y = np.where(t == 0, -1, np.where(t > 0, 1, 0))
+    a = ExactTSVM(method="branch_and_bound", gamma=0.2, C_star=10.0).fit(X, y)
+    b = ExactTSVM(method="branch_and_bound", gamma=0.2, C_star=10.0).fit(
+        X.astype(np.float32), y
+    )
+    assert b.support_vectors_.dtype == np.float64
+    assert b.decision_function(X.astype(np.float32)).dtype == np.float64
+    np.testing.assert_allclose(a.objective_, b.objective_, rtol=1e-6)
+
+
+def test_estimator_time_limit_warns_and_is_not_certified():
+    X, t = _blobs(0, n_per=20, sep=0.5)
+    y = np.where(t == 0, -1, np.where(t > 0, 1, 0))
+    clf = ExactTSVM(method="branch_and_bound", gamma=1.0, C_star=0.5, max_nodes=3)
+    with pytest.warns(ConvergenceWarning, match="without a certificate"):
+        clf.fit(X, y)
+    assert not clf.is_global_optimum_
+    assert clf.termination_condition_ == "max_nodes"
+
+
+# ----------------------------------------------------------------------------
+# bad input
+
+
+def _xy():
+    X, t = _blobs(0, n_per=6)
+    return X, np.where(t == 0, -1, np.where(t > 0, 1, 0))
+
+
+def test_more_than_two_classes_is_rejected():
+    X, y = _xy()
+    y = y.copy()
+    y[3] = 2
+    with pytest.raises(ValueError, match="binary only.*3 classes"):
+        ExactTSVM().fit(X, y)
+
+
+@pytest.mark.parametrize("bad", [0.0, 1.0, -0.2, 1.5])
+def test_positive_fraction_outside_unit_interval(bad):
+    X, y = _xy()
+    with pytest.raises(ValueError, match="positive_fraction"):
+        ExactTSVM(positive_fraction=bad).fit(X, y)
+
+
+def test_sample_size_larger_than_u():
+    X, y = _xy()
+    with pytest.raises(ValueError, match="sample_size=50 is larger than.*u=10"):
+        ExactTSVM(sample_size=50).fit(X, y)
+    K = kernel_matrix(X, kernel="rbf", gamma=0.5)
+    t = np.where(y == -1, 0.0, np.where(y == 1, 1.0, -1.0))
+    with pytest.raises(ValueError, match="sample_size"):
+        tsvm_randomized(K, t, sample_size=11)
+
+
+@pytest.mark.parametrize("value", [np.nan, np.inf])
+def test_non_finite_X(value):
+    X, y = _xy()
+    X = X.copy()
+    X[2, 1] = value
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        ExactTSVM().fit(X, y)
+
+
+def test_no_labeled_point():
+    X, _ = _xy()
+    with pytest.raises(ValueError, match="No labeled point"):
+        ExactTSVM().fit(X, np.full(X.shape[0], -1))
+
+
+def test_bad_method_name():
+    X, y = _xy()
+    with pytest.raises(ValueError, match="'method' parameter"):
+        ExactTSVM(method="annealing").fit(X, y)
