@@ -9,6 +9,7 @@ implementations of the same interface, chosen in one place
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -19,6 +20,7 @@ __all__ = [
     "SINGLE_THREAD_MAX_BYTES",
     "SYMV_MAX_COLUMNS",
     "blas_threads_for",
+    "single_blas_thread",
     "SymmetricOperator",
     "DenseKernelOperator",
     "SparseOperator",
@@ -55,6 +57,14 @@ def _blas_controller() -> Any:
         else:
             _controller = ThreadpoolController()
     return _controller or None
+
+
+def single_blas_thread() -> Any:
+    """Context manager running BLAS calls inside it on one thread (or a no-op)."""
+    ctl = _blas_controller()
+    if ctl is None:  # pragma: no cover
+        return nullcontext()
+    return ctl.limit(limits=1, user_api="blas")
 
 
 def blas_threads_for(nbytes: int) -> int | None:
