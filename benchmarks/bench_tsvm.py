@@ -167,7 +167,7 @@ def part_b(n_samples, args):
     rows.append(
         {
             "data": f"two moons, u={U.size}, l=2",
-            "method": "STSVM (exact)",
+            "method": f"STSVM (r={clf.sample_size})",
             "time_s": time.perf_counter() - t0,
             "rounds": clf.n_rounds_,
             "nodes": clf.n_nodes_,
