@@ -8,10 +8,11 @@ exact transductive SVM, as scikit-learn estimators.
 __version__ = "0.1.0"
 
 from .kernels import SemiSupervisedKernel
-from .models import LapRLS, LapSVC, LapSVM, LapSVMPath, plot_path
+from .models import ExactTSVM, LapRLS, LapSVC, LapSVM, LapSVMPath, plot_path
 from .solvers import lapsvm_path
 
 __all__ = [
+    "ExactTSVM",
     "LapRLS",
     "LapSVC",
     "LapSVM",

@@ -6,17 +6,23 @@ the regularisation weights, and returns a small result object; estimators in
 """
 
 from ._dual import lapsvm_dual, lapsvm_dual_objective
+from ._l2svm import l2svm_primal
 from ._linesearch import exact_line_search
 from ._newton import laprls_direct, lapsvm_newton
 from ._objective import primal_objective
 from ._path import LapSVMPathResult, PathWarning, lapsvm_path, translating_matrix
 from ._pcg import lapsvm_pcg
 from ._result import SolveResult
+from ._tsvm import TSVMResult, tsvm_branch_and_bound, tsvm_randomized
 
 __all__ = [
     "LapSVMPathResult",
     "PathWarning",
     "SolveResult",
+    "TSVMResult",
+    "l2svm_primal",
+    "tsvm_branch_and_bound",
+    "tsvm_randomized",
     "exact_line_search",
     "laprls_direct",
     "lapsvm_dual",
