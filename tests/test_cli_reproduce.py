@@ -238,3 +238,17 @@ def test_fit_missing_file_named(tmp_path, capsys):
                str(tmp_path / "x.csv")])
     err = capsys.readouterr().err
     assert rc == 1 and "m.pkl" in err
+
+
+@needs_data
+def test_reproduce_classifier_subset_and_unavailable(tmp_path, capsys):
+    out = tmp_path / "sub"
+    rc = main(["reproduce", "--data-dir", str(DATA), "--datasets", "mnist3vs8,g50c",
+               "--splits", "1", "--out", str(out), "--classifiers", "svm,newton",
+               "--no-figures", "--quiet"])
+    assert rc == 0
+    assert "MNIST3VS8 is not available" in capsys.readouterr().out
+    assert "G50C" in (out / "table6.md").read_text()
+    rc = main(["reproduce", "--data-dir", str(DATA), "--datasets", "nope",
+               "--out", str(out), "--quiet"])
+    assert rc == 1 and "nope" in capsys.readouterr().err

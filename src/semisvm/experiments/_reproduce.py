@@ -676,7 +676,8 @@ def build_tables(summary: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
             pre = ""
             if d in have:
                 tk, tg = get(d, c, "time_kernel"), get(d, c, "time_graph")
-                pre = f"{tk[0]:.3f} + {tg[0]:.3f}"
+                if tk is not None and tg is not None:
+                    pre = f"{tk[0]:.3f} + {tg[0]:.3f}"
             md.append(f"| {DATASET_LABELS[d]} | {CLASSIFIER_LABELS[c]} | "
                       + " | ".join(cells) + f" | {newton_steps} | {pre} |")
     tables["table6"] = {"md": md, "csv": rows}
