@@ -127,3 +127,43 @@ def test_operator_products():
     assert out.dtype == np.float64
     np.testing.assert_allclose(out, K @ V, atol=1e-4)
     np.testing.assert_allclose(op.diagonal(), np.ones(70))
+
+
+@pytest.mark.parametrize("p", [1, 2, 5])
+def test_laplacian_power_operator_equals_matrix(p):
+    from semisvm.graph import LaplacianPower
+    from semisvm.graph._power import product_operand
+
+    W = knn_graph(X, 5)
+    L = graph_laplacian(W, power=p)
+    op = graph_laplacian(W, power=p, form="operator")
+    assert isinstance(op, LaplacianPower)
+    V = rng.normal(size=(70, 3))
+    np.testing.assert_allclose(op @ V, L @ V, atol=1e-12)
+    np.testing.assert_allclose(op @ V[:, 0], L @ V[:, 0], atol=1e-12)
+    np.testing.assert_allclose(op.toarray(), L.toarray(), atol=1e-12)
+    np.testing.assert_allclose(op.diagonal(), L.diagonal(), atol=1e-12)
+    M = rng.normal(size=(70, 70))
+    np.testing.assert_allclose(np.asarray(product_operand(op) @ M), L @ M, atol=1e-10)
+    with pytest.raises(ValueError, match="form"):
+        graph_laplacian(W, form="lazy")
+
+
+def test_solvers_accept_laplacian_operator():
+    from semisvm.solvers import lapsvm_dual, lapsvm_newton, lapsvm_pcg
+
+    K = kernel_matrix(X, gamma=0.3)
+    W = knn_graph(X, 5)
+    Y = np.zeros((70, 1))
+    Y[:10, 0] = np.sign(X[:10, 0])
+    for solver in (lapsvm_newton, lapsvm_pcg):
+        kw = dict(gamma_a=1e-2, gamma_i=0.5, intrinsic_bias=True)
+        if solver is lapsvm_pcg:
+            kw.update(tol=1e-12, max_iter=5000)
+        a = solver(K, Y, L=graph_laplacian(W, power=3), **kw)
+        b = solver(K, Y, L=graph_laplacian(W, power=3, form="operator"), **kw)
+        np.testing.assert_allclose(b.alpha, a.alpha, atol=1e-8)
+    a = lapsvm_dual(K, graph_laplacian(W, power=3), Y, gamma_a=1e-2, gamma_i=0.5)
+    b = lapsvm_dual(K, graph_laplacian(W, power=3, form="operator"), Y, gamma_a=1e-2,
+                    gamma_i=0.5)
+    np.testing.assert_allclose(K @ b.alpha + b.b, K @ a.alpha + a.b, atol=1e-6)

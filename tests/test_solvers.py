@@ -228,3 +228,25 @@ def test_float32_kernel_close_to_float64():
     r32 = lapsvm_pcg(K.astype(np.float32), Y, L=L, gamma_a=1e-2, gamma_i=0.5,
                      tol=1e-5, max_iter=5000)
     np.testing.assert_allclose(r32.objective, r64.objective, rtol=1e-3)
+
+
+def test_batched_line_search_equals_per_column():
+    from semisvm.solvers._linesearch import exact_line_search_batch
+
+    rng = np.random.default_rng(3)
+    for t in range(100):
+        l, C = rng.integers(1, 30), rng.integers(1, 6)
+        Y = rng.choice([-1.0, 1.0], (l, C))
+        F = rng.normal(size=(l, C))
+        FD = rng.normal(size=(l, C))
+        if t % 4 == 0:
+            F[:2] = Y[:2]  # points exactly on the margin
+        if t % 5 == 0:
+            FD[:1] = 0.0
+        A = rng.normal(size=C)
+        B = rng.uniform(0, 2, C)
+        s, n_int = exact_line_search_batch(F, FD, Y, A, B)
+        for c in range(C):
+            s1, n1 = exact_line_search(F[:, c], FD[:, c], Y[:, c], A[c], B[c])
+            assert n1 == n_int[c]
+            assert s1 == pytest.approx(s[c]) or (np.isinf(s1) and np.isinf(s[c]))

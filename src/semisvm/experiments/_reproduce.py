@@ -205,7 +205,8 @@ def prepare_split(
         ) if idx.size else np.zeros((0, train.size))
     t1 = time.perf_counter()
     W = knn_graph_from_kernel(K, gamma, n_neighbors, weight=graph_weight)
-    Lap = graph_laplacian(W, normalized=True, power=power)
+    Lap = graph_laplacian(W, normalized=True, power=power, form="operator")
+    Lap.tocsr()  # the explicit power is part of the precomputed Laplacian
     t2 = time.perf_counter()
     classes = np.unique(y)
     Y = _targets(y[train], classes)
@@ -213,7 +214,7 @@ def prepare_split(
     y_true = {"L": y[split.labeled], "U": y[split.unlabeled],
               "V": y[split.validation], "T": y[split.test]}
     return PreparedSplit(
-        K=K, K_L=K[:l, :l], K_out=K_out, L=sp.csr_array(Lap), Y=Y,
+        K=K, K_L=K[:l, :l], K_out=K_out, L=Lap, Y=Y,
         Y_val=_targets(y[split.validation], classes), y_true=y_true,
         classes=classes, n_labeled=l, times={"kernel": t1 - t0, "graph": t2 - t1},
     )

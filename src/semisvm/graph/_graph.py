@@ -19,6 +19,8 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from ._power import LaplacianPower
+
 __all__ = [
     "knn_graph",
     "knn_graph_from_kernel",
@@ -221,8 +223,8 @@ def check_adjacency(W: Any, n: int) -> sp.csr_array:
 
 
 def graph_laplacian(
-    W: Any, *, normalized: bool = True, power: int = 1
-) -> sp.csr_array:
+    W: Any, *, normalized: bool = True, power: int = 1, form: str = "matrix"
+) -> Any:
     r"""Graph Laplacian of a symmetric adjacency matrix, sparse.
 
     Parameters
@@ -233,10 +235,15 @@ def graph_laplacian(
         :math:`I - D^{-1/2} W D^{-1/2}` instead of :math:`D - W`.
     power : int, default=1
         Integer power ``p >= 1``: returns :math:`L^p`.
+    form : {'matrix', 'operator'}, default='matrix'
+        ``'matrix'`` returns the explicit sparse :math:`L^p`; ``'operator'`` a
+        :class:`~semisvm.graph.LaplacianPower` that applies the sparse :math:`L`
+        p times (much cheaper when :math:`L^p` fills in) and forms the explicit
+        power only on request.
 
     Returns
     -------
-    L : scipy.sparse.csr_array of shape (n, n)
+    L : scipy.sparse.csr_array or LaplacianPower of shape (n, n)
         Symmetric positive semi-definite.  Isolated points (degree 0) have an all-
         zero row and column.
     """
@@ -251,13 +258,9 @@ def graph_laplacian(
         L = sp.diags_array((~isolated).astype(np.float64)) - Dm @ W @ Dm
     else:
         L = sp.diags_array(deg) - W
-    L = sp.csr_array(L)
-    if int(power) != power or power < 1:
-        raise ValueError(f"laplacian_power must be an integer >= 1, got {power!r}.")
-    Lp = L
-    for _ in range(int(power) - 1):
-        Lp = sp.csr_array(Lp @ L)
-    Lp = (Lp + Lp.T) * 0.5  # remove round-off asymmetry
-    Lp = sp.csr_array(Lp)
-    Lp.eliminate_zeros()
-    return Lp
+    L = sp.csr_array((L + L.T) * 0.5)
+    L.eliminate_zeros()
+    if form not in ("matrix", "operator"):
+        raise ValueError(f"form must be 'matrix' or 'operator', got {form!r}.")
+    op = LaplacianPower(L, power)
+    return op if form == "operator" else op.tocsr()

@@ -104,7 +104,9 @@ def build_laplacian(
         W = knn_graph_from_kernel(np.exp(-D2), 1.0, n_neighbors, weight=graph_weight, t=heat_t)
     else:
         W = knn_graph(X, n_neighbors, weight=graph_weight, t=heat_t)
-    return graph_laplacian(W, normalized=normalize_laplacian, power=laplacian_power)
+    return graph_laplacian(
+        W, normalized=normalize_laplacian, power=laplacian_power, form="operator"
+    )
 
 
 class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):

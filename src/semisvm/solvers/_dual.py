@@ -20,10 +20,10 @@ from typing import Any
 
 import numpy as np
 import scipy.linalg as la
-import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVC
 
+from ..graph._power import product_operand
 from ._result import SolveResult
 
 __all__ = ["lapsvm_dual", "lapsvm_dual_objective"]
@@ -73,14 +73,8 @@ def lapsvm_dual_objective(
 
 
 def _as_product_operand(L: Any) -> Any:
-    """``L`` as a dense array when it is dense-ish (e.g. an iterated Laplacian).
-
-    A sparse-times-dense product runs single-threaded in SciPy; above about 10%
-    non-zeros a BLAS product with the dense copy is much faster.
-    """
-    if sp.issparse(L) and L.nnz > 0.1 * L.shape[0] * L.shape[1]:
-        return L.toarray()
-    return L
+    """``L`` in the cheapest form for ``L @ K`` (dense when L^p is dense-ish)."""
+    return product_operand(L)
 
 
 def _check_inputs(

@@ -99,3 +99,57 @@ def objective_along(
     """Objective at step ``s`` (for tests): 0.5 * hinge^2 + reg0 + A s + B s^2 / 2."""
     h = np.maximum(0.0, 1.0 - y * (f + s * fd))
     return 0.5 * float(h @ h) + reg0 + A * s + 0.5 * B * s * s
+
+
+def exact_line_search_batch(
+    F: np.ndarray, FD: np.ndarray, Y: np.ndarray, A: np.ndarray, B: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`exact_line_search` for C columns at once (one-vs-rest PCG).
+
+    Parameters
+    ----------
+    F, FD, Y : ndarray of shape (l, C)
+        Outputs, direction outputs and +-1 labels on the labeled points.
+    A, B : ndarray of shape (C,)
+
+    Returns
+    -------
+    s : ndarray of shape (C,)
+    n_intervals : ndarray of int of shape (C,)
+    """
+    margin = 1.0 - Y * F
+    yfd = Y * FD
+    in_E = (margin > 0) | ((margin == 0) & (yfd < 0))
+    r = (F - Y) * FD
+    q = FD * FD
+    a0 = A + np.where(in_E, r, 0.0).sum(axis=0)
+    c0 = B + np.where(in_E, q, 0.0).sum(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        s_break = margin / yfd
+    switching = (yfd != 0) & (s_break > 0) & np.isfinite(s_break)
+    switching &= np.where(in_E, yfd > 0, yfd < 0)
+    s_break = np.where(switching, s_break, np.inf)
+    sign = np.where(in_E, -1.0, 1.0) * switching
+    order = np.argsort(s_break, axis=0, kind="stable")
+    sb = np.take_along_axis(s_break, order, axis=0)
+    dr = np.take_along_axis(sign * r, order, axis=0)
+    dq = np.take_along_axis(sign * q, order, axis=0)
+    C = F.shape[1]
+    a_j = np.vstack([a0, a0 + np.cumsum(dr, axis=0)])
+    c_j = np.vstack([c0, c0 + np.cumsum(dq, axis=0)])
+    finite = np.isfinite(sb)
+    with np.errstate(invalid="ignore"):
+        psi_right = np.where(finite, a_j[:-1] + c_j[:-1] * np.where(finite, sb, 0.0), -1.0)
+    hit = finite & (psi_right >= 0)
+    m = finite.sum(axis=0)
+    j = np.where(hit.any(axis=0), np.argmax(hit, axis=0), m)
+    cols = np.arange(C)
+    a_sel, c_sel = a_j[j, cols], c_j[j, cols]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        s = np.where(c_sel > 0, np.maximum(-a_sel / c_sel, 0.0),
+                     np.where(a_sel >= 0, 0.0, np.inf))
+    sb_pad = np.vstack([sb, np.full((1, C), np.inf)])
+    lo = np.where(j > 0, sb_pad[np.maximum(j - 1, 0), cols], 0.0)
+    hi = np.where(j < m, sb_pad[j, cols], np.inf)
+    s = np.minimum(np.maximum(s, lo), hi)
+    return s, j + 1

@@ -24,8 +24,8 @@ from typing import Any
 
 import numpy as np
 import scipy.linalg as sla
-import scipy.sparse as sp
 
+from ..graph._power import product_operand
 from ._linesearch import exact_line_search
 from ._result import SolveResult
 
@@ -42,8 +42,7 @@ def _base_matrix(Kd: np.ndarray, L: Any, gamma_a: float, gamma_i: float) -> np.n
     """gamma_A I + gamma_I L K (dense), the part of the system that does not depend on E."""
     n = Kd.shape[0]
     if L is not None and gamma_i != 0:
-        Ls = sp.csr_array(L) if sp.issparse(L) else L
-        M = gamma_i * np.asarray(Ls @ Kd)
+        M = gamma_i * np.asarray(product_operand(L) @ Kd)
     else:
         M = np.zeros((n, n))
     M[np.diag_indices(n)] += gamma_a

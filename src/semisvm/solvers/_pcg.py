@@ -34,13 +34,12 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from contextlib import nullcontext
 from typing import Any
 
 import numpy as np
 
-from ..kernels._operators import as_operator, single_blas_thread
-from ._linesearch import exact_line_search
+from ..kernels._operators import as_operator
+from ._linesearch import exact_line_search_batch
 from ._result import SolveResult
 
 __all__ = ["lapsvm_pcg", "TOL_CRITERIA", "EARLY_STOPPING_RULES"]
@@ -287,35 +286,33 @@ def lapsvm_pcg(
         LKd = (Lop @ Kd[:, cols]) if use_L else None
         if L1 is not None:
             LKd += L1[:, None] * d_b[cols]
-        steps = np.empty(cols.size)
-        # the per-column dots below run on one BLAS thread: with a threaded ddot
-        # (n > 10,000 in OpenBLAS) waking the second thread on a loaded 2-core
-        # machine cost ~18 ms per dot at n = 12,000, more than the product with K
-        # (line_profiler); one thread gives the same sums as a small-n run
-        dots_ctx = single_blas_thread() if n > _THREADED_DOT_N else nullcontext()
-        with dots_ctx:
-            for j, c in enumerate(cols):
-                da, Kdc = d_a[:, c], Kd[:, c]
-                A = gamma_a * float(alpha[:, c] @ Kdc)
-                B = gamma_a * float(da @ Kdc)
-                if use_L:
-                    if L1 is not None:
-                        A += gamma_i * float(LKa[:, c] @ (Kdc + d_b[c]))
-                        B += gamma_i * float((Kdc + d_b[c]) @ LKd[:, j])
-                    else:
-                        A += gamma_i * float(Ka[:, c] @ LKd[:, j])
-                        B += gamma_i * float(Kdc @ LKd[:, j])
-                f_lc = Ka[lab, c] + b[c]
-                if squared:
-                    a = A + float((f_lc - Yl[:, c]) @ fd_l[:, j])
-                    cc = B + float(fd_l[:, j] @ fd_l[:, j])
-                    s, nls = _ls_step_squared(a, cc), 1
-                else:
-                    s, nls = exact_line_search(f_lc, fd_l[:, j], Yl[:, c], A, B)
-                if not np.isfinite(s):  # unbounded direction: cannot happen with gamma_a>0
-                    s = 0.0
-                steps[j] = s
-                n_ls[c] += nls
+        # --- exact line search on all active columns at once
+        def coldot(P: np.ndarray, Q: np.ndarray) -> np.ndarray:
+            return np.einsum("ij,ij->j", P, Q)
+
+        Kd_c = Kd[:, cols]
+        A = gamma_a * coldot(alpha[:, cols], Kd_c)
+        B = gamma_a * coldot(d_a[:, cols], Kd_c)
+        if use_L:
+            if L1 is not None:
+                dI = Kd_c + d_b[cols]
+                A += gamma_i * coldot(LKa[:, cols], dI)
+                B += gamma_i * coldot(dI, LKd)
+            else:
+                A += gamma_i * coldot(Ka[:, cols], LKd)
+                B += gamma_i * coldot(Kd_c, LKd)
+        F_l = Ka[np.ix_(lab, cols)] + b[cols]
+        if squared:
+            a = A + coldot(F_l - Yl[:, cols], fd_l)
+            cc = B + coldot(fd_l, fd_l)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                steps = np.where(cc > 0, -a / cc, 0.0)
+            nls = np.ones(cols.size, dtype=np.intp)
+        else:
+            steps, nls = exact_line_search_batch(F_l, fd_l, Yl[:, cols], A, B)
+        # an unbounded direction cannot happen with gamma_a > 0
+        steps = np.where(np.isfinite(steps), steps, 0.0)
+        n_ls[cols] += nls
         # --- update
         alpha[:, cols] += steps * d_a[:, cols]
         b[cols] += steps * d_b[cols]
