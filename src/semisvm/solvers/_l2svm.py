@@ -45,7 +45,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg import LinAlgError, cho_factor, cho_solve
+from scipy.linalg import LinAlgError, cho_solve
+from scipy.linalg.lapack import dpotrf, dpotrs
 
 __all__ = ["L2SVMResult", "l2svm_primal", "l2svm_objective", "add_point_bounds"]
 
@@ -72,7 +73,8 @@ class L2SVMResult:
     converged : bool
         ``True`` if the error set stabilised before ``max_iter``.
     factor : tuple or None
-        Cholesky factor (as returned by :func:`scipy.linalg.cho_factor`) of
+        Cholesky factor ``(c, lower)`` (the format of
+        :func:`scipy.linalg.cho_factor`, lower triangle valid) of
         :math:`K_{EE} + D_E` for the final error set when converged, else
         ``None``.  Lets callers bound the effect of adding a point
         (:func:`add_point_bounds`).
@@ -98,20 +100,40 @@ def l2svm_objective(
     return float(0.5 * alpha @ (K @ alpha) + np.sum(cost * slack**2))
 
 
+def _chol_solve(factor: tuple, rhs: np.ndarray) -> np.ndarray:
+    """``A^{-1} rhs`` from a ``(c, lower)`` Cholesky factor (LAPACK ``potrs``).
+
+    Calls LAPACK directly: the branch and bound solves thousands of tiny
+    systems, for which the checks of :func:`scipy.linalg.cho_solve` cost more
+    than the solve.
+    """
+    x, info = dpotrs(factor[0], rhs, lower=1)
+    if info != 0:  # pragma: no cover - invalid argument, cannot happen here
+        return cho_solve(factor, rhs, check_finite=False)
+    return x
+
+
 def _solve_on_set(
     K: np.ndarray, y: np.ndarray, cost: np.ndarray, E: np.ndarray
 ) -> tuple[np.ndarray, float, tuple | None]:
     """Minimiser of the quadratic piece with error set ``E`` (the Newton point)."""
-    A = K[np.ix_(E, E)]
-    A[np.diag_indices_from(A)] += 0.5 / cost[E]
-    yE = y[E].astype(np.float64)
-    ones = np.ones(E.size)
-    try:
-        cf = cho_factor(A, lower=True, check_finite=False)
-        uv = cho_solve(cf, np.c_[yE, ones], check_finite=False)
-    except LinAlgError:  # K not PSD to rounding: fall back on a generic solve
+    A = K[E[:, None], E]
+    A.flat[:: E.size + 1] += 0.5 / cost[E]
+    rhs = np.empty((E.size, 2))
+    rhs[:, 0] = y[E]
+    rhs[:, 1] = 1.0
+    c, info = dpotrf(A, lower=1, clean=0, overwrite_a=1)
+    if info == 0:
+        cf = (c, True)
+        uv = _chol_solve(cf, rhs)
+    else:  # K not PSD to rounding: fall back on a generic solve
         cf = None
-        uv = np.linalg.lstsq(A, np.c_[yE, ones], rcond=None)[0]
+        A = K[E[:, None], E]
+        A.flat[:: E.size + 1] += 0.5 / cost[E]
+        try:
+            uv = np.linalg.solve(A, rhs)
+        except LinAlgError:
+            uv = np.linalg.lstsq(A, rhs, rcond=None)[0]
     u, v = uv[:, 0], uv[:, 1]
     b = float(u.sum() / v.sum())
     return u - b * v, b, cf
@@ -136,6 +158,14 @@ def _line_search(
     m = y[active] * g[active]
     nz = m != 0.0
     c, r, m = c[nz], r[nz], m[nz]
+    # fast path: phi' is continuous (squared hinge is C^1), so t = 1 (the
+    # Newton point) is the minimiser iff phi'(1) = 0 to rounding.
+    cm = c * m
+    h1 = np.maximum(r - m, 0.0)
+    d1 = c1 + c2 - 2.0 * float(cm @ h1)
+    scale = abs(c1) + abs(c2) + 2.0 * float(np.abs(cm) @ (np.abs(r) + np.abs(m)))
+    if abs(d1) <= 1e-12 * max(scale, 1.0):
+        return 1.0
     # phi'(t) = c1 + c2 t - 2 sum_{i in S(t)} c_i m_i (r_i - t m_i),
     # S(t) = {i : r_i - t m_i > 0}; membership flips at t_i = r_i / m_i.
     tb = r / m
@@ -341,8 +371,8 @@ def add_point_bounds(
     if res.factor is None or res.error_set.size == 0 or m == 0:
         return np.zeros(m), np.zeros(m)
     E = res.error_set
-    kE = K[np.ix_(E, idx)]
-    Z = cho_solve(res.factor, np.c_[kE, np.ones(E.size)], check_finite=False)
+    kE = K[E[:, None], idx]
+    Z = _chol_solve(res.factor, np.c_[kE, np.ones(E.size)])
     w1 = Z[:, -1]  # A^{-1} 1
     Z = Z[:, :-1]  # A^{-1} k_j
     s1 = float(w1.sum())
