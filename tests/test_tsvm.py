@@ -199,13 +199,21 @@ def test_branch_and_bound_node_limit_returns_best_found():
 # randomized method
 
 
+@pytest.mark.parametrize("keep", [True, False])
 @pytest.mark.parametrize("seed", range(4))
-def test_randomized_equals_branch_and_bound(seed):
+def test_randomized_equals_branch_and_bound(seed, keep):
     X, t = _blobs(seed)  # u = 40
     K = kernel_matrix(X, kernel="rbf", gamma=0.2)
     bb = tsvm_branch_and_bound(K, t, C=10.0, C_star=100.0)
     rnd = tsvm_randomized(
-        K, t, C=10.0, C_star=100.0, sample_size=20, max_iter=100, random_state=seed
+        K,
+        t,
+        C=10.0,
+        C_star=100.0,
+        sample_size=20,
+        max_iter=100,
+        random_state=seed,
+        keep_incumbent_margin=keep,
     )
     assert bb.is_global_optimum
     assert rnd.is_global_optimum and rnd.termination == "certificate"

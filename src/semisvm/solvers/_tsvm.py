@@ -37,7 +37,9 @@ window is ``round(r u) +- floor(tol u)`` positives for a positive fraction ``r``
   the rest by :math:`\operatorname{sign} f`) meets the balance window, that
   labeling is returned with the certificate.  Otherwise :math:`\mu_j` doubles on
   :math:`V` and the best solution so far is kept by
-  :math:`\mathrm{obj}_R + C^\star\sum_{j\in V}(1 - |f(x_j)|)^2`.
+  :math:`\mathrm{obj}_R + C^\star\sum_{j\in V}(1 - |f(x_j)|)^2` (balanced
+  labelings first).  By default the incumbent's margin points are put into every
+  sample (``keep_incumbent_margin``), the rest of it is drawn at random.
 
 References
 ----------
@@ -377,6 +379,28 @@ def _default_fraction(y: np.ndarray, positive_fraction: float | None) -> float:
     return float(positive_fraction)
 
 
+def _draw_sample(
+    rng, mu: np.ndarray, size: int, best: dict | None, keep: bool
+) -> np.ndarray:
+    """Sample ``R`` of ``size`` indices of ``U`` (sorted).
+
+    With ``keep`` and an incumbent whose induced labeling meets the balance
+    window, the incumbent's margin points (``|f| < 1``, at most ``size // 2``,
+    smallest ``|f|`` first) enter ``R`` deterministically; the rest is drawn
+    without replacement with probability proportional to ``mu``.
+    """
+    seed = np.zeros(0, dtype=np.intp)
+    if keep and best is not None and best["balance_ok"]:
+        a = np.abs(best["f_U"])
+        cand = np.flatnonzero(a < 1.0)
+        seed = cand[np.argsort(a[cand], kind="stable")[: size // 2]]
+    rest = np.ones(mu.size, bool)
+    rest[seed] = False
+    p = np.where(rest, mu, 0.0)
+    drawn = rng.choice(mu.size, size=size - seed.size, replace=False, p=p / p.sum())
+    return np.sort(np.r_[seed, drawn])
+
+
 def tsvm_branch_and_bound(
     K: np.ndarray,
     y: np.ndarray,
@@ -476,6 +500,7 @@ def tsvm_randomized(
     time_limit: float | None = None,
     random_state=None,
     callback: Callable | None = None,
+    keep_incumbent_margin: bool = True,
 ) -> TSVMResult:
     r"""Exact L2-loss transductive SVM by random sampling (Clarkson's Basis2).
 
@@ -513,6 +538,15 @@ def tsvm_randomized(
     callback : callable or None, default=None
         Called after each round with that round's record (a dict); returning
         ``True`` stops the run.
+    keep_incumbent_margin : bool, default=True
+        Put the incumbent's margin points (``|f| < 1``; at most
+        ``sample_size // 2``, smallest ``|f|`` first) into every sample once an
+        incumbent meets the balance window, and draw only the rest at random.
+        This is Clarkson's idea of keeping the points that made earlier samples
+        fail (his recursive algorithm keeps the violators): once the incumbent
+        is the optimum its basis is in ``R`` and the next round certifies.  The
+        certificate does not depend on how ``R`` was chosen.  ``False`` gives
+        the plain Basis2 sampling.
 
     Returns
     -------
@@ -530,7 +564,9 @@ def tsvm_randomized(
     :math:`V = \emptyset` and :math:`y_R` with :math:`\operatorname{sign} f` on
     :math:`U\setminus R` meets the balance window; else :math:`\mu_V \leftarrow
     2\mu_V` and the incumbent is the minimiser of :math:`\mathrm{obj}_R +
-    C^\star\sum_{j\in V}(1-|f(x_j)|)^2`.
+    C^\star\sum_{j\in V}(1-|f(x_j)|)^2` among the rounds whose induced
+    labeling meets the balance window (any round while there is none).  With
+    ``keep_incumbent_margin`` the incumbent's margin points are part of ``R``.
 
     Without a balance constraint the certificate is a proof (Observations
     3.1–3.3 of the paper: points outside the margin do not change the SVM).  The
@@ -581,7 +617,7 @@ def tsvm_randomized(
         if sample_size == u:
             R = np.arange(u)
         else:
-            R = np.sort(rng.choice(u, size=sample_size, replace=False, p=mu / mu.sum()))
+            R = _draw_sample(rng, mu, sample_size, best, keep_incumbent_margin)
         sub = np.r_[L, U[R]]
         y_sub = y[sub]
         if sample_balance == "incumbent":
@@ -631,7 +667,12 @@ def tsvm_randomized(
         }
         history.append(record)
         certified = exact_round and n_viol == 0 and balance_ok
-        if certified or best is None or score < best["score"]:
+        # balanced labelings first, then the corrected score
+        if (
+            certified
+            or best is None
+            or (not balance_ok, score) < (not best["balance_ok"], best["score"])
+        ):
             alpha = np.zeros(y.size)
             alpha[sub] = sol.alpha
             best = {
@@ -641,6 +682,7 @@ def tsvm_randomized(
                 "b": sol.b,
                 "f_U": f_U,
                 "n_viol": n_viol,
+                "balance_ok": balance_ok,
             }
         if certified:
             termination = "certificate"
