@@ -4,19 +4,28 @@ Part A (the randomized paper's claim): two moons with 4,000 unlabeled points and
 one labeled point per class, solved by ``ExactTSVM(method="randomized")``; we
 record time, rounds, branch-and-bound nodes, error on U and whether the
 certificate was reached, next to a supervised SVM on the two labels and LapSVM
-(if importable) on the same labels.
+(default graph weights and ``graph_weight="heat"``) on the same labels.
 
 Part B: a 200-point two moons, where local TSVM heuristics are known to stop in
 poor local minima.  The exact solution is compared with a label-switching local
 search written here (alternating minimisation plus pairwise label swaps, as in
 SVMlight's TSVM) and with scikit-learn's ``SelfTrainingClassifier``.
 
+Each part runs several settings (``SETTINGS_A`` / ``SETTINGS_B``): the setting of
+the first benchmark run (uniformly sampled moons, noise 0.1, ``gamma=5``,
+``C*=10``: about 45 unlabeled points inside the margin at the optimum, far more
+than a sample of 60 can hold) and settings chosen for the method without looking
+at the labels of U: ``gamma="scale"`` (scikit-learn's width heuristic, about 1
+here) and a large ``C*=100``, which leaves few unlabeled points inside the
+margin at the optimum (the combinatorial dimension of the random sampling).
+Every setting is reported, certified or not.
+
 The script prints a table and appends it, with the machine description, library
 versions and date, to ``benchmarks/results/tsvm.md``.
 
 Usage::
 
-    python benchmarks/bench_tsvm.py            # full run (minutes)
+    python benchmarks/bench_tsvm.py            # full run (about 15 minutes)
     python benchmarks/bench_tsvm.py --quick    # smoke run (< 60 s on 2 cores)
 """
 
@@ -38,7 +47,7 @@ from sklearn.semi_supervised import SelfTrainingClassifier
 from sklearn.svm import SVC
 
 from semisvm.datasets import make_two_moons
-from semisvm.kernels import kernel_matrix
+from semisvm.kernels import kernel_matrix, resolve_gamma
 from semisvm.models._tsvm import ExactTSVM
 from semisvm.solvers._l2svm import l2svm_primal
 from semisvm.solvers._tsvm import _balanced_signs, balance_bounds
@@ -89,7 +98,7 @@ def local_search_tsvm(K, t_lab, C, C_star, max_swaps=2000):
     return lab, sol.objective
 
 
-def lapsvm_error(X, y, y_true, U, gamma):
+def lapsvm_error(X, y, y_true, U, gamma, **kw):
     try:
         from semisvm.models import LapSVM  # noqa: PLC0415
     except ImportError:
@@ -97,7 +106,7 @@ def lapsvm_error(X, y, y_true, U, gamma):
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            clf = LapSVM(kernel="rbf", gamma=gamma).fit(X, y)
+            clf = LapSVM(kernel="rbf", gamma=gamma, **kw).fit(X, y)
         return float(np.mean(clf.predict(X[U]) != y_true[U]))
     except Exception as exc:  # report, do not crash the benchmark
         return f"failed ({type(exc).__name__})"
@@ -109,17 +118,32 @@ def svm_error(X, y, y_true, U, gamma, C):
     return float(np.mean(clf.predict(X[U]) != y_true[U]))
 
 
-def part_a(n_unlabeled, args):
-    X, y, y_true = make_two_moons(
-        n_unlabeled + 2, noise=args.noise, n_labeled_per_class=1, random_state=0
-    )
+# (sampling, noise, gamma, C_star); C and sample_size from the command line
+SETTINGS_A = [
+    ("uniform", 0.1, 5.0, 10.0),
+    ("even", 0.05, "scale", 100.0),
+    ("uniform", 0.1, "scale", 100.0),
+]
+SETTINGS_B = [
+    ("uniform", 0.1, 5.0, 10.0),
+    ("even", 0.05, "scale", 100.0),
+]
+
+
+def _describe(X, sampling, noise, gamma, C_star):
+    g = resolve_gamma(X, gamma, "rbf")
+    gtxt = f"{gamma}={g:.3g}" if isinstance(gamma, str) else f"{g:g}"
+    return g, f"{sampling}, noise={noise}, gamma={gtxt}, C*={C_star:g}"
+
+
+def run_stsvm(X, y, y_true, gamma, C_star, sample_size, args):
     U = np.flatnonzero(y == -1)
     clf = ExactTSVM(
         method="randomized",
         C=args.C,
-        C_star=args.C_star,
-        gamma=args.gamma,
-        sample_size=args.sample_size,
+        C_star=C_star,
+        gamma=gamma,
+        sample_size=min(sample_size, U.size),
         max_iter=args.max_iter,
         time_limit=args.time_limit,
         random_state=0,
@@ -128,61 +152,75 @@ def part_a(n_unlabeled, args):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         clf.fit(X, y)
-    wall = time.perf_counter() - t0
-    err = float(np.mean(clf.transduction_[U] != y_true[U]))
     return {
-        "data": f"two moons, u={U.size}, l=2",
-        "method": f"STSVM (r={clf.sample_size or 'auto'})",
-        "time_s": wall,
+        "method": f"STSVM (r={clf.sample_size})",
+        "time_s": time.perf_counter() - t0,
         "rounds": clf.n_rounds_,
         "nodes": clf.n_nodes_,
         "objective": clf.objective_,
-        "error_U": err,
+        "error_U": float(np.mean(clf.transduction_[U] != y_true[U])),
         "certificate": clf.is_global_optimum_,
-        "svm_error_U": svm_error(X, y, y_true, U, args.gamma, args.C),
-        "lapsvm_error_U": lapsvm_error(X, y, y_true, U, args.gamma),
     }
 
 
+def part_a(n_unlabeled, args):
+    rows = []
+    for sampling, noise, gamma, C_star in SETTINGS_A:
+        X, y, y_true = make_two_moons(
+            n_unlabeled + 2,
+            noise=noise,
+            sampling=sampling,
+            n_labeled_per_class=1,
+            random_state=0,
+        )
+        U = np.flatnonzero(y == -1)
+        g, desc = _describe(X, sampling, noise, gamma, C_star)
+        row = {"data": f"two moons, u={U.size}, l=2", "setting": desc}
+        row.update(run_stsvm(X, y, y_true, g, C_star, args.sample_size, args))
+        row["svm_error_U"] = svm_error(X, y, y_true, U, g, args.C)
+        row["lapsvm_error_U"] = lapsvm_error(X, y, y_true, U, g)
+        row["lapsvm_heat_error_U"] = lapsvm_error(
+            X, y, y_true, U, g, graph_weight="heat"
+        )
+        rows.append(row)
+        print(table([row]), flush=True)
+    return rows
+
+
 def part_b(n_samples, args):
+    rows = []
+    for sampling, noise, gamma, C_star in SETTINGS_B:
+        rows += _part_b_setting(n_samples, sampling, noise, gamma, C_star, args)
+    return rows
+
+
+def _part_b_setting(n_samples, sampling, noise, gamma, C_star, args):
     X, y, y_true = make_two_moons(
-        n_samples, noise=args.noise, n_labeled_per_class=1, random_state=1
+        n_samples,
+        noise=noise,
+        sampling=sampling,
+        n_labeled_per_class=1,
+        random_state=1,
     )
     U = np.flatnonzero(y == -1)
+    g, desc = _describe(X, sampling, noise, gamma, C_star)
+    data = f"two moons, u={U.size}, l=2"
     rows = []
-    clf = ExactTSVM(
-        method="randomized",
-        C=args.C,
-        C_star=args.C_star,
-        gamma=args.gamma,
-        sample_size=min(args.sample_size, U.size),
-        max_iter=args.max_iter,
-        time_limit=args.time_limit,
-        random_state=0,
-    )
-    t0 = time.perf_counter()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        clf.fit(X, y)
-    rows.append(
-        {
-            "data": f"two moons, u={U.size}, l=2",
-            "method": f"STSVM (r={clf.sample_size})",
-            "time_s": time.perf_counter() - t0,
-            "rounds": clf.n_rounds_,
-            "nodes": clf.n_nodes_,
-            "objective": clf.objective_,
-            "error_U": float(np.mean(clf.transduction_[U] != y_true[U])),
-            "certificate": clf.is_global_optimum_,
-        }
-    )
-    K = kernel_matrix(X, kernel="rbf", gamma=args.gamma)
+    row = {"data": data, "setting": desc}
+    row.update(run_stsvm(X, y, y_true, g, C_star, args.sample_size, args))
+    row["svm_error_U"] = svm_error(X, y, y_true, U, g, args.C)
+    row["lapsvm_error_U"] = lapsvm_error(X, y, y_true, U, g)
+    row["lapsvm_heat_error_U"] = lapsvm_error(X, y, y_true, U, g, graph_weight="heat")
+    rows.append(row)
+    print(table([row]), flush=True)
+    K = kernel_matrix(X, kernel="rbf", gamma=g)
     t_lab = np.where(y == -1, 0.0, np.where(y == 1, 1.0, -1.0))
     t0 = time.perf_counter()
-    lab, obj = local_search_tsvm(K, t_lab, args.C, args.C_star)
+    lab, obj = local_search_tsvm(K, t_lab, args.C, C_star)
     rows.append(
         {
-            "data": f"two moons, u={U.size}, l=2",
+            "data": data,
+            "setting": desc,
             "method": "local search TSVM",
             "time_s": time.perf_counter() - t0,
             "objective": obj,
@@ -190,25 +228,17 @@ def part_b(n_samples, args):
         }
     )
     t0 = time.perf_counter()
-    st = SelfTrainingClassifier(
-        SVC(kernel="rbf", gamma=args.gamma, C=args.C, probability=True)
-    )
+    st = SelfTrainingClassifier(SVC(kernel="rbf", gamma=g, C=args.C, probability=True))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         st.fit(X, y)
     rows.append(
         {
-            "data": f"two moons, u={U.size}, l=2",
+            "data": data,
+            "setting": desc,
             "method": "SelfTraining(SVC)",
             "time_s": time.perf_counter() - t0,
             "error_U": float(np.mean(st.predict(X[U]) != y_true[U])),
-        }
-    )
-    rows.append(
-        {
-            "data": f"two moons, u={U.size}, l=2",
-            "method": "SVM (labeled only)",
-            "error_U": svm_error(X, y, y_true, U, args.gamma, args.C),
         }
     )
     return rows
@@ -216,6 +246,7 @@ def part_b(n_samples, args):
 
 COLUMNS = [
     "data",
+    "setting",
     "method",
     "time_s",
     "rounds",
@@ -225,6 +256,7 @@ COLUMNS = [
     "certificate",
     "svm_error_U",
     "lapsvm_error_U",
+    "lapsvm_heat_error_U",
 ]
 
 
@@ -250,22 +282,19 @@ def main(argv=None):
     p.add_argument("--quick", action="store_true", help="smoke run (< 60 s)")
     p.add_argument("--n-unlabeled", type=int, default=4000)
     p.add_argument("--n-small", type=int, default=200)
-    p.add_argument("--gamma", type=float, default=5.0)
     p.add_argument("--C", type=float, default=10.0)
-    p.add_argument("--C-star", type=float, default=10.0)
-    p.add_argument("--noise", type=float, default=0.1)
     p.add_argument("--sample-size", type=int, default=60)
     p.add_argument("--max-iter", type=int, default=100)
-    p.add_argument("--time-limit", type=float, default=600.0)
+    p.add_argument("--time-limit", type=float, default=240.0)
     p.add_argument("--no-write", action="store_true", help="do not append results")
     args = p.parse_args(argv)
     if args.quick:
         args.n_unlabeled = min(args.n_unlabeled, 300)
         args.n_small = min(args.n_small, 60)
         args.sample_size = min(args.sample_size, 30)
-        args.max_iter = min(args.max_iter, 15)
-        args.time_limit = min(args.time_limit, 15.0)
-    rows = [part_a(args.n_unlabeled, args)]
+        args.max_iter = min(args.max_iter, 40)
+        args.time_limit = min(args.time_limit, 8.0)
+    rows = part_a(args.n_unlabeled, args)
     rows += part_b(args.n_small, args)
     out = table(rows)
     print(out)
@@ -278,9 +307,9 @@ def main(argv=None):
         f"{os.cpu_count()} CPUs, {platform.platform()}\n"
         f"- python {platform.python_version()}, numpy {np.__version__}, scipy "
         f"{scipy.__version__}, scikit-learn {sklearn.__version__}\n"
-        f"- parameters: gamma={args.gamma}, C={args.C}, C_star={args.C_star}, "
-        f"noise={args.noise}, sample_size={args.sample_size}, max_iter="
-        f"{args.max_iter}, time_limit={args.time_limit}s\n\n"
+        f"- parameters: C={args.C}, sample_size={args.sample_size}, max_iter="
+        f"{args.max_iter}, time_limit={args.time_limit}s per fit, random_state=0;"
+        " setting = moons sampling, noise, RBF gamma, C*\n\n"
     )
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     with RESULTS.open("a") as fh:

@@ -49,7 +49,12 @@ class ExactTSVM(ClassifierMixin, BaseEstimator):
         ``'branch_and_bound'``: depth-first search over all balanced labelings
         of ``U`` (exponential in ``u`` in the worst case).  ``'randomized'``:
         branch and bound on random samples of ``U`` until no point outside the
-        sample lies inside the margin.
+        sample lies inside the margin; each sample holds the current best
+        solution's margin points plus points drawn at random (see
+        :func:`semisvm.solvers._tsvm.tsvm_randomized`).  It certifies quickly
+        when few unlabeled points lie inside the margin at the optimum (e.g. a
+        large ``C_star``), and rarely when that number approaches
+        ``sample_size``.
     C : float, default=1.0
         Cost of the labeled squared hinge losses.
     C_star : float, default=1.0
