@@ -34,10 +34,11 @@ __all__ = [
 SYMV_MAX_COLUMNS = 3
 
 #: Products with a matrix of at most this many bytes run on one BLAS thread.
-#: Measured on the benchmark machine (2 shared cores): for n = 4,000-8,000 one
-#: thread was 1.3-2.5x faster than two for symv and for a 10-column gemm, float64
-#: and float32; at n = 12,000 (1.15 GB) two threads were as fast or faster.
-SINGLE_THREAD_MAX_BYTES = 512 * 2**20
+#: Measured on the benchmark machine (2 cores shared with other jobs,
+#: ``benchmarks/bench_floor.py``): at every n from 3,000 to 12,000 (1.15 GB), float64
+#: and float32, one thread was as fast as two or faster, by 1.3-3x for symv and
+#: 1.2-1.9x for a 10-column gemm.  Larger matrices keep the BLAS default.
+SINGLE_THREAD_MAX_BYTES = 2 * 2**30
 
 # matrices smaller than this are left to the BLAS's own choice (it already runs
 # them on one thread, and limiting costs ~40 microseconds per product)
