@@ -67,7 +67,10 @@ def deformed_gram(
     """
     if lu_piv is None:
         return np.array(K_AB, dtype=np.float64, copy=True)
-    R = la.lu_solve(lu_piv, np.asarray(L @ K_BX.T), check_finite=False)
+    # LAPACK getrs may crash on read-only buffers (e.g. a model loaded from a
+    # joblib memmap): hand it private contiguous copies in that case
+    lu, piv = (np.require(a, requirements=["C", "W"]) for a in lu_piv)
+    R = la.lu_solve((lu, piv), np.asarray(L @ K_BX.T), check_finite=False)
     return K_AB - K_AX @ R
 
 
