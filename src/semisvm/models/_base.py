@@ -28,7 +28,7 @@ from .._validation import (
     validate_params,
 )
 from ..graph import check_adjacency, graph_laplacian, knn_graph, knn_graph_from_kernel
-from ..kernels import kernel_matrix, resolve_gamma
+from ..kernels import as_operator, kernel_matrix, resolve_gamma
 
 __all__ = ["ManifoldClassifierMixin", "KERNEL_CONSTRAINTS", "build_kernel", "build_laplacian"]
 
@@ -222,7 +222,7 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
         self.history_ = res.history
         self.fit_times_["solver"] = t_solver
         self.X_fit_ = None if self.kernel == "precomputed" else X
-        F = np.asarray(K @ res.alpha) + res.b
+        F = np.asarray(as_operator(K) @ res.alpha) + res.b
         pred = self._labels_from_scores(F)
         pred[labeled] = y[labeled]
         self.transduction_ = pred
