@@ -25,7 +25,7 @@ __all__ = ["ExactTSVM"]
 
 
 class ExactTSVM(ClassifierMixin, BaseEstimator):
-    r"""Exact (globally optimal) L2-loss transductive SVM, binary.
+    r"""Exact L2-loss transductive SVM (global optimum with a certificate).
 
     Finds the labeling of the unlabeled points and the kernel machine that
     jointly minimise
@@ -39,6 +39,19 @@ class ExactTSVM(ClassifierMixin, BaseEstimator):
     over :math:`y_U \in \{\pm1\}^u` with ``round(positive_fraction * u)``
     positives in ``U`` (``+- floor(balance_tol * u)``), either by branch and bound
     over the whole set or by Clarkson-style random sampling over branch and bound.
+    Every fit returns a labeling that meets the balance constraint, its
+    objective, a proven lower bound of the optimum (``lower_bound_``) and the
+    relative gap between them (``gap_``); ``is_global_optimum_`` is ``True``
+    only when the gap is closed by a proof (see Notes).  The search is an
+    exponential one: the default budget (``time_limit=60`` seconds) stops it
+    with the best labeling found and a ``ConvergenceWarning`` that reports the
+    gap; ``verbose=1`` prints a solver log.
+
+    More than two classes: one-vs-rest (one TSVM per class, its labeled
+    fraction as ``positive_fraction``, the time budget shared), predictions and
+    ``transduction_`` by the largest decision value; ``is_global_optimum_``
+    holds when every binary problem is certified (the one-vs-rest combination
+    itself is not a joint optimum of any multi-class objective).
 
     Inputs are converted to float64 (exact methods need the precision: the
     search compares objectives of neighbouring labelings).
@@ -48,13 +61,11 @@ class ExactTSVM(ClassifierMixin, BaseEstimator):
     method : {'randomized', 'branch_and_bound'}, default='randomized'
         ``'branch_and_bound'``: depth-first search over all balanced labelings
         of ``U`` (exponential in ``u`` in the worst case).  ``'randomized'``:
-        branch and bound on random samples of ``U`` until no point outside the
-        sample lies inside the margin; each sample holds the current best
-        solution's margin points plus points drawn at random (see
-        :func:`semisvm.solvers._tsvm.tsvm_randomized`).  It certifies quickly
-        when few unlabeled points lie inside the margin at the optimum (e.g. a
-        large ``C_star``), and rarely when that number approaches
-        ``sample_size``.
+        branch and bound on samples of ``U`` (the incumbent's margin points
+        plus points drawn at random, Clarkson's reweighting of violators),
+        proofs by an exactly solved relaxation of a sample and, if needed, a
+        branch and bound over the whole set started from the incumbent (see
+        :func:`semisvm.solvers._tsvm.tsvm_randomized`).
     C : float, default=1.0
         Cost of the labeled squared hinge losses.
     C_star : float, default=1.0
@@ -77,38 +88,44 @@ class ExactTSVM(ClassifierMixin, BaseEstimator):
     sample_size : int or None, default=None
         Size of each random sample of ``U`` (``'randomized'``); ``None`` means
         ``min(u, 50)``.  Must not exceed the number of unlabeled points.
-    sample_balance : {'incumbent', 'scaled'}, default='incumbent'
-        Positive count imposed on a sample (see
-        :func:`semisvm.solvers._tsvm.tsvm_randomized`).
     max_iter : int, default=100
         Maximum number of sampling rounds (``'randomized'``).
     max_nodes : int or None, default=None
-        Node limit of each branch and bound.
-    time_limit : float or None, default=None
-        Wall-clock limit of the search in seconds.  When a limit stops the
-        search, the best solution found is kept and ``is_global_optimum_`` is
-        ``False``.
+        Total branch-and-bound node budget (over all rounds and classes).
+    time_limit : float or None, default=60.0
+        Wall-clock limit of the search in seconds (``None``: no limit).  When a
+        limit stops the search, the best labeling found is kept,
+        ``is_global_optimum_`` is ``False``, ``gap_`` says how far from
+        optimal it can be, and a ``ConvergenceWarning`` is issued.
     random_state : int, RandomState instance or None, default=None
         Seeds the sampling; a fixed seed gives a reproducible fit.
     verbose : int, default=0
-        ``> 0`` prints one line per sampling round (or every 1000 nodes).
+        ``1`` prints a solver log like a MIP solver's: time, rounds, nodes,
+        incumbent objective, lower bound, relative gap (one line per sampling
+        round; for the branch and bound, each new incumbent and every 5 s);
+        ``2`` also logs the inner branch and bounds.
 
     Attributes
     ----------
-    classes_ : ndarray of shape (2,)
-        Class labels; ``classes_[1]`` is the positive class.
+    classes_ : ndarray of shape (n_classes,)
+        Class labels; with two classes ``classes_[1]`` is the positive class.
     transduction_ : ndarray of shape (n_samples,)
         Label of every training point (the given labels on ``L``, the optimal
         labeling on ``U``).
-    objective_ : float
-        TSVM objective of ``transduction_`` on the whole training set.
+    objective_ : float or ndarray of shape (n_classes,)
+        TSVM objective of the returned labeling on the whole training set (per
+        one-vs-rest problem with more than two classes).
+    lower_bound_ : float or ndarray of shape (n_classes,)
+        Proven lower bound of the optimal objective.
+    gap_ : float
+        Relative gap ``(objective_ - lower_bound_) / objective_`` (the largest
+        over the one-vs-rest problems); 0 with a certificate.
     is_global_optimum_ : bool
-        ``True`` only with a certificate: the branch and bound finished, or (for
-        ``'randomized'``) the last sample has no violator and the induced
-        labeling meets the balance constraint on the whole set.
-    termination_condition_ : str
-        ``'complete'``, ``'certificate'``, ``'max_iter'``, ``'max_nodes'``,
-        ``'time_limit'`` or ``'callback'``.
+        ``True`` only with a proof: the branch and bound finished, or (for
+        ``'randomized'``) a proven lower bound reached the returned objective.
+    termination_condition_ : str or list of str
+        ``'complete'``, ``'certificate'``, ``'max_iter'``, ``'max_nodes'`` or
+        ``'time_limit'``.
     n_rounds_ : int
         Sampling rounds (1 for ``'branch_and_bound'``).
     n_nodes_ : int
@@ -119,12 +136,12 @@ class ExactTSVM(ClassifierMixin, BaseEstimator):
         Final sampling weights of the unlabeled points (``'randomized'``).
     history_ : list of dict
         Per-round records (``'randomized'``) or incumbent improvements.
-    dual_coef_ : ndarray of shape (n_SV,)
+    dual_coef_ : ndarray of shape (n_SV,) or (n_SV, n_classes)
         Coefficients :math:`\alpha_i` of the support vectors.
     support_ : ndarray of shape (n_SV,)
         Indices of the support vectors in the training set.
     support_vectors_ : ndarray of shape (n_SV, n_features)
-    intercept_ : float
+    intercept_ : float or ndarray of shape (n_classes,)
         Bias :math:`b`.
     gamma_ : float
         Kernel coefficient used.
@@ -148,9 +165,14 @@ class ExactTSVM(ClassifierMixin, BaseEstimator):
     Random sampling (Esposito & Martín's STSVM, after Clarkson's Basis2): the
     TSVM solution depends only on the points inside its margin, so samples
     ``R`` are solved exactly and the points of ``U`` outside ``R`` that fall
-    inside the margin (violators) get their sampling weight doubled, until a
-    sample has no violator.  The balance constraint is not local, so with it
-    the certificate is the paper's criterion, not a proof; see
+    inside the margin (violators) get their sampling weight doubled.  The
+    balance constraint is not local, so "a sample without violators" alone
+    proves nothing; the certificate rests on a lower bound: the sample problem
+    with every count of positives in ``R`` that a balanced labeling of ``U``
+    allows is a relaxation of the whole problem, so its exact optimum bounds
+    the optimum from below; when it reaches the returned objective, that
+    labeling is optimal.  Failing that, a branch and bound over the whole set
+    started from the incumbent gives the proof or the gap.  See
     :func:`~semisvm.solvers._tsvm.tsvm_randomized`.
 
     References
@@ -195,7 +217,6 @@ class ExactTSVM(ClassifierMixin, BaseEstimator):
         "positive_fraction": [None, Interval(numbers.Real, 0, 1, closed="neither")],
         "balance_tol": [Interval(numbers.Real, 0, 1, closed="left")],
         "sample_size": [None, Interval(numbers.Integral, 1, None)],
-        "sample_balance": [Options(("incumbent", "scaled"))],
         "max_iter": [Interval(numbers.Integral, 1, None)],
         "max_nodes": [None, Interval(numbers.Integral, 1, None)],
         "time_limit": [None, Interval(numbers.Real, 0, None, closed="neither")],
@@ -217,10 +238,9 @@ class ExactTSVM(ClassifierMixin, BaseEstimator):
         positive_fraction: float | None = None,
         balance_tol: float = 0.0,
         sample_size: int | None = None,
-        sample_balance: str = "incumbent",
         max_iter: int = 100,
         max_nodes: int | None = None,
-        time_limit: float | None = None,
+        time_limit: float | None = 60.0,
         random_state=None,
         verbose: int = 0,
     ) -> None:
@@ -235,7 +255,6 @@ class ExactTSVM(ClassifierMixin, BaseEstimator):
         self.positive_fraction = positive_fraction
         self.balance_tol = balance_tol
         self.sample_size = sample_size
-        self.sample_balance = sample_balance
         self.max_iter = max_iter
         self.max_nodes = max_nodes
         self.time_limit = time_limit
@@ -262,7 +281,7 @@ class ExactTSVM(ClassifierMixin, BaseEstimator):
         X : array-like of shape (n_samples, n_features)
             Training points (converted to float64).
         y : array-like of shape (n_samples,)
-            Labels of two classes; ``-1`` marks unlabeled points.
+            Class labels; ``-1`` marks unlabeled points.
 
         Returns
         -------
@@ -280,17 +299,19 @@ class ExactTSVM(ClassifierMixin, BaseEstimator):
         )
         check_finite(X, "X")
         labeled, classes, y_enc = split_labeled(y)
-        if classes.size != 2:
+        n_classes = classes.size
+        if n_classes > 2 and self.positive_fraction is not None:
             raise ValueError(
-                "ExactTSVM is binary only: the labeled points hold "
-                f"{classes.size} classes {classes.tolist()}; use a one-vs-rest "
-                "wrapper for more than two classes."
+                "positive_fraction applies to two classes only; with "
+                f"{n_classes} classes each one-vs-rest problem uses its class's "
+                "labeled fraction. Leave positive_fraction=None."
             )
         u = int(np.count_nonzero(~labeled))
         if (
             self.method == "randomized"
             and self.sample_size is not None
             and self.sample_size > u
+            and u > 0
         ):
             raise ValueError(
                 f"sample_size={self.sample_size} is larger than the number of "
@@ -303,69 +324,93 @@ class ExactTSVM(ClassifierMixin, BaseEstimator):
             else np.nan
         )
         K = self._kernel(X)
-        t_int = np.where(labeled, np.where(y_enc == 1, 1.0, -1.0), 0.0)
-        verbose = int(self.verbose)
-
-        def callback(info: dict) -> bool:
-            if verbose:
-                print(
-                    "[ExactTSVM] "
-                    + ", ".join(
-                        f"{k}={v:.6g}" if isinstance(v, float) else f"{k}={v}"
-                        for k, v in info.items()
-                    )
-                )
-            return False
-
-        common = dict(
-            C=float(self.C),
-            C_star=float(self.C_star),
-            positive_fraction=self.positive_fraction,
-            balance_tol=float(self.balance_tol),
-            max_nodes=self.max_nodes,
-            time_limit=self.time_limit,
-            callback=callback,
-        )
+        tasks = [1] if n_classes == 2 else list(range(n_classes))
         t0 = time.perf_counter()
-        if self.method == "branch_and_bound":
-            res = tsvm_branch_and_bound(K, t_int, **common)
-        else:
-            res = tsvm_randomized(
-                K,
-                t_int,
-                sample_size=self.sample_size,
-                sample_balance=self.sample_balance,
-                max_iter=self.max_iter,
-                random_state=self.random_state,
-                **common,
+        results = []
+        for k, c in enumerate(tasks):
+            t_int = np.where(labeled, np.where(y_enc == c, 1.0, -1.0), 0.0)
+            time_limit = self.time_limit
+            if time_limit is not None:  # share what is left among the tasks
+                left = time_limit - (time.perf_counter() - t0)
+                time_limit = max(left / (len(tasks) - k), 1e-3)
+            if self.verbose and len(tasks) > 1:
+                print(f"[ExactTSVM] class {classes[c]!r} vs rest", flush=True)
+            common = dict(
+                C=float(self.C),
+                C_star=float(self.C_star),
+                positive_fraction=self.positive_fraction,
+                balance_tol=float(self.balance_tol),
+                max_nodes=self.max_nodes,
+                time_limit=time_limit,
+                verbose=int(self.verbose),
             )
+            if self.method == "branch_and_bound" or u == 0:
+                res = tsvm_branch_and_bound(K, t_int, **common)
+            else:
+                res = tsvm_randomized(
+                    K,
+                    t_int,
+                    sample_size=self.sample_size,
+                    max_iter=self.max_iter,
+                    random_state=self.random_state,
+                    **common,
+                )
+            results.append(res)
         self.fit_time_ = time.perf_counter() - t0
-        if not res.is_global_optimum:
+        self._store(results, X, labeled, y_enc, u)
+        if not self.is_global_optimum_:
+            stops = sorted({r.termination for r in results if not r.is_global_optimum})
             warnings.warn(
-                f"ExactTSVM(method={self.method!r}) stopped on "
-                f"{res.termination!r} (max_iter={self.max_iter}, max_nodes="
-                f"{self.max_nodes}, time_limit={self.time_limit}) without a "
-                "certificate of global optimality; the best solution found is "
-                "returned. Increase max_iter / sample_size or the limits.",
+                f"ExactTSVM(method={self.method!r}) stopped on {', '.join(stops)} "
+                f"(max_iter={self.max_iter}, max_nodes={self.max_nodes}, "
+                f"time_limit={self.time_limit}) without a certificate of global "
+                f"optimality; the best solution found is returned: objective "
+                f"{np.max(self.objective_):.6g}, proven lower bound "
+                f"{np.max(self.lower_bound_):.6g}, relative gap {self.gap_:.2%} "
+                "(gap_). Raise time_limit / max_nodes / max_iter to close it.",
                 ConvergenceWarning,
                 stacklevel=2,
             )
-        trans_enc = y_enc.copy()
-        trans_enc[~labeled] = (res.labels > 0).astype(np.intp)
-        self.transduction_ = classes[trans_enc]
-        self.objective_ = float(res.objective)
-        self.is_global_optimum_ = bool(res.is_global_optimum)
-        self.termination_condition_ = res.termination
-        self.n_rounds_ = int(res.n_rounds)
-        self.n_iter_ = self.n_rounds_
-        self.n_nodes_ = int(res.n_nodes)
-        self.weights_ = res.weights
-        self.history_ = res.history
-        self.support_ = np.flatnonzero(res.alpha)
-        self.dual_coef_ = res.alpha[self.support_]
-        self.support_vectors_ = X[self.support_]
-        self.intercept_ = float(res.b)
         return self
+
+    def _store(self, results, X, labeled, y_enc, u) -> None:
+        """Fitted attributes from the per-task results (one task if binary)."""
+        alphas = np.column_stack([r.alpha for r in results])
+        self.support_ = np.flatnonzero(np.any(alphas != 0, axis=1))
+        self.support_vectors_ = X[self.support_]
+        binary = len(results) == 1
+        self.dual_coef_ = alphas[self.support_, 0] if binary else alphas[self.support_]
+        b = np.array([r.b for r in results])
+        self.intercept_ = float(b[0]) if binary else b
+        obj = np.array([r.objective for r in results])
+        low = np.array([r.lower_bound for r in results])
+        self.objective_ = float(obj[0]) if binary else obj
+        self.lower_bound_ = float(low[0]) if binary else low
+        self.gap_ = float(max(r.gap for r in results))
+        self.is_global_optimum_ = all(r.is_global_optimum for r in results)
+        terms = [r.termination for r in results]
+        self.termination_condition_ = terms[0] if binary else terms
+        self.n_rounds_ = int(sum(r.n_rounds for r in results))
+        self.n_iter_ = self.n_rounds_
+        self.n_nodes_ = int(sum(r.n_nodes for r in results))
+        self.weights_ = results[0].weights if binary else [r.weights for r in results]
+        self.history_ = results[0].history if binary else [r.history for r in results]
+        trans_enc = y_enc.copy()
+        if u:
+            if binary:
+                trans_enc[~labeled] = (results[0].labels > 0).astype(np.intp)
+            else:
+                F = self._decision(X[~labeled])
+                trans_enc[~labeled] = np.argmax(F, axis=1)
+        self.transduction_ = self.classes_[trans_enc]
+
+    def _decision(self, X: np.ndarray) -> np.ndarray:
+        if self.support_.size == 0:
+            F = np.zeros((X.shape[0], np.size(self.intercept_)))
+            return F + self.intercept_
+        return self._kernel(X, self.support_vectors_) @ self.dual_coef_ + (
+            self.intercept_
+        )
 
     def decision_function(self, X) -> np.ndarray:
         """Signed score :math:`f(x)`; positive means ``classes_[1]``.
@@ -376,15 +421,15 @@ class ExactTSVM(ClassifierMixin, BaseEstimator):
 
         Returns
         -------
-        scores : ndarray of shape (n_samples,)
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            One column per class (one-vs-rest) with more than two classes.
         """
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
-        if self.support_.size == 0:
-            return np.full(X.shape[0], self.intercept_)
-        return self._kernel(X, self.support_vectors_) @ self.dual_coef_ + (
-            self.intercept_
+        X = validate_data(
+            self, X, dtype=np.float64, reset=False, ensure_all_finite=False
         )
+        check_finite(X, "X")
+        return self._decision(X)
 
     def predict(self, X) -> np.ndarray:
         """Class labels (from ``classes_``) of ``X``.
@@ -398,4 +443,6 @@ class ExactTSVM(ClassifierMixin, BaseEstimator):
         labels : ndarray of shape (n_samples,)
         """
         f = self.decision_function(X)
+        if f.ndim == 2:
+            return self.classes_[np.argmax(f, axis=1)]
         return self.classes_[(f >= 0).astype(np.intp)]

@@ -6,7 +6,7 @@ Problem.  Given a Gram matrix :math:`K` over ``n = l + u`` points, labels
 
 .. math::
 
-    \min_{y_U \in \{\pm1\}^u,\ |\{j: y_j = +1\}| \in [p_{lo}, p_{hi}]}\;
+    J^\star = \min_{y_U \in \{\pm1\}^u,\ |\{j: y_j = +1\}| \in [p_{lo}, p_{hi}]}\;
     \min_{f \in \mathcal H, b}\; \tfrac12\|f\|_{\mathcal H}^2
     + C \sum_{i \in L} \max(0, 1 - y_i f(x_i))^2
     + C^\star \sum_{j \in U} \max(0, 1 - y_j f(x_j))^2 .
@@ -26,20 +26,46 @@ window is ``round(r u) +- floor(tol u)`` positives for a positive fraction ``r``
   fits the balance is a leaf whose completion costs nothing (Observation 3.2 of
   the randomized paper).  The initial upper bound comes from alternating
   minimisation (solve the SVM, relabel :math:`U` by the balanced sign of
-  :math:`f`, repeat).
+  :math:`f`, repeat).  When a limit stops the search, the smallest bound of the
+  open nodes is a lower bound of :math:`J^\star`.
 * :func:`tsvm_randomized` — Clarkson's Basis2 over the branch and bound (the
-  STSVM of the randomized paper, Algorithm 1): weights :math:`\mu_j = 1` on
-  :math:`U`; each round draws :math:`R \subset U` of ``sample_size`` points
-  without replacement with probability :math:`\propto \mu`, solves the branch and
-  bound exactly on :math:`L \cup R` (balance scaled to :math:`|R|`), and finds the
-  violators :math:`V = \{j \in U \setminus R : |f(x_j)| < 1\}`.  If :math:`V` is
-  empty and the induced labeling of :math:`U` (``R`` from the branch and bound,
-  the rest by :math:`\operatorname{sign} f`) meets the balance window, that
-  labeling is returned with the certificate.  Otherwise :math:`\mu_j` doubles on
-  :math:`V` and the best solution so far is kept by
-  :math:`\mathrm{obj}_R + C^\star\sum_{j\in V}(1 - |f(x_j)|)^2` (balanced
-  labelings first).  By default the incumbent's margin points are put into every
-  sample (``keep_incumbent_margin``), the rest of it is drawn at random.
+  STSVM of the randomized paper, Algorithm 1), with a lower bound that makes the
+  certificate a proof (below).  Weights :math:`\mu_j = 1` on :math:`U`; each
+  round draws :math:`R \subset U` of ``sample_size`` points, solves the
+  *relaxed* sample problem exactly by branch and bound on :math:`L \cup R`,
+  doubles :math:`\mu` on the violators
+  :math:`V = \{j \in U \setminus R : |f(x_j)| < 1\}`, and turns the sample
+  solution into a balanced labeling of the whole :math:`U` (improved by
+  alternating minimisation on the whole set: the incumbent).
+
+Why the randomized certificate is sound.  Let :math:`|R| = r`.  The *relaxed
+sample problem* :math:`P_R` is the TSVM on :math:`L \cup R` whose number of
+positives in :math:`R` may be anything in
+
+.. math::
+
+    [\max(0, p_{lo} - (u - r)),\ \min(r, p_{hi})],
+
+the set of counts that the restriction to :math:`R` of a feasible labeling of
+:math:`U` can have (the other :math:`u - r` points hold between 0 and
+:math:`u - r` positives).  (i) *Lower bound*: the restriction of an optimal
+labeling :math:`y^\star` of the full problem to :math:`R` is feasible for
+:math:`P_R`, and for every :math:`f` the full objective with :math:`y^\star` is
+at least the objective of :math:`P_R` with :math:`y^\star_R` (the dropped terms
+are non-negative); so :math:`\mathrm{opt}(P_R) \le J^\star` (and so is any lower
+bound of :math:`\mathrm{opt}(P_R)` from an unfinished search).  (ii) *Upper
+bound*: the incumbent is a labeling of :math:`U` inside the balance window whose
+full objective :math:`J_{inc}` is evaluated exactly, so :math:`J^\star \le
+J_{inc}`.  The run is certified when :math:`J_{inc} \le \max_R
+\mathrm{opt}(P_R)` up to a relative ``1e-9`` (rounding of two Newton solves).
+This covers Clarkson's stopping rule: if the sample solution :math:`f` has no
+violator and the labeling (:math:`y_R`, :math:`\operatorname{sign} f` on
+:math:`U \setminus R`) meets the balance window, then that labeling with the
+same :math:`f` has zero loss on :math:`U \setminus R`, so its full objective is
+at most :math:`\mathrm{opt}(P_R) \le J^\star`: it is optimal.  With a narrower
+count window on :math:`R` (e.g. one scaled to :math:`|R|`, or centred on the
+incumbent's count in :math:`R`) (i) fails and "no violators" proves nothing;
+such windows are not used.
 
 References
 ----------
@@ -56,6 +82,7 @@ the dimension is small", Journal of the ACM 42(2), 1995.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections.abc import Callable
@@ -73,6 +100,9 @@ __all__ = [
     "tsvm_randomized",
 ]
 
+#: relative tolerance of the randomized certificate (rounding of Newton solves)
+CERTIFICATE_RTOL = 1e-9
+
 
 @dataclass(frozen=True)
 class TSVMResult:
@@ -82,17 +112,17 @@ class TSVMResult:
     ----------
     labels : ndarray of shape (u,)
         Labels in ``{-1, +1}`` of the unlabeled points (in the order of
-        ``np.flatnonzero(y == 0)``).
+        ``np.flatnonzero(y == 0)``); always inside the balance window.
     alpha : ndarray of shape (n,)
         Expansion coefficients of the decision function over all ``n`` points.
     b : float
         Bias.
     objective : float
-        TSVM objective of ``labels`` on the whole set.
+        TSVM objective of ``labels`` on the whole set (an upper bound of the
+        optimum :math:`J^\\star`).
     is_global_optimum : bool
-        Branch and bound: the search finished (no node or time limit hit).
-        Randomized: the final sample has no violator and the induced labeling
-        meets the balance window on the whole set.
+        ``True`` only with a proof: the branch and bound finished, or the
+        randomized lower bound reached ``objective`` (see the module docstring).
     termination : str
         ``"complete"`` (branch and bound finished), ``"certificate"``,
         ``"max_iter"``, ``"max_nodes"``, ``"time_limit"`` or ``"callback"``.
@@ -103,10 +133,14 @@ class TSVMResult:
     weights : ndarray of shape (u,) or None
         Final sampling weights :math:`\\mu` (randomized method only).
     n_violators : int
-        Violators of the returned solution among ``U`` (0 with a certificate).
+        Points of ``U`` inside the margin of the returned solution that are not
+        in the sample it came from (0 for the branch and bound).
     history : list of dict
         One record per round (randomized) or per improvement of the incumbent
         (branch and bound).
+    lower_bound : float
+        Proven lower bound of :math:`J^\\star` (equal to ``objective`` with a
+        certificate, up to rounding).
     """
 
     labels: np.ndarray
@@ -120,6 +154,53 @@ class TSVMResult:
     weights: np.ndarray | None = None
     n_violators: int = 0
     history: list = field(default_factory=list)
+    lower_bound: float = 0.0
+
+    @property
+    def gap(self) -> float:
+        """Relative gap ``(objective - lower_bound) / objective`` (0 when proven)."""
+        return _rel_gap(self.objective, self.lower_bound)
+
+
+def _rel_gap(upper: float, lower: float) -> float:
+    if not np.isfinite(upper):
+        return np.inf
+    return max(0.0, upper - lower) / max(abs(upper), 1e-300)
+
+
+class _Progress:
+    """MIP-solver-like progress log on stdout (``verbose > 0``)."""
+
+    def __init__(self, verbose: int, t0: float, title: str) -> None:
+        self.verbose = int(verbose)
+        self.t0 = t0
+        self.title = title
+        self.last = t0
+        self.header_done = False
+
+    def line(
+        self, mark: str, rounds: int, nodes: int, upper: float, lower: float, info=""
+    ) -> None:
+        if not self.verbose:
+            return
+        now = time.perf_counter()
+        if not self.header_done:
+            print(f"[ExactTSVM] {self.title}", flush=True)
+            print(
+                f"  {'':1} {'time_s':>8} {'rounds':>6} {'nodes':>10} "
+                f"{'incumbent':>13} {'lower_bnd':>13} {'gap':>9}  info",
+                flush=True,
+            )
+            self.header_done = True
+        self.last = now
+        print(
+            f"  {mark:1} {now - self.t0:8.2f} {rounds:6d} {nodes:10d} "
+            f"{upper:13.6g} {lower:13.6g} {_rel_gap(upper, lower):9.3%}  {info}",
+            flush=True,
+        )
+
+    def due(self, interval: float) -> bool:
+        return bool(self.verbose) and time.perf_counter() - self.last >= interval
 
 
 def balance_bounds(u: int, fraction: float, tol: float = 0.0) -> tuple[int, int]:
@@ -163,17 +244,21 @@ class _Search:
         max_nodes: int | None,
         deadline: float | None,
         callback: Callable | None,
+        progress: _Progress | None = None,
     ) -> None:
         self.K, self.y0, self.cost0, self.U = K, y, cost, U
         self.C_star, self.lo, self.hi = C_star, lo, hi
         self.n_neg_max = U.size - lo
         self.max_nodes, self.deadline, self.callback = max_nodes, deadline, callback
+        self.progress = progress
         self.n_nodes = 0
         self.best_obj = np.inf
         self.best_labels: np.ndarray | None = None
         self.best_sol: L2SVMResult | None = None
         self.history: list = []
         self.termination = "complete"
+        self.root_obj = 0.0
+        self.stack: list = []
 
     # -- helpers ---------------------------------------------------------------
     def _solve(self, y, cost, warm: L2SVMResult | None) -> L2SVMResult:
@@ -189,6 +274,23 @@ class _Search:
             self.history.append(
                 {"nodes": self.n_nodes, "objective": sol.objective, "how": how}
             )
+            if self.progress is not None:
+                self.progress.line(
+                    "*", 1, self.n_nodes, self.best_obj, self.open_bound(), how
+                )
+
+    def open_bound(self) -> float:
+        """Smallest lower bound over the open nodes (``best_obj`` if none)."""
+        bounds = [e[7] for e in self.stack]
+        if not bounds:
+            return self.best_obj if np.isfinite(self.best_obj) else self.root_obj
+        return min(self.best_obj, max(self.root_obj, min(bounds)))
+
+    def lower_bound(self) -> float:
+        """Proven lower bound of the (sub)problem's optimum."""
+        if self.termination == "complete":
+            return self.best_obj
+        return self.open_bound()
 
     def descend(self, labels: np.ndarray, warm: L2SVMResult | None) -> None:
         """Alternating minimisation from ``labels``: a valid upper bound."""
@@ -224,10 +326,15 @@ class _Search:
         cost_root = self.cost0.copy()
         # stack entries: (y, cost, parent solution, point, label, n_pos, n_neg,
         # lower bound of the child)
-        stack: list = [(y_root, cost_root, root, -1, 0.0, 0, 0, -np.inf)]
+        stack = self.stack
+        stack.append((y_root, cost_root, root, -1, 0.0, 0, 0, -np.inf))
         while stack:
             if self._stop():
                 return
+            if self.progress is not None and self.progress.due(5.0):
+                self.progress.line(
+                    " ", 1, self.n_nodes, self.best_obj, self.open_bound(), ""
+                )
             y, cost, parent, j, lab, n_pos, n_neg, lb = stack.pop()
             if self._prunable(lb):
                 continue  # the incumbent improved since this child was pushed
@@ -307,12 +414,16 @@ class _Search:
                         lab_c,
                         n_pos + (lab_c > 0),
                         n_neg + (lab_c < 0),
-                        sol.objective + d - slack,
+                        max(sol.objective + d, sol.objective + bound) - slack,
                     )
                 )
             if self.callback is not None and self.n_nodes % 1000 == 0:
                 if self.callback(
-                    {"nodes": self.n_nodes, "best_objective": self.best_obj}
+                    {
+                        "nodes": self.n_nodes,
+                        "best_objective": self.best_obj,
+                        "lower_bound": self.open_bound(),
+                    }
                 ):
                     self.termination = "callback"
                     return
@@ -330,8 +441,14 @@ def _branch_and_bound(
     max_nodes: int | None = None,
     deadline: float | None = None,
     callback: Callable | None = None,
+    progress: _Progress | None = None,
+    root_descent: bool = True,
 ) -> _Search:
-    """Branch and bound on ``K`` with ``y == 0`` marking the unlabeled points."""
+    """Branch and bound on ``K`` with ``y == 0`` marking the unlabeled points.
+
+    The initial upper bound comes from alternating minimisation started at the
+    root's balanced sign labeling (``root_descent``) and at each hint.
+    """
     U = np.flatnonzero(y == 0)
     cost = np.where(y != 0, C, 0.0)
     search = _Search(
@@ -345,15 +462,20 @@ def _branch_and_bound(
         max_nodes=max_nodes,
         deadline=deadline,
         callback=callback,
+        progress=progress,
     )
     root = l2svm_primal(K, search.y0, cost)
+    search.root_obj = root.objective
     if U.size == 0:
         search.n_nodes = 1
         search._record(np.zeros(0), root, "leaf")
         return search
-    search.descend(_balanced_signs(root.f[U], lo, hi), root)
+    if root_descent or not hints:
+        search.descend(_balanced_signs(root.f[U], lo, hi), root)
     for h in hints or []:
-        search.descend(_balanced_signs(np.asarray(h, float), lo, hi), None)
+        # a hint is a labeling of U, or (labeling, L2SVMResult to warm-start)
+        h, warm = h if isinstance(h, tuple) else (h, None)
+        search.descend(_balanced_signs(np.asarray(h, float), lo, hi), warm)
     search.run(root)
     return search
 
@@ -365,11 +487,20 @@ def _check_problem(K: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray
         raise ValueError(
             f"K must be square and match y; got K {K.shape} and y {y.shape}."
         )
+    if not np.isfinite(K).all():
+        raise ValueError("K contains NaN or infinity.")
     if not np.isin(y, (-1.0, 0.0, 1.0)).all():
         raise ValueError("y must hold -1, +1 (labeled) or 0 (unlabeled).")
     if not ((y > 0).any() and (y < 0).any()):
         raise ValueError("Both classes need at least one labeled point.")
     return K, y
+
+
+def _check_limits(max_nodes, time_limit) -> None:
+    if max_nodes is not None and max_nodes < 1:
+        raise ValueError(f"max_nodes must be a positive integer, got {max_nodes}.")
+    if time_limit is not None and not time_limit > 0:
+        raise ValueError(f"time_limit must be positive seconds, got {time_limit}.")
 
 
 def _default_fraction(y: np.ndarray, positive_fraction: float | None) -> float:
@@ -380,20 +511,28 @@ def _default_fraction(y: np.ndarray, positive_fraction: float | None) -> float:
 
 
 def _draw_sample(
-    rng, mu: np.ndarray, size: int, best: dict | None, keep: bool
+    rng,
+    mu: np.ndarray,
+    size: int,
+    margin_f: np.ndarray | None,
+    keep: bool,
+    extra: np.ndarray | None = None,
 ) -> np.ndarray:
     """Sample ``R`` of ``size`` indices of ``U`` (sorted).
 
-    With ``keep`` and an incumbent whose induced labeling meets the balance
-    window, the incumbent's margin points (``|f| < 1``, at most ``size // 2``,
-    smallest ``|f|`` first) enter ``R`` deterministically; the rest is drawn
-    without replacement with probability proportional to ``mu``.
+    With ``keep``, the incumbent's margin points (``|f| < 1``, at most
+    ``size // 2``, smallest ``|f|`` first) and then the points of ``extra`` (in
+    order, at most ``size // 4``) enter ``R`` deterministically; the rest is
+    drawn without replacement with probability proportional to ``mu``.
     """
     seed = np.zeros(0, dtype=np.intp)
-    if keep and best is not None and best["balance_ok"]:
-        a = np.abs(best["f_U"])
+    if keep and margin_f is not None:
+        a = np.abs(margin_f)
         cand = np.flatnonzero(a < 1.0)
         seed = cand[np.argsort(a[cand], kind="stable")[: size // 2]]
+    if keep and extra is not None and extra.size:
+        more = extra[~np.isin(extra, seed)][: size // 4]
+        seed = np.r_[seed, more].astype(np.intp)
     rest = np.ones(mu.size, bool)
     rest[seed] = False
     p = np.where(rest, mu, 0.0)
@@ -412,6 +551,7 @@ def tsvm_branch_and_bound(
     max_nodes: int | None = None,
     time_limit: float | None = None,
     callback: Callable | None = None,
+    verbose: int = 0,
 ) -> TSVMResult:
     r"""Exact L2-loss transductive SVM by depth-first branch and bound.
 
@@ -434,13 +574,17 @@ def tsvm_branch_and_bound(
     time_limit : float or None, default=None
         Stop after this many seconds and return the best labeling found.
     callback : callable or None, default=None
-        Called every 1000 nodes with a dict ``{"nodes", "best_objective"}``;
-        returning ``True`` stops the search.
+        Called every 1000 nodes with a dict ``{"nodes", "best_objective",
+        "lower_bound"}``; returning ``True`` stops the search.
+    verbose : int, default=0
+        ``> 0`` prints a progress log (each new incumbent, and the state every
+        5 s: nodes, incumbent, lower bound, relative gap).
 
     Returns
     -------
     result : TSVMResult
-        ``is_global_optimum`` is ``True`` iff the search finished.
+        ``is_global_optimum`` is ``True`` iff the search finished; otherwise
+        ``lower_bound`` is the smallest bound of the open nodes.
 
     Notes
     -----
@@ -454,9 +598,14 @@ def tsvm_branch_and_bound(
     semi-supervised support vector machines", NIPS 19, 2006.
     """
     K, y = _check_problem(K, y)
+    _check_limits(max_nodes, time_limit)
     u = int(np.count_nonzero(y == 0))
     lo, hi = balance_bounds(u, _default_fraction(y, positive_fraction), balance_tol)
-    deadline = None if time_limit is None else time.perf_counter() + time_limit
+    t0 = time.perf_counter()
+    deadline = None if time_limit is None else t0 + time_limit
+    progress = _Progress(
+        verbose, t0, f"branch and bound, u={u}, positives in [{lo}, {hi}]"
+    )
     s = _branch_and_bound(
         K,
         y,
@@ -467,9 +616,11 @@ def tsvm_branch_and_bound(
         max_nodes=max_nodes,
         deadline=deadline,
         callback=callback,
+        progress=progress,
     )
     sol = s.best_sol
-    n_viol = int(np.count_nonzero(np.abs(sol.f[y == 0]) < 1.0))
+    lower = s.lower_bound()
+    progress.line(" ", 1, s.n_nodes, s.best_obj, lower, s.termination)
     return TSVMResult(
         labels=s.best_labels,
         alpha=sol.alpha,
@@ -480,9 +631,49 @@ def tsvm_branch_and_bound(
         n_nodes=s.n_nodes,
         n_rounds=1,
         weights=None,
-        n_violators=n_viol,
+        n_violators=0,
         history=s.history,
+        lower_bound=float(lower),
     )
+
+
+def _full_descent(
+    K: np.ndarray,
+    y: np.ndarray,
+    cost: np.ndarray,
+    U: np.ndarray,
+    lo: int,
+    hi: int,
+    labels: np.ndarray,
+    alpha0: np.ndarray | None,
+    b0: float | None,
+    max_steps: int = 20,
+) -> tuple[np.ndarray, L2SVMResult]:
+    """Alternating minimisation on the whole set from a balanced ``labels``.
+
+    Returns the best (labels, L2-SVM solution) pair met; every pair has a
+    labeling inside ``[lo, hi]`` and its exact full objective.
+    """
+    yy = y.copy()
+    best_lab, best = None, None
+    sol = None
+    for _ in range(max_steps):
+        yy[U] = labels
+        if sol is None and alpha0 is not None:
+            supp = np.flatnonzero(alpha0)
+            f0 = K[:, supp] @ alpha0[supp] + b0
+            sol = l2svm_primal(K, yy, cost, alpha0=alpha0, b0=b0, f0=f0)
+        elif sol is None:
+            sol = l2svm_primal(K, yy, cost)
+        else:
+            sol = l2svm_primal(K, yy, cost, alpha0=sol.alpha, b0=sol.b, f0=sol.f)
+        if best is None or sol.objective < best.objective:
+            best_lab, best = labels.copy(), sol
+        new = _balanced_signs(sol.f[U], lo, hi)
+        if np.array_equal(new, labels):
+            break
+        labels = new
+    return best_lab, best
 
 
 def tsvm_randomized(
@@ -494,13 +685,14 @@ def tsvm_randomized(
     positive_fraction: float | None = None,
     balance_tol: float = 0.0,
     sample_size: int | None = None,
-    sample_balance: str = "incumbent",
     max_iter: int = 100,
     max_nodes: int | None = None,
     time_limit: float | None = None,
     random_state=None,
     callback: Callable | None = None,
     keep_incumbent_margin: bool = True,
+    full_search_after: int = 3,
+    verbose: int = 0,
 ) -> TSVMResult:
     r"""Exact L2-loss transductive SVM by random sampling (Clarkson's Basis2).
 
@@ -511,26 +703,13 @@ def tsvm_randomized(
     y : ndarray of shape (n,)
         ``+1``/``-1`` for labeled points, ``0`` for unlabeled ones.
     C, C_star, positive_fraction, balance_tol
-        As in :func:`tsvm_branch_and_bound`; the balance window of a sample
-        ``R`` is ``round(r |R|) +- floor(balance_tol |R|)``.
+        As in :func:`tsvm_branch_and_bound`.
     sample_size : int or None, default=None
         ``|R|``; ``None`` means ``min(u, 50)``.  Must not exceed ``u``.
-    sample_balance : {'incumbent', 'scaled'}, default='incumbent'
-        Count of positives imposed on a sample ``R``.  ``'scaled'``: the window
-        ``round(r |R|) +- floor(balance_tol |R|)`` (the design note's literal
-        reading).  ``'incumbent'``: the number of positives that ``R`` holds in
-        the balanced labeling of ``U`` obtained by ranking the best decision
-        function so far (the ``round(r u)`` largest values positive; the first
-        round uses the SVM on ``L``), widened by the same tolerance.  With
-        ``'scaled'`` the sample count rarely equals the optimum's count in
-        ``R`` (hypergeometric fluctuation), so the induced labeling seldom
-        passes both tests; ``'incumbent'`` imposes the count the optimum has
-        once the incumbent is right.
     max_iter : int, default=100
         Maximum number of rounds.
     max_nodes : int or None, default=None
-        Node limit of each branch and bound; a round that hits it cannot give
-        the certificate.
+        Total branch-and-bound node budget over all rounds.
     time_limit : float or None, default=None
         Wall-clock limit of the whole run, in seconds.
     random_state : int, RandomState instance or None, default=None
@@ -539,40 +718,48 @@ def tsvm_randomized(
         Called after each round with that round's record (a dict); returning
         ``True`` stops the run.
     keep_incumbent_margin : bool, default=True
-        Put the incumbent's margin points (``|f| < 1``; at most
-        ``sample_size // 2``, smallest ``|f|`` first) into every sample once an
-        incumbent meets the balance window, and draw only the rest at random.
-        This is Clarkson's idea of keeping the points that made earlier samples
-        fail (his recursive algorithm keeps the violators): once the incumbent
-        is the optimum its basis is in ``R`` and the next round certifies.  The
-        certificate does not depend on how ``R`` was chosen.  ``False`` gives
-        the plain Basis2 sampling.
+        Put the incumbent's margin points (``|f| < 1`` for the incumbent's
+        solution on the whole set; at most ``sample_size // 2``, smallest
+        ``|f|`` first) into every sample and draw only the rest at random.
+        Clarkson's idea of keeping the points that made earlier samples fail:
+        once the incumbent is optimal its basis is in ``R``.  The certificate
+        does not depend on how ``R`` was chosen.  ``False`` gives the plain
+        Basis2 sampling.
+    verbose : int, default=0
+        ``> 0`` prints one log line per round (time, rounds, nodes, incumbent,
+        lower bound, relative gap, violators); ``> 1`` also the inner branch
+        and bound's log.
 
     Returns
     -------
     result : TSVMResult
-        ``labels`` and ``alpha, b`` of the certified labeling, or of the best one
-        by the corrected score; ``objective`` is always re-evaluated on the whole
-        set (one warm-started L2-SVM solve).
+        The incumbent (always inside the balance window, ``objective``
+        evaluated on the whole set), the proven ``lower_bound`` and
+        ``is_global_optimum``.
 
     Notes
     -----
-    One round (Algorithm 1 of the randomized paper): draw ``R`` with
-    probability :math:`\propto\mu` without replacement; ``BB`` on :math:`L\cup R`
-    gives :math:`(\mathrm{obj}_R, y_R, f)`; violators
-    :math:`V = \{j\in U\setminus R: |f(x_j)| < 1\}`; certificate if
-    :math:`V = \emptyset` and :math:`y_R` with :math:`\operatorname{sign} f` on
-    :math:`U\setminus R` meets the balance window; else :math:`\mu_V \leftarrow
-    2\mu_V` and the incumbent is the minimiser of :math:`\mathrm{obj}_R +
-    C^\star\sum_{j\in V}(1-|f(x_j)|)^2` among the rounds whose induced
-    labeling meets the balance window (any round while there is none).  With
-    ``keep_incumbent_margin`` the incumbent's margin points are part of ``R``.
+    One round: draw ``R`` with probability :math:`\propto\mu` without
+    replacement (plus the incumbent's margin points); solve the relaxed sample
+    problem :math:`P_R` (positives in ``R`` anywhere in
+    :math:`[\max(0, p_{lo} - (u - r)), \min(r, p_{hi})]`) by branch and bound,
+    warm-started with the incumbent's labels on ``R``; raise the lower bound to
+    its optimum; violators :math:`V = \{j\in U\setminus R: |f(x_j)| < 1\}` get
+    :math:`\mu_V \leftarrow 2\mu_V`; the labeling (``R`` from the branch and
+    bound, :math:`\operatorname{sign} f` elsewhere, the least confident points
+    flipped to meet the balance window) is improved by alternating
+    minimisation on the whole set and replaces the incumbent when better.  The
+    run stops with a certificate when incumbent and lower bound meet (module
+    docstring: why this is a proof, and why it includes Clarkson's "no
+    violator and balanced" rule), or when ``max_iter``, ``max_nodes``,
+    ``time_limit`` or ``callback`` stops it; the incumbent is then the best
+    labeling found and ``lower_bound`` tells how far from optimal it can be.
 
-    Without a balance constraint the certificate is a proof (Observations
-    3.1–3.3 of the paper: points outside the margin do not change the SVM).  The
-    balance constraint, however, is not local — the sample is solved under the
-    *scaled* count ``round(r |R|)`` — so with it the certificate is the paper's
-    criterion rather than a proof; ``sample_size == u`` is exact.
+    The relaxed window is wide when ``r`` is small against ``u`` (no balance
+    constraint in the sample at all when ``r <= min(p_lo, u - p_hi)``), so
+    with a strict balance constraint whose unconstrained sample optimum is
+    unbalanced, the lower bound may stay below the optimum: the result is then
+    "best found", with its gap.
 
     References
     ----------
@@ -583,6 +770,7 @@ def tsvm_randomized(
     when the dimension is small", Journal of the ACM 42(2), 1995.
     """
     K, y = _check_problem(K, y)
+    _check_limits(max_nodes, time_limit)
     t0 = time.perf_counter()
     deadline = None if time_limit is None else t0 + time_limit
     L = np.flatnonzero(y != 0)
@@ -597,48 +785,87 @@ def tsvm_randomized(
             f"sample_size={sample_size} is larger than the number of unlabeled "
             f"points u={u}."
         )
+    if sample_size < 1 and u > 0:
+        raise ValueError(f"sample_size must be at least 1, got {sample_size}.")
+    if max_iter < 1:
+        raise ValueError(f"max_iter must be at least 1, got {max_iter}.")
     rng = check_random_state(random_state)
     mu = np.ones(u)
-    if sample_balance not in ("incumbent", "scaled"):
-        raise ValueError(
-            f"sample_balance must be 'incumbent' or 'scaled', got {sample_balance!r}."
+    if u == 0:
+        res = tsvm_branch_and_bound(K, y, C=C, C_star=C_star)
+        return dataclasses.replace(
+            res, termination="certificate", n_rounds=0, weights=mu
         )
-    lo_R, hi_R = balance_bounds(sample_size, r_frac, balance_tol)
-    slack_R = hi_R - balance_bounds(sample_size, r_frac, 0.0)[1]
-    if sample_balance == "incumbent":
-        root = l2svm_primal(K[np.ix_(L, L)], y[L], np.full(L.size, C))
-        f_guess = K[np.ix_(U, L)] @ root.alpha + root.b
-    best: dict | None = None
+    r = sample_size
+    progress = _Progress(
+        verbose,
+        t0,
+        f"randomized (Clarkson), u={u}, r={r}, positives in [{lo}, {hi}]",
+    )
+    lo_X, hi_X = max(0, lo - (u - r)), min(r, hi)  # the relaxation's window
+    slack_R = int(math.floor(balance_tol * r + 1e-9))
+    cost = np.where(y != 0, C, C_star)
+    root = l2svm_primal(K[np.ix_(L, L)], y[L], np.full(L.size, C))
+    lower = root.objective  # the SVM on L alone: a lower bound
+    guide_f = K[np.ix_(U, L)] @ root.alpha + root.b  # steers the search windows
+    guide_score = np.inf
+    inc_labels: np.ndarray | None = None
+    inc: L2SVMResult | None = None
+    inc_viol = 0
     history: list = []
     n_nodes = 0
-    termination = "max_iter"
     n_rounds = 0
-    for n_rounds in range(1, max_iter + 1):  # noqa: B007 - reported
-        if sample_size == u:
+    n_proofs = 0
+    proof_seed: np.ndarray | None = None
+    stall = 0  # failed proofs since the incumbent last improved
+    n_full = 0
+    certified = False
+    termination = "max_iter"
+
+    def upper() -> float:
+        return np.inf if inc is None else inc.objective
+
+    def budget() -> int | None:
+        return None if max_nodes is None else max(1, max_nodes - n_nodes)
+
+    def inner_progress(what: str) -> _Progress | None:
+        if verbose > 1:
+            return _Progress(verbose - 1, t0, f"round {n_rounds}: {what}")
+        return None
+
+    while True:
+        if n_rounds >= max_iter:
+            termination = "max_iter"
+            break
+        if deadline is not None and time.perf_counter() >= deadline:
+            termination = "time_limit"
+            break
+        if max_nodes is not None and n_nodes >= max_nodes:
+            termination = "max_nodes"
+            break
+        n_rounds += 1
+        if r == u:
             R = np.arange(u)
         else:
-            R = _draw_sample(rng, mu, sample_size, best, keep_incumbent_margin)
+            seed_f = inc.f[U] if inc is not None else None
+            R = _draw_sample(rng, mu, r, seed_f, keep_incumbent_margin, proof_seed)
         sub = np.r_[L, U[R]]
-        y_sub = y[sub]
-        if sample_balance == "incumbent":
-            if best is not None:
-                f_guess = best["f_U"]
-            centre = int(np.count_nonzero(_balanced_signs(f_guess, lo, hi)[R] > 0))
-            lo_R = max(0, centre - slack_R)
-            hi_R = min(sample_size, centre + slack_R)
-        hints = None
-        if best is not None:
-            hints = [best["f_U"][R]]
+        K_sub = K[np.ix_(sub, sub)]
+        ref = inc_labels if inc_labels is not None else _balanced_signs(guide_f, lo, hi)
+        hints = [ref[R]]
+        # (1) search: the sample under the count the reference labeling has in R
+        centre = int(np.count_nonzero(ref[R] > 0))
         s = _branch_and_bound(
-            K[np.ix_(sub, sub)],
-            y_sub,
+            K_sub,
+            y[sub],
             C=C,
             C_star=C_star,
-            lo=lo_R,
-            hi=hi_R,
+            lo=max(lo_X, centre - slack_R),
+            hi=min(hi_X, centre + slack_R),
             hints=hints,
-            max_nodes=max_nodes,
+            max_nodes=budget(),
             deadline=deadline,
+            progress=inner_progress("search"),
         )
         n_nodes += s.n_nodes
         sol = s.best_sol
@@ -647,72 +874,158 @@ def tsvm_randomized(
         in_R = np.zeros(u, bool)
         in_R[R] = True
         V = (~in_R) & (np.abs(f_U) < 1.0)
-        labels = np.where(f_U >= 0, 1.0, -1.0)
-        labels[R] = s.best_labels
-        n_pos = int(np.count_nonzero(labels > 0))
-        balance_ok = lo <= n_pos <= hi
         n_viol = int(np.count_nonzero(V))
-        exact_round = s.termination == "complete"
+        induced = np.where(f_U >= 0, 1.0, -1.0)
+        induced[R] = s.best_labels
+        n_pos = int(np.count_nonzero(induced > 0))
+        balance_ok = lo <= n_pos <= hi
         score = sol.objective + C_star * float(np.sum((1.0 - np.abs(f_U[V])) ** 2))
+        if score < guide_score or inc is None:
+            guide_f, guide_score = f_U, score
+        # (2) incumbent: a balanced labeling near the induced one, improved by
+        # alternating minimisation on the whole set (skipped while the sample
+        # solution leaves many violators: those full solves are large)
+        improved = False
+        if inc is None or n_viol <= r:
+            pref = f_U.copy()
+            pref[R] = s.best_labels * (1.0 + np.abs(f_U[R]))
+            alpha_sub = np.zeros(y.size)
+            alpha_sub[sub] = sol.alpha
+            cand_labels, cand = _full_descent(
+                K,
+                y,
+                cost,
+                U,
+                lo,
+                hi,
+                _balanced_signs(pref, lo, hi),
+                alpha_sub,
+                sol.b,
+                max_steps=5,
+            )
+            if cand.objective < upper():
+                inc_labels, inc, inc_viol, improved = cand_labels, cand, n_viol, True
+        # (3) proof attempt when Clarkson's rule fires on the searched sample:
+        # solve the relaxation P_R exactly; its optimum is a lower bound
+        exact = s.termination == "complete"
+        proofs_before = n_proofs
+        if exact and n_viol == 0 and balance_ok:
+            n_proofs += 1
+            p = _branch_and_bound(
+                K_sub,
+                y[sub],
+                C=C,
+                C_star=C_star,
+                lo=lo_X,
+                hi=hi_X,
+                hints=[s.best_labels, inc_labels[R]],
+                max_nodes=budget(),
+                deadline=deadline,
+                progress=inner_progress("proof"),
+            )
+            n_nodes += p.n_nodes
+            lower = max(lower, min(p.lower_bound(), upper()))
+            exact = p.termination == "complete"
+            # the relaxation's violators: only they can raise its optimum
+            # (points outside its margin join at no cost); sample them next
+            ps = p.best_sol
+            pp = np.flatnonzero(ps.alpha)
+            a_P = np.abs(K[np.ix_(U, sub[pp])] @ ps.alpha[pp] + ps.b)
+            a_P[R] = np.inf
+            proof_seed = np.flatnonzero(a_P < 1.0)
+            proof_seed = proof_seed[np.argsort(a_P[proof_seed], kind="stable")]
+            mu[proof_seed] *= 2.0
+        stall = 0 if improved else stall + (n_proofs > proofs_before)
+        certified = _rel_gap(upper(), lower) <= CERTIFICATE_RTOL
+        if not certified and exact and stall >= full_search_after:
+            # (4) the relaxations do not close the gap: branch and bound over
+            # the whole set from the incumbent, for the rest of the budget
+            full = _branch_and_bound(
+                K,
+                y,
+                C=C,
+                C_star=C_star,
+                lo=lo,
+                hi=hi,
+                hints=[(inc_labels, inc)],
+                root_descent=False,
+                max_nodes=budget(),
+                deadline=deadline,
+                progress=inner_progress("whole set"),
+            )
+            n_nodes += full.n_nodes
+            n_full += 1
+            if full.best_obj < upper():
+                inc_labels, inc, inc_viol = full.best_labels, full.best_sol, 0
+                improved = True
+            lower = max(lower, min(full.lower_bound(), upper()))
+            certified = _rel_gap(upper(), lower) <= CERTIFICATE_RTOL
+            exact = full.termination == "complete"
+            p = full
         record = {
             "round": n_rounds,
             "objective_R": sol.objective,
-            "score": score,
+            "lower_bound": lower,
+            "incumbent": upper(),
+            "gap": _rel_gap(upper(), lower),
             "n_violators": n_viol,
             "n_positive": n_pos,
             "balance_ok": balance_ok,
-            "n_nodes": s.n_nodes,
-            "exact": exact_round,
+            "n_nodes": n_nodes,
+            "proofs": n_proofs,
+            "whole_set_searches": n_full,
             "time": time.perf_counter() - t0,
         }
         history.append(record)
-        certified = exact_round and n_viol == 0 and balance_ok
-        # balanced labelings first, then the corrected score
-        if (
-            certified
-            or best is None
-            or (not balance_ok, score) < (not best["balance_ok"], best["score"])
-        ):
-            alpha = np.zeros(y.size)
-            alpha[sub] = sol.alpha
-            best = {
-                "score": score,
-                "labels": labels,
-                "alpha": alpha,
-                "b": sol.b,
-                "f_U": f_U,
-                "n_viol": n_viol,
-                "balance_ok": balance_ok,
-            }
+        progress.line(
+            "*" if improved else " ",
+            n_rounds,
+            n_nodes,
+            upper(),
+            lower,
+            f"obj_R={sol.objective:.6g} violators={n_viol} positives={n_pos}"
+            f"{'' if balance_ok else ' (unbalanced)'} proofs={n_proofs}"
+            f"{' whole-set search' if n_full else ''}",
+        )
         if certified:
             termination = "certificate"
             break
         mu[V] *= 2.0
-        if not exact_round:
-            termination = s.termination
+        if not exact:
+            termination = (
+                s.termination if s.termination != "complete" else (p.termination)
+            )
             break
         if callback is not None and callback(record):
             termination = "callback"
             break
-    # the objective of the returned labeling on the whole set (warm start)
-    y_full = y.copy()
-    y_full[U] = best["labels"]
-    cost = np.where(y != 0, C, C_star)
-    f0 = np.empty(y.size)
-    f0[U] = best["f_U"]
-    supp = np.flatnonzero(best["alpha"])
-    f0[L] = K[np.ix_(L, supp)] @ best["alpha"][supp] + best["b"]
-    full = l2svm_primal(K, y_full, cost, alpha0=best["alpha"], b0=best["b"], f0=f0)
+    if inc is None:  # stopped before any incumbent: one balanced labeling
+        inc_labels, inc = _full_descent(
+            K,
+            y,
+            cost,
+            U,
+            lo,
+            hi,
+            _balanced_signs(guide_f, lo, hi),
+            None,
+            None,
+            max_steps=1,
+        )
+    if certified:
+        lower = min(lower, inc.objective)
+    progress.line(" ", n_rounds, n_nodes, inc.objective, lower, termination)
     return TSVMResult(
-        labels=best["labels"],
-        alpha=full.alpha,
-        b=full.b,
-        objective=full.objective,
-        is_global_optimum=termination == "certificate",
+        labels=inc_labels,
+        alpha=inc.alpha,
+        b=inc.b,
+        objective=inc.objective,
+        is_global_optimum=certified,
         termination=termination,
         n_nodes=n_nodes,
         n_rounds=n_rounds,
         weights=mu,
-        n_violators=best["n_viol"],
+        n_violators=inc_viol,
         history=history,
+        lower_bound=float(min(lower, inc.objective)),
     )
