@@ -133,8 +133,9 @@ class TSVMResult:
     weights : ndarray of shape (u,) or None
         Final sampling weights :math:`\\mu` (randomized method only).
     n_violators : int
-        Points of ``U`` inside the margin of the returned solution that are not
-        in the sample it came from (0 for the branch and bound).
+        Randomized method: violators (points of ``U`` outside the sample inside
+        its solution's margin) of the sample solution the returned labeling
+        was built from; 0 for the branch and bound.
     history : list of dict
         One record per round (randomized) or per improvement of the incumbent
         (branch and bound).
@@ -808,7 +809,7 @@ def tsvm_randomized(
     root = l2svm_primal(K[np.ix_(L, L)], y[L], np.full(L.size, C))
     lower = root.objective  # the SVM on L alone: a lower bound
     guide_f = K[np.ix_(U, L)] @ root.alpha + root.b  # steers the search windows
-    guide_score = np.inf
+    guide_key = (True, np.inf)  # (unbalanced, corrected score) of the guide
     inc_labels: np.ndarray | None = None
     inc: L2SVMResult | None = None
     inc_viol = 0
@@ -847,12 +848,12 @@ def tsvm_randomized(
         if r == u:
             R = np.arange(u)
         else:
-            seed_f = inc.f[U] if inc is not None else None
+            seed_f = guide_f if guide_key[0] is False else None
             R = _draw_sample(rng, mu, r, seed_f, keep_incumbent_margin, proof_seed)
         sub = np.r_[L, U[R]]
         K_sub = K[np.ix_(sub, sub)]
-        ref = inc_labels if inc_labels is not None else _balanced_signs(guide_f, lo, hi)
-        hints = [ref[R]]
+        ref = _balanced_signs(guide_f, lo, hi)
+        hints = [ref[R]] if inc_labels is None else [ref[R], inc_labels[R]]
         # (1) search: the sample under the count the reference labeling has in R
         centre = int(np.count_nonzero(ref[R] > 0))
         s = _branch_and_bound(
@@ -880,13 +881,13 @@ def tsvm_randomized(
         n_pos = int(np.count_nonzero(induced > 0))
         balance_ok = lo <= n_pos <= hi
         score = sol.objective + C_star * float(np.sum((1.0 - np.abs(f_U[V])) ** 2))
-        if score < guide_score or inc is None:
-            guide_f, guide_score = f_U, score
+        if (not balance_ok, score) < guide_key:
+            guide_f, guide_key = f_U, (not balance_ok, score)
         # (2) incumbent: a balanced labeling near the induced one, improved by
         # alternating minimisation on the whole set (skipped while the sample
         # solution leaves many violators: those full solves are large)
         improved = False
-        if inc is None or n_viol <= r:
+        if balance_ok or n_viol <= r:
             pref = f_U.copy()
             pref[R] = s.best_labels * (1.0 + np.abs(f_U[R]))
             alpha_sub = np.zeros(y.size)
