@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from semisvm.kernels import kernel_matrix
 from semisvm.models._tsvm import ExactTSVM
@@ -271,7 +272,7 @@ def test_randomized_certificate_on_unbalanced_moons_matches_branch_and_bound(tol
             sample_size=10,
             max_iter=10,
             random_state=seed,
-            full_search_after=10**9,
+            full_search_after=None,
         )
         lo, hi = balance_bounds(14, 0.5, tol)
         assert lo <= np.count_nonzero(rnd.labels > 0) <= hi
@@ -317,7 +318,7 @@ def test_randomized_stopped_early_is_balanced_with_valid_bound():
             C_star=1.0,
             sample_size=8,
             random_state=0,
-            full_search_after=10**9,
+            full_search_after=None,
             **kw,
         )
         lo, hi = balance_bounds(30, 0.5)
@@ -398,6 +399,81 @@ def test_estimator_time_limit_warns_and_is_not_certified():
         clf.fit(X, y)
     assert not clf.is_global_optimum_
     assert clf.termination_condition_ == "max_nodes"
+    # the incumbent is balanced; its gap is measured against a proven bound
+    assert np.count_nonzero(clf.transduction_[y == -1] == 1) == 19
+    exact = ExactTSVM(method="branch_and_bound", gamma=1.0, C_star=0.5).fit(X, y)
+    assert exact.is_global_optimum_ and exact.gap_ == 0.0
+    assert clf.lower_bound_ <= exact.objective_ + 1e-12 <= clf.objective_ + 2e-12
+    assert clf.gap_ == pytest.approx(
+        (clf.objective_ - clf.lower_bound_) / clf.objective_
+    )
+
+
+@pytest.mark.parametrize("method", ["randomized", "branch_and_bound"])
+def test_estimator_limits_warn_with_gap(method):
+    X, t = _blobs(1, n_per=20, sep=0.5)
+    y = np.where(t == 0, -1, np.where(t > 0, 1, 0))
+    clf = ExactTSVM(method=method, gamma=1.0, C_star=0.5, max_nodes=2, sample_size=8)
+    with pytest.warns(ConvergenceWarning, match=r"relative gap .*%.*gap_"):
+        clf.fit(X, y)
+    assert not clf.is_global_optimum_ and clf.gap_ > 0
+    assert clf.termination_condition_ == "max_nodes"
+    assert np.count_nonzero(clf.transduction_[y == -1] == 1) == 19
+    assert ExactTSVM().time_limit == 60.0  # a default budget
+
+
+def test_estimator_verbose_log(capsys):
+    X, t = _blobs(0, n_per=8)
+    y = np.where(t == 0, -1, np.where(t > 0, 1, 0))
+    ExactTSVM(gamma=0.2, C_star=10.0, sample_size=6, verbose=1, random_state=0).fit(
+        X, y
+    )
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("[ExactTSVM] randomized")
+    assert lines[1].split()[:6] == [
+        "time_s",
+        "rounds",
+        "nodes",
+        "incumbent",
+        "lower_bnd",
+        "gap",
+    ]
+
+
+def test_estimator_one_vs_rest_matches_binary_problems():
+    rng = np.random.default_rng(0)
+    centres = np.array([[0.0, 4.0], [4.0, -2.0], [-4.0, -2.0]])
+    X = np.concatenate([rng.normal(size=(5, 2)) + c for c in centres])
+    y = np.full(15, -1)
+    y[[0, 5, 10]] = [10, 20, 30]
+    clf = ExactTSVM(method="branch_and_bound", gamma=0.2, C=10.0, C_star=10.0)
+    clf.fit(X, y)
+    np.testing.assert_array_equal(clf.classes_, [10, 20, 30])
+    K = kernel_matrix(X, kernel="rbf", gamma=0.2)
+    F = np.empty((15, 3))
+    for c, lab in enumerate([10, 20, 30]):
+        t = np.where(y == -1, 0.0, np.where(y == lab, 1.0, -1.0))
+        ref = tsvm_branch_and_bound(K, t, C=10.0, C_star=10.0)
+        assert abs(clf.objective_[c] - ref.objective) <= 1e-8 * ref.objective
+        F[:, c] = K @ ref.alpha + ref.b
+    assert clf.is_global_optimum_ and clf.gap_ == 0.0
+    np.testing.assert_allclose(clf.decision_function(X), F, atol=1e-8)
+    np.testing.assert_array_equal(clf.predict(X), np.array([10, 20, 30])[F.argmax(1)])
+    np.testing.assert_array_equal(clf.transduction_, np.repeat([10, 20, 30], 5))
+    with pytest.raises(ValueError, match="positive_fraction applies to two"):
+        ExactTSVM(positive_fraction=0.3).fit(X, y)
+
+
+@parametrize_with_checks(
+    [ExactTSVM(), ExactTSVM(method="branch_and_bound")],
+    expected_failed_checks=lambda est: {
+        # -1 is the "unlabeled" marker (scikit-learn's semi-supervised
+        # convention): a check that trains on labels {-1, 1} sees one class
+        "check_classifiers_classes": "-1 marks unlabeled points",
+    },
+)
+def test_sklearn_common_checks(estimator, check):
+    check(estimator)
 
 
 # ----------------------------------------------------------------------------
@@ -409,12 +485,10 @@ def _xy():
     return X, np.where(t == 0, -1, np.where(t > 0, 1, 0))
 
 
-def test_more_than_two_classes_is_rejected():
+def test_continuous_target_is_rejected():
     X, y = _xy()
-    y = y.copy()
-    y[3] = 2
-    with pytest.raises(ValueError, match="binary only.*3 classes"):
-        ExactTSVM().fit(X, y)
+    with pytest.raises(ValueError, match="Unknown label type"):
+        ExactTSVM().fit(X, y + 0.5)
 
 
 @pytest.mark.parametrize("bad", [0.0, 1.0, -0.2, 1.5])

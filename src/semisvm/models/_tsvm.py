@@ -9,6 +9,7 @@ import warnings
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._validation import (
@@ -298,6 +299,7 @@ class ExactTSVM(ClassifierMixin, BaseEstimator):
             y_numeric=False,
         )
         check_finite(X, "X")
+        check_classification_targets(y)
         labeled, classes, y_enc = split_labeled(y)
         n_classes = classes.size
         if n_classes > 2 and self.positive_fraction is not None:

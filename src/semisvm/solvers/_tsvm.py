@@ -246,6 +246,7 @@ class _Search:
         deadline: float | None,
         callback: Callable | None,
         progress: _Progress | None = None,
+        branch: str = "confident",
     ) -> None:
         self.K, self.y0, self.cost0, self.U = K, y, cost, U
         self.C_star, self.lo, self.hi = C_star, lo, hi
@@ -260,6 +261,7 @@ class _Search:
         self.termination = "complete"
         self.root_obj = 0.0
         self.stack: list = []
+        self.branch = branch
 
     # -- helpers ---------------------------------------------------------------
     def _solve(self, y, cost, warm: L2SVMResult | None) -> L2SVMResult:
@@ -400,7 +402,10 @@ class _Search:
                 )
             if self._prunable(sol.objective + bound - slack):
                 continue
-            k = int(np.argmax(np.abs(f_free)))
+            if self.branch == "margin":  # least confident: raises bounds fast
+                k = int(np.argmin(np.abs(f_free)))
+            else:  # most confident: good labelings early
+                k = int(np.argmax(np.abs(f_free)))
             jj = int(free[k])
             sj = s[k]
             # push the second choice first so that sign f(x_j) is explored first
@@ -444,11 +449,15 @@ def _branch_and_bound(
     callback: Callable | None = None,
     progress: _Progress | None = None,
     root_descent: bool = True,
+    branch: str = "confident",
 ) -> _Search:
     """Branch and bound on ``K`` with ``y == 0`` marking the unlabeled points.
 
     The initial upper bound comes from alternating minimisation started at the
     root's balanced sign labeling (``root_descent``) and at each hint.
+    ``branch='confident'`` branches on the free point of largest :math:`|f|`
+    (finds good labelings early); ``'margin'`` on the smallest (raises the
+    bounds fastest: for proving a good incumbent optimal).
     """
     U = np.flatnonzero(y == 0)
     cost = np.where(y != 0, C, 0.0)
@@ -464,6 +473,7 @@ def _branch_and_bound(
         deadline=deadline,
         callback=callback,
         progress=progress,
+        branch=branch,
     )
     root = l2svm_primal(K, search.y0, cost)
     search.root_obj = root.objective
@@ -692,7 +702,7 @@ def tsvm_randomized(
     random_state=None,
     callback: Callable | None = None,
     keep_incumbent_margin: bool = True,
-    full_search_after: int = 3,
+    full_search_after: int | None = 2,
     verbose: int = 0,
 ) -> TSVMResult:
     r"""Exact L2-loss transductive SVM by random sampling (Clarkson's Basis2).
@@ -726,6 +736,13 @@ def tsvm_randomized(
         once the incumbent is optimal its basis is in ``R``.  The certificate
         does not depend on how ``R`` was chosen.  ``False`` gives the plain
         Basis2 sampling.
+    full_search_after : int or None, default=2
+        After this many failed relaxation proofs without a better incumbent,
+        or after the last round, run the branch and bound over the whole set
+        (``None``: never), started from the
+        incumbent and branching on the least confident points, for the rest of
+        the budget: it either proves the incumbent (or a better labeling)
+        optimal or leaves the smallest open-node bound as the lower bound.
     verbose : int, default=0
         ``> 0`` prints one log line per round (time, rounds, nodes, incumbent,
         lower bound, relative gap, violators); ``> 1`` also the inner branch
@@ -755,6 +772,12 @@ def tsvm_randomized(
     violator and balanced" rule), or when ``max_iter``, ``max_nodes``,
     ``time_limit`` or ``callback`` stops it; the incumbent is then the best
     labeling found and ``lower_bound`` tells how far from optimal it can be.
+    Proofs are attempted only when Clarkson's rule fires on a searched sample
+    (no violator, induced labeling balanced); the searched sample's count
+    window is centred on the guiding labeling's count in ``R`` (fast, but not
+    a relaxation: its optimum is never used as a bound).  After
+    ``full_search_after`` failed proofs the whole-set branch and bound takes
+    over.
 
     The relaxed window is wide when ``r`` is small against ``u`` (no balance
     constraint in the sample at all when ``r <= min(p_lo, u - p_hi)``), so
@@ -938,7 +961,12 @@ def tsvm_randomized(
             mu[proof_seed] *= 2.0
         stall = 0 if improved else stall + (n_proofs > proofs_before)
         certified = _rel_gap(upper(), lower) <= CERTIFICATE_RTOL
-        if not certified and exact and stall >= full_search_after:
+        if (
+            not certified
+            and exact
+            and full_search_after is not None
+            and (stall >= full_search_after or n_rounds >= max_iter)
+        ):
             # (4) the relaxations do not close the gap: branch and bound over
             # the whole set from the incumbent, for the rest of the budget
             full = _branch_and_bound(
@@ -950,6 +978,7 @@ def tsvm_randomized(
                 hi=hi,
                 hints=[(inc_labels, inc)],
                 root_descent=False,
+                branch="margin",
                 max_nodes=budget(),
                 deadline=deadline,
                 progress=inner_progress("whole set"),
