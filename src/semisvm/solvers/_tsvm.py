@@ -31,12 +31,17 @@ window is ``round(r u) +- floor(tol u)`` positives for a positive fraction ``r``
 * :func:`tsvm_randomized` — Clarkson's Basis2 over the branch and bound (the
   STSVM of the randomized paper, Algorithm 1), with a lower bound that makes the
   certificate a proof (below).  Weights :math:`\mu_j = 1` on :math:`U`; each
-  round draws :math:`R \subset U` of ``sample_size`` points, solves the
-  *relaxed* sample problem exactly by branch and bound on :math:`L \cup R`,
-  doubles :math:`\mu` on the violators
-  :math:`V = \{j \in U \setminus R : |f(x_j)| < 1\}`, and turns the sample
-  solution into a balanced labeling of the whole :math:`U` (improved by
-  alternating minimisation on the whole set: the incumbent).
+  round draws :math:`R \subset U` of ``sample_size`` points (the guiding
+  solution's margin points first), solves the sample by branch and bound on
+  :math:`L \cup R` under the count of positives the guiding labeling has in
+  :math:`R` (a fast search, *not* a bound), doubles :math:`\mu` on the
+  violators :math:`V = \{j \in U \setminus R : |f(x_j)| < 1\}`, and turns
+  the sample solution into a balanced labeling of the whole :math:`U`
+  (improved by alternating minimisation on the whole set: the incumbent).
+  When Clarkson's rule fires (no violator, balanced), the *relaxed* sample
+  problem below is solved exactly: its optimum is a lower bound.  If such
+  proofs keep failing, a branch and bound over the whole set started from the
+  incumbent finishes the proof or leaves its open-node bound.
 
 Why the randomized certificate is sound.  Let :math:`|R| = r`.  The *relaxed
 sample problem* :math:`P_R` is the TSVM on :math:`L \cup R` whose number of
