@@ -92,7 +92,8 @@ class ExactTSVM(ClassifierMixin, BaseEstimator):
     max_iter : int, default=100
         Maximum number of sampling rounds (``'randomized'``).
     max_nodes : int or None, default=None
-        Total branch-and-bound node budget (over all rounds and classes).
+        Total branch-and-bound node budget over all rounds (per one-vs-rest
+        problem with more than two classes).
     time_limit : float or None, default=60.0
         Wall-clock limit of the search in seconds (``None``: no limit).  When a
         limit stops the search, the best labeling found is kept,
