@@ -828,7 +828,7 @@ def write_outputs(result: ReproductionResult, out: Path, meta: dict[str, Any]) -
         "kernel gamma = 1/(2 sigma^2); parameters of Tables 8-9",
         "- not available: " + ", ".join(meta["unavailable"])
         + " (no data file; rows show the paper's numbers only)",
-        f"- bias b in LapRLSC, dual, Newton, PCG: {meta.get('fit_intercept')} (False: b = 0,"
+        f"- bias b in LapRLSC, Newton, PCG: {meta.get('fit_intercept')} (False: b = 0,"
         " the default of the authors' code lapsvmp; see notes_g50c.md)",
         f"- dual LapSVM bias: {meta.get('dual_bias')} ('paper': LIBSVM's b kept, dropped on "
         + ", ".join(DATASET_LABELS[d] for d in sorted(DUAL_BIAS_DROPPED)) + ")",
