@@ -98,6 +98,7 @@ __all__ = [
     "write_outputs",
     "plot_two_moons_figures",
     "plot_error_vs_iteration",
+    "update_benchmarks_section",
 ]
 
 ALL_CLASSIFIERS = (
@@ -863,6 +864,39 @@ def write_outputs(result: ReproductionResult, out: Path, meta: dict[str, Any]) -
     p.write_text(json.dumps({**meta, "messages": result.messages}, indent=2) + "\n")
     files.append(p)
     return files
+
+
+BENCH_BEGIN = "<!-- semisvm reproduce: begin (generated, do not edit) -->"
+BENCH_END = "<!-- semisvm reproduce: end -->"
+
+
+def update_benchmarks_section(path: str | Path, out_dir: str | Path) -> Path:
+    """Replace the generated part of BENCHMARKS.md with the tables of ``out_dir``.
+
+    The text between :data:`BENCH_BEGIN` and :data:`BENCH_END` in ``path`` becomes
+    ``out_dir/tables.md`` (its title line dropped, headings moved one level down), so
+    that one ``semisvm reproduce ... --update-benchmarks BENCHMARKS.md`` run
+    regenerates the tables there too.
+
+    Raises
+    ------
+    ValueError
+        If the file lacks the two marker lines.
+    """
+    path = Path(path)
+    text = path.read_text()
+    if BENCH_BEGIN not in text or BENCH_END not in text:
+        raise ValueError(
+            f"{path}: no generated section; add the lines {BENCH_BEGIN!r} and "
+            f"{BENCH_END!r} where the tables should go."
+        )
+    body = (Path(out_dir) / "tables.md").read_text().splitlines()
+    body = [("#" + ln if ln.startswith("## ") else ln) for ln in body[1:]]
+    head, rest = text.split(BENCH_BEGIN, 1)
+    _, tail = rest.split(BENCH_END, 1)
+    path.write_text(head + BENCH_BEGIN + "\n" + "\n".join(body).strip("\n") + "\n"
+                    + BENCH_END + tail)
+    return path
 
 
 # ---------------------------------------------------------------- figures
