@@ -887,7 +887,7 @@ def update_benchmarks_section(path: str | Path, out_dir: str | Path) -> Path:
     text = path.read_text()
     if BENCH_BEGIN not in text or BENCH_END not in text:
         raise ValueError(
-            f"{path}: no generated section; add the lines {BENCH_BEGIN!r} and "
+            f"{path}: no generated section; add the marker lines {BENCH_BEGIN!r} and "
             f"{BENCH_END!r} where the tables should go."
         )
     body = (Path(out_dir) / "tables.md").read_text().splitlines()
