@@ -252,3 +252,41 @@ def test_reproduce_classifier_subset_and_unavailable(tmp_path, capsys):
     rc = main(["reproduce", "--data-dir", str(DATA), "--datasets", "nope",
                "--out", str(out), "--quiet"])
     assert rc == 1 and "nope" in capsys.readouterr().err
+
+
+def test_update_benchmarks_section(tmp_path):
+    from semisvm.experiments._reproduce import (
+        BENCH_BEGIN,
+        BENCH_END,
+        update_benchmarks_section,
+    )
+
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "tables.md").write_text("# Title\n\n- command: x\n\n## Table 3 - t\n\n| a |\n")
+    bench = tmp_path / "BENCHMARKS.md"
+    bench.write_text(f"# B\n\nprose\n\n{BENCH_BEGIN}\nold table\n{BENCH_END}\n\n## Perf\n")
+    update_benchmarks_section(bench, out)
+    text = bench.read_text()
+    assert "old table" not in text and "# Title" not in text
+    assert "### Table 3 - t" in text and "- command: x" in text
+    assert text.startswith("# B\n\nprose\n") and text.endswith("## Perf\n")
+    # idempotent: a second run gives the same file
+    update_benchmarks_section(bench, out)
+    assert bench.read_text() == text
+    bench.write_text("no markers\n")
+    with pytest.raises(ValueError, match="marker"):
+        update_benchmarks_section(bench, out)
+
+
+def test_reproduce_rejects_bad_dual_bias_and_missing_markers(tmp_path, capsys):
+    from semisvm.experiments._reproduce import run_reproduction
+
+    with pytest.raises(ValueError, match="dual_bias"):
+        run_reproduction("g50c", data_dir=tmp_path, dual_bias="sometimes")
+    bench = tmp_path / "B.md"
+    bench.write_text("no markers\n")
+    rc = main(["reproduce", "--data-dir", str(tmp_path), "--datasets", "g50c",
+               "--splits", "1", "--out", str(tmp_path / "o"), "--quiet",
+               "--update-benchmarks", str(bench)])
+    assert rc == 1 and "marker" in capsys.readouterr().err

@@ -69,10 +69,21 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--classifiers", default=",".join(ALL_CLASSIFIERS),
                    help="comma-separated subset of " + ",".join(ALL_CLASSIFIERS))
     r.add_argument("--random-state", type=int, default=0)
-    r.add_argument("--graph-weight", choices=("binary", "heat"), default="binary")
+    r.add_argument("--graph-weight", choices=("heat", "binary"), default="heat",
+                   help="kNN graph weights (default heat, t = mean edge length: the "
+                   "authors' code default)")
     r.add_argument("--no-intrinsic-bias", dest="intrinsic_bias", action="store_false",
                    help="intrinsic term on K alpha only (Eq. 7 as printed) instead of "
                    "K alpha + b (footnote 1, normalized Laplacian)")
+    r.add_argument("--fit-intercept", action="store_true",
+                   help="fit a bias b in LapRLSC, dual, Newton and PCG (default: b = 0, "
+                   "as the authors' code lapsvmp does with the normalized Laplacian)")
+    r.add_argument("--dual-bias", choices=("paper", "fitted", "dropped"), default="paper",
+                   help="bias of the dual LapSVM: LIBSVM's b kept (fitted), dropped, or "
+                   "paper (dropped on G50C only, see notes_g50c.md)")
+    r.add_argument("--update-benchmarks", metavar="FILE", default=None,
+                   help="also replace the generated tables of FILE (BENCHMARKS.md) "
+                   "between its 'semisvm reproduce' marker lines")
     r.add_argument("--no-figures", dest="figures", action="store_false")
     r.add_argument("--blas-threads", type=int, default=1,
                    help="BLAS threads during the run (0 = library default)")
@@ -118,8 +129,21 @@ def build_parser() -> argparse.ArgumentParser:
 
 # ---------------------------------------------------------------- reproduce
 def _cmd_reproduce(args: argparse.Namespace, argv: Sequence[str]) -> int:
-    from .experiments._reproduce import run_reproduction
+    from .experiments._reproduce import (
+        BENCH_BEGIN,
+        BENCH_END,
+        run_reproduction,
+        update_benchmarks_section,
+    )
 
+    if args.update_benchmarks is not None:  # fail before the run, not after it
+        bench = Path(args.update_benchmarks)
+        text = bench.read_text() if bench.is_file() else ""
+        if BENCH_BEGIN not in text or BENCH_END not in text:
+            raise ValueError(
+                f"--update-benchmarks {bench}: file missing or without the marker lines "
+                f"{BENCH_BEGIN!r} and {BENCH_END!r}."
+            )
     clfs = [c.strip() for c in args.classifiers.split(",") if c.strip()]
     command = "semisvm " + " ".join(shlex.quote(a) for a in argv)
     t0 = time.perf_counter()
@@ -127,6 +151,7 @@ def _cmd_reproduce(args: argparse.Namespace, argv: Sequence[str]) -> int:
         args.datasets, data_dir=args.data_dir, n_splits=args.splits, classifiers=clfs,
         out_dir=args.out, random_state=args.random_state,
         graph_weight=args.graph_weight, intrinsic_bias=args.intrinsic_bias,
+        fit_intercept=args.fit_intercept, dual_bias=args.dual_bias,
         figures=args.figures, progress=not args.quiet, command=command,
         blas_threads=args.blas_threads or None,
     )
@@ -138,6 +163,9 @@ def _cmd_reproduce(args: argparse.Namespace, argv: Sequence[str]) -> int:
     out = Path(args.out)
     print(f"Done in {time.perf_counter() - t0:.1f} s. Tables: {out / 'tables.md'}")
     print(f"Per-split results: {out / 'per_split.csv'}; {len(res.files)} files written.")
+    if args.update_benchmarks is not None:
+        update_benchmarks_section(args.update_benchmarks, out)
+        print(f"Generated tables replaced in {args.update_benchmarks}.")
     return 0
 
 

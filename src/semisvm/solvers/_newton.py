@@ -52,6 +52,7 @@ def _base_matrix(Kd: np.ndarray, L: Any, gamma_a: float, gamma_i: float) -> np.n
 def _system(
     Kd: np.ndarray, M: np.ndarray, lab: np.ndarray, E: np.ndarray,
     gL1: np.ndarray | None = None, gKL1: np.ndarray | None = None,
+    fit_intercept: bool = True,
 ) -> np.ndarray:
     n = Kd.shape[0]
     idx = lab[E]
@@ -66,6 +67,10 @@ def _system(
         A[0, 0] += gL1.sum()
         A[0, 1:] += gKL1
         A[1:, 0] += gL1
+    if not fit_intercept:  # b = 0: the first row and column become e_0
+        A[0, :] = 0.0
+        A[1:, 0] = 0.0
+        A[0, 0] = 1.0
     return A
 
 
@@ -101,6 +106,7 @@ def lapsvm_newton(
     gamma_i: float = 0.0,
     max_iter: int = 50,
     intrinsic_bias: bool = False,
+    fit_intercept: bool = True,
 ) -> SolveResult:
     """Train C LapSVM columns in the primal by Newton's method (Eq. 11).
 
@@ -117,6 +123,11 @@ def lapsvm_newton(
     intrinsic_bias : bool, default=False
         Apply the intrinsic term to :math:`K\alpha + b1` instead of :math:`K\alpha`
         (identical for the plain Laplacian, where :math:`L1 = 0`).
+    fit_intercept : bool, default=True
+        Learn the unregularised bias b; False fixes b = 0 (the default of the
+        authors' code ``lapsvmp``, ``UseBias = 0``, which refuses a bias with
+        the normalized Laplacian; Newton's system keeps its first row as
+        :math:`b = 0`).
 
     Returns
     -------
@@ -145,9 +156,9 @@ def lapsvm_newton(
         E = np.ones(lab.size, dtype=bool)  # alpha = 0: every labeled point errs
         obj = _objective(Ka, a_c, b_c, y_l, lab, L, gamma_a, gamma_i, intrinsic_bias=ib)
         for it in range(1, max_iter + 1):
-            A = _system(Kd, M, lab, E, gL1, gKL1)
+            A = _system(Kd, M, lab, E, gL1, gKL1, fit_intercept)
             rhs = np.zeros(n + 1)
-            rhs[0] = y_l[E].sum()
+            rhs[0] = y_l[E].sum() if fit_intercept else 0.0
             rhs[1 + lab[E]] = y_l[E]
             try:
                 z = sla.solve(A, rhs, check_finite=False)
@@ -195,6 +206,7 @@ def laprls_direct(
     gamma_a: float = 1.0,
     gamma_i: float = 0.0,
     intrinsic_bias: bool = False,
+    fit_intercept: bool = True,
 ) -> SolveResult:
     """LapRLS by one direct solve of Eq. 15 (all columns share one LU factorisation).
 
@@ -205,6 +217,10 @@ def laprls_direct(
         +1/-1 on labeled rows, 0 on unlabeled rows.
     L : sparse matrix, default=None
     gamma_a, gamma_i : float
+    intrinsic_bias : bool, default=False
+        See :func:`lapsvm_newton`.
+    fit_intercept : bool, default=True
+        False fixes the bias at 0 (see :func:`lapsvm_newton`).
 
     Returns
     -------
@@ -218,9 +234,9 @@ def laprls_direct(
     lab = np.flatnonzero(np.any(Y != 0, axis=1))
     M = _base_matrix(Kd, L, gamma_a, gamma_i)
     gL1, gKL1 = _bias_terms(Kd, L, gamma_i, intrinsic_bias)
-    A = _system(Kd, M, lab, np.ones(lab.size, dtype=bool), gL1, gKL1)
+    A = _system(Kd, M, lab, np.ones(lab.size, dtype=bool), gL1, gKL1, fit_intercept)
     rhs = np.zeros((n + 1, C))
-    rhs[0] = Y[lab].sum(axis=0)
+    rhs[0] = Y[lab].sum(axis=0) if fit_intercept else 0.0
     rhs[1 + lab] = Y[lab]
     lu = sla.lu_factor(A, check_finite=False)
     z = sla.lu_solve(lu, rhs, check_finite=False)

@@ -75,6 +75,7 @@ def lapsvm_pcg(
     alpha0: np.ndarray | None = None,
     b0: np.ndarray | None = None,
     intrinsic_bias: bool = False,
+    fit_intercept: bool = True,
     callback: Callable[[dict], Any] | None = None,
     record_history: bool = False,
     K_eval: Any = None,
@@ -124,6 +125,10 @@ def lapsvm_pcg(
         Validation targets in {-1, +1}.
     alpha0, b0 : ndarray, default=None
         Starting point (not modified); zero by default (Algorithm 1).
+    fit_intercept : bool, default=True
+        Learn the unregularised bias b; False keeps b at ``b0`` (zero by default):
+        the default of the authors' code ``lapsvmp`` (``UseBias = 0``), the only
+        setting it allows with the normalized Laplacian.
     callback : callable, default=None
         Called after every iteration with a dict (``iteration``, ``alpha``, ``b``,
         ``objective``, ``active``); returning True stops the run ("callback").
@@ -195,6 +200,8 @@ def lapsvm_pcg(
         gb = res.sum(axis=0)
         if L1 is not None:
             gb = gb + gamma_i * LKa[:, cols].sum(axis=0)
+        if not fit_intercept:  # b stays at b0 (0): no bias direction
+            gb = np.zeros_like(gb)
         return gb, ga, E
 
     def objective(cols: np.ndarray) -> np.ndarray:
@@ -231,7 +238,7 @@ def lapsvm_pcg(
     crit0 = crit_values(gb, ga, Kga, pg_dot, obj, obj)
     if alpha0 is not None or b0 is not None:
         # normalise by the values at z = 0 (the paper's t = 0), not at the warm start
-        gb0 = -Yl.sum(axis=0)
+        gb0 = -Yl.sum(axis=0) if fit_intercept else np.zeros(C)
         ga0 = np.zeros((n, C))
         ga0[lab] = -Yl
         Kga0 = Kop @ ga0
