@@ -58,6 +58,7 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from joblib import Parallel, delayed
 
 from ..datasets._loaders import (
     canonical_name,
@@ -428,6 +429,38 @@ def _parse_datasets(datasets: Iterable[str] | str | None) -> tuple[list[str], li
     return ok, missing
 
 
+def _run_split(
+    data: Any, name: str, k: int, split: Split, clfs: Sequence[str], *, sigma: float,
+    nn: int, p: int, graph_weight: str, intrinsic_bias: bool, fit_intercept: bool,
+    dual_bias: str,
+) -> list[dict[str, Any]]:
+    """The records of every classifier on one split (one unit of parallel work)."""
+    prep = prepare_split(data.X, data.y, split, sigma=sigma, n_neighbors=nn,
+                         power=p, graph_weight=graph_weight)
+    records = []
+    for clf in clfs:
+        ga, gi = REG_PARAMS[name][clf]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                rec = run_classifier(
+                    prep, clf, ga, gi, intrinsic_bias=intrinsic_bias,
+                    fit_intercept=fit_intercept,
+                    dual_drop_bias=_drop_dual_bias(dual_bias, name))
+            except ImportError as exc:  # the dual solver may be absent
+                rec = {"time": np.nan, "termination": f"unavailable: {exc}"}
+        rec.pop("result", None)
+        rec.update(
+            dataset=name, split=k, repeat=split.repeat, fold=split.fold,
+            classifier=clf, gamma_a=ga, gamma_i=gi,
+            n_L=split.labeled.size, n_U=split.unlabeled.size,
+            n_V=split.validation.size, n_T=split.test.size,
+            time_kernel=prep.times["kernel"], time_graph=prep.times["graph"],
+        )
+        records.append(rec)
+    return records
+
+
 def run_reproduction(
     datasets: Iterable[str] | str | None = None,
     *,
@@ -444,6 +477,7 @@ def run_reproduction(
     progress: bool = True,
     command: str | None = None,
     blas_threads: int | None = 1,
+    n_jobs: int | None = None,
     _threads_used: int | None = None,
 ) -> ReproductionResult:
     """Run the paper's protocol and write tables, CSVs and figures.
@@ -482,6 +516,12 @@ def run_reproduction(
         the library default.  One thread gives stable timings on a shared
         machine, where multi-threaded BLAS can be ten times slower on
         matrix-vector products.
+    n_jobs : int, default=None
+        Splits run in parallel through joblib (``None``: one after the other).
+        Under ``joblib.parallel_backend("dask")`` they run on the workers of the
+        current Dask client.  The error tables do not depend on it; the time
+        columns of parallel runs share the cores and are not the paper's Table 3
+        protocol (keep ``None`` for timings).
 
     Returns
     -------
@@ -533,29 +573,20 @@ def run_reproduction(
             n_l, _, n_v, _ = TABLE2_SIZES[name]
             splits = paper_splits(data.y, n_l, n_v, n_splits=n_splits,
                                   random_state=random_state)
-            for k, split in enumerate(splits):
-                prep = prepare_split(data.X, data.y, split, sigma=sigma, n_neighbors=nn,
-                                     power=p, graph_weight=graph_weight)
-                for clf in clfs:
-                    ga, gi = REG_PARAMS[name][clf]
-                    with warnings.catch_warnings():
-                        warnings.simplefilter("ignore")
-                        try:
-                            rec = run_classifier(
-                                prep, clf, ga, gi, intrinsic_bias=intrinsic_bias,
-                                fit_intercept=fit_intercept,
-                                dual_drop_bias=_drop_dual_bias(dual_bias, name))
-                        except ImportError as exc:  # the dual solver may be absent
-                            rec = {"time": np.nan, "termination": f"unavailable: {exc}"}
-                    rec.pop("result", None)
-                    rec.update(
-                        dataset=name, split=k, repeat=split.repeat, fold=split.fold,
-                        classifier=clf, gamma_a=ga, gamma_i=gi,
-                        n_L=split.labeled.size, n_U=split.unlabeled.size,
-                        n_V=split.validation.size, n_T=split.test.size,
-                        time_kernel=prep.times["kernel"], time_graph=prep.times["graph"],
-                    )
-                    records.append(rec)
+            jobs = (
+                delayed(_run_split)(
+                    data, name, k, split, clfs, sigma=sigma, nn=nn, p=p,
+                    graph_weight=graph_weight, intrinsic_bias=intrinsic_bias,
+                    fit_intercept=fit_intercept, dual_bias=dual_bias,
+                )
+                for k, split in enumerate(splits)
+            )
+            # splits are independent: joblib runs them in turn (n_jobs=None), on
+            # local processes, or on a Dask cluster under parallel_backend("dask")
+            for k, recs in enumerate(
+                Parallel(n_jobs=n_jobs, return_as="generator")(jobs)
+            ):
+                records.extend(recs)
                 bar.update(f"{DATASET_LABELS[name]} split {k + 1}/{len(splits)}")
         summary = summarize(records)
         result = ReproductionResult(records, summary, out, messages)

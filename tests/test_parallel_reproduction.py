@@ -1,0 +1,53 @@
+"""The reproduction's splits run in parallel through joblib with unchanged results."""
+
+from __future__ import annotations
+
+import pytest
+
+from semisvm.datasets._loaders import DataFileNotFoundError, resolve_data_dir
+from semisvm.experiments import run_reproduction
+
+
+def _data_dir():
+    try:
+        d = resolve_data_dir()
+    except DataFileNotFoundError:
+        return None
+    return d if (d / "g50c.npz").exists() else None
+
+
+DATA = _data_dir()
+pytestmark = [
+    pytest.mark.data,
+    pytest.mark.skipif(DATA is None, reason="benchmark data directory missing"),
+]
+
+
+def _errors(res):
+    keys = ("err_L", "err_U", "err_V", "err_T")
+    return [
+        (r["classifier"], r["split"], tuple(r.get(k) for k in keys)) for r in res.records
+    ]
+
+
+def test_parallel_splits_equal_sequential():
+    kw = dict(data_dir=DATA, n_splits=2, figures=False, progress=False,
+              classifiers=["svm", "laprlsc", "newton", "pcg_stability"])
+    seq = run_reproduction("g50c", **kw)
+    par = run_reproduction("g50c", n_jobs=2, **kw)
+    assert len(seq.records) == 8
+    assert _errors(par) == _errors(seq)
+
+
+def test_splits_on_a_dask_cluster():
+    distributed = pytest.importorskip("distributed")
+    import joblib
+
+    kw = dict(data_dir=DATA, n_splits=2, figures=False, progress=False,
+              classifiers=["laprlsc", "newton"])
+    seq = run_reproduction("g50c", **kw)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1,
+                                  dashboard_address=None, silence_logs=50) as cluster, \
+            distributed.Client(cluster), joblib.parallel_backend("dask"):
+        par = run_reproduction("g50c", n_jobs=2, **kw)
+    assert _errors(par) == _errors(seq)
