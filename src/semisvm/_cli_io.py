@@ -186,6 +186,7 @@ def _read_text_raw(
         dup = sorted({n for n in names if names.count(n) > 1})
         raise CLIError(f"{path}: duplicate column name(s) in the header: {', '.join(dup)}")
     ncol = len(rows[0])
+    _check_rectangular(path, sep, ncol)
     try:
         reader = pd.read_csv(
             path, sep=sep, header=None, skiprows=1 if has_header else 0, dtype=str,
@@ -215,6 +216,17 @@ def _read_text_raw(
             raise CLIError(f"{path}: {_parser_message(exc, sep)}") from None
 
     return gen(), sep, names
+
+
+def _check_rectangular(path: Path, sep: str, ncol: int) -> None:
+    """Every non-blank line has ``ncol`` fields (pandas pads short rows silently)."""
+    with open(path, encoding="utf-8", errors="replace", newline="") as fh:
+        for line_no, row in enumerate(csv.reader(fh, delimiter=sep), start=1):
+            if row and len(row) != ncol and any(c.strip() for c in row):
+                raise CLIError(
+                    f"{path}: ragged rows: line {line_no} has {len(row)} fields, the "
+                    f"first line {ncol} (delimiter {sep!r})"
+                )
 
 
 def _ragged_row(df: Any, ncol: int) -> int:
@@ -404,8 +416,9 @@ def _read_npz(p: Path, label_column: str | None) -> Table:
             y = np.asarray(f["y"]) if "y" in keys and label_column != "none" else None
     except CLIError:
         raise
-    except (OSError, ValueError, zipfile.BadZipFile) as exc:
-        raise CLIError(f"{p}: not a readable npz file ({exc})") from None
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+        raise CLIError(f"{p}: not a readable npz file ({type(exc).__name__}: "
+                       f"{str(exc).splitlines()[0] if str(exc) else ''})") from None
     if X.ndim != 2:
         raise CLIError(f"{p}: array 'X' must be 2-D, got shape {X.shape}")
     if X.dtype.kind not in "iufb":

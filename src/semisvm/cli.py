@@ -34,6 +34,7 @@ import re
 import shlex
 import sys
 import time
+import warnings
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
@@ -485,10 +486,15 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     n, d = X.shape
     out.log(f"{n} rows, {d} features, {int((~unl).sum())} labeled, {classes.size} "
             f"classes; fitting {type(est).__name__}")
-    try:
-        est.fit(X, y)
-    except ValueError as exc:
-        raise CLIError(f"{data}: {_option_message(str(exc).splitlines()[0])}") from None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            est.fit(X, y)
+        except ValueError as exc:
+            raise CLIError(f"{data}: {_option_message(str(exc).splitlines()[0])}") from None
+    notes = list(dict.fromkeys(str(w.message).splitlines()[0] for w in caught))
+    for note in notes:
+        print(f"semisvm fit: warning: {note}", file=sys.stderr)
     out.log("fitted")
     target = args.output or args.model_out
     bundle = {
@@ -530,7 +536,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
         "n_rows": n, "n_features": d, "n_labeled": n_lab, "n_unlabeled": n - n_lab,
         "classes": [format_label(c) for c in classes], "n_iter": n_iter,
         "termination_condition": term, "fit_seconds": fit_s,
-        "unlabeled_predicted_counts": counts,
+        "unlabeled_predicted_counts": counts, "warnings": notes,
     })
     return out.done()
 
