@@ -88,7 +88,7 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
 
 
-def _estimator_class(name: str) -> type:
+def _estimator_class(name: str) -> type[Any]:
     module, cls = MODELS[name]
     return getattr(importlib.import_module(module), cls)
 
@@ -98,7 +98,7 @@ def _docstring_params(cls: type) -> dict[str, tuple[str, str]]:
     try:
         from sklearn.externals._numpydoc.docscrape import NumpyDocString
     except ImportError:  # pragma: no cover - scikit-learn moved its vendored copy
-        from numpydoc.docscrape import NumpyDocString  # type: ignore[no-redef]
+        from numpydoc.docscrape import NumpyDocString
     doc = NumpyDocString(inspect.getdoc(cls) or "")
     out: dict[str, tuple[str, str]] = {}
     for p in doc["Parameters"]:
