@@ -38,6 +38,11 @@ extensions = [
 ]
 
 templates_path = ["_templates"]
+# Docstrings write the set sizes of the papers as |L|, |U|, |V|, |T|: render
+# them literally instead of as (undefined) reST substitutions.
+rst_prolog = "\n".join(
+    f".. |{s}| unicode:: U+007C U+{ord(s):04X} U+007C" for s in "LUVT"
+) + "\n"
 exclude_patterns = ["_build", "**.ipynb_checkpoints", "auto_examples/*.ipynb",
                     "auto_examples/*.py", "auto_examples/*.zip"]
 html_theme = "pydata_sphinx_theme"
