@@ -120,6 +120,7 @@ def test_predict_json_without_output(files, model, capsys):
 
 
 @pytest.mark.parametrize("kind", ["tsv-no-header", "semicolon", "parquet", "npz",
+                                  "pandas-index",
                                   "svmlight", "label-first-index", "question-mark",
                                   "joblib"])
 def test_formats_and_markers(files, tmp_path, capsys, kind):
@@ -146,6 +147,9 @@ def test_formats_and_markers(files, tmp_path, capsys, kind):
     elif kind == "npz":
         f = tmp_path / "d.npz"
         np.savez(f, X=X, y=yl)
+    elif kind == "pandas-index":  # to_csv() with its index: not a feature
+        f = tmp_path / "d.csv"
+        pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "y": yl}).to_csv(f)
     elif kind == "svmlight":
         from sklearn.datasets import dump_svmlight_file
 

@@ -187,6 +187,11 @@ def _read_text_raw(
         raise CLIError(f"{path}: duplicate column name(s) in the header: {', '.join(dup)}")
     ncol = len(rows[0])
     _check_rectangular(path, sep, ncol)
+    # pandas' to_csv() writes the index as a first column with an empty name:
+    # it is a row number, not a feature (pandas' read_csv(index_col=0) convention)
+    index_col = names is not None and ncol > 1 and names[0] in ("", "Unnamed: 0")
+    if index_col:
+        names = names[1:]
     try:
         reader = pd.read_csv(
             path, sep=sep, header=None, skiprows=1 if has_header else 0, dtype=str,
@@ -211,7 +216,7 @@ def _read_text_raw(
                         f"fields than the first line ({ncol}, delimiter {sep!r})"
                     )
                 offset += df.shape[0]
-                yield df
+                yield df.iloc[:, 1:] if index_col else df
         except pd.errors.ParserError as exc:
             raise CLIError(f"{path}: {_parser_message(exc, sep)}") from None
 
