@@ -89,7 +89,8 @@ def plot_decision_boundary(
         levels=np.linspace(-1, 1, 22), extend="both", **common)
     ax.contour(disp.xx0, disp.xx1, disp.response, levels=[0.0], colors="k",
                linewidths=2)
-    fig.colorbar(disp.surface_, ax=ax, label="f(x) (clipped to [-1, 1])")
+    fig.colorbar(disp.surface_, ax=ax, label="f(x) (clipped to [-1, 1])",
+                 ticks=[-1.0, -0.5, 0.0, 0.5, 1.0])
     y = np.asarray(y)
     u = y == -1
     ax.scatter(X[u, 0], X[u, 1], s=6, c="k")
