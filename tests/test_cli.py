@@ -98,6 +98,20 @@ def test_predict_reorders_named_columns_and_reports_accuracy(files, model, capsy
     assert f"{100 * acc:.2f}%" in err
 
 
+def test_predict_headerless_label_first(tmp_path, capsys):
+    """A model trained with the label in column 0 drops column 0 of a query too."""
+    X, y, y_true = _moons()
+    np.savetxt(tmp_path / "train.csv", np.c_[y, X], delimiter=",", fmt="%.17g")
+    np.savetxt(tmp_path / "test.csv", np.c_[y_true, X], delimiter=",", fmt="%.17g")
+    m = tmp_path / "m"
+    assert main(["fit", str(tmp_path / "train.csv"), "--label-column", "0", "-o",
+                 str(m)]) == 0
+    rc, out, err = _run(["score", m, tmp_path / "test.csv", "--json"], capsys)
+    est = load_model(m)["estimator"]
+    assert rc == 0 and json.loads(out)["accuracy"] == pytest.approx(
+        np.mean(est.predict(X) == y_true))
+
+
 def test_score_and_json(files, model, capsys):
     d, X, y, y_true, Xq, yq = files
     rc, out, err = _run(["score", model, d / "test.csv", "--json"], capsys)

@@ -190,7 +190,7 @@ def _read_text_raw(
     # pandas' to_csv() writes the index as a first column with an empty name:
     # it is a row number, not a feature (pandas' read_csv(index_col=0) convention)
     index_col = names is not None and ncol > 1 and names[0] in ("", "Unnamed: 0")
-    if index_col:
+    if names is not None and index_col:
         names = names[1:]
     try:
         reader = pd.read_csv(

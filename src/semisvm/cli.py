@@ -555,8 +555,13 @@ def _query_label_spec(path: str, bundle: dict[str, Any], args: argparse.Namespac
     label_name = bundle.get("label_name")
     if names and label_name in names:
         return label_name
+    trained = bundle.get("feature_names")
+    if names and trained and set(trained) <= set(names):
+        return "none"  # features picked by name, other columns ignored
     nf = bundle["n_features"]
     if ncol == nf + 1:
+        if not names and label_name and label_name.lstrip("-").isdigit():
+            return label_name  # headerless: the label sat at this index in training
         return "last"
     if ncol == nf:
         return "none"
