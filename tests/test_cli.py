@@ -104,8 +104,8 @@ def test_predict_headerless_label_first(tmp_path, capsys):
     np.savetxt(tmp_path / "train.csv", np.c_[y, X], delimiter=",", fmt="%.17g")
     np.savetxt(tmp_path / "test.csv", np.c_[y_true, X], delimiter=",", fmt="%.17g")
     m = tmp_path / "m"
-    assert main(["fit", str(tmp_path / "train.csv"), "--label-column", "0", "-o",
-                 str(m)]) == 0
+    assert _run(["fit", tmp_path / "train.csv", "--label-column", "0", "-o", m],
+                capsys)[0] == 0
     rc, out, err = _run(["score", m, tmp_path / "test.csv", "--json"], capsys)
     est = load_model(m)["estimator"]
     assert rc == 0 and json.loads(out)["accuracy"] == pytest.approx(
