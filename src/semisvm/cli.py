@@ -461,9 +461,9 @@ def _make_estimator(args: argparse.Namespace, out: _Out) -> Any:
                         getattr(est, "_parameter_constraints", {}))
     except ValueError as exc:
         raise CLIError(_option_message(str(exc))) from None
-    es = est.get_params().get("early_stopping")
-    if es in ("validation", "mixed") and est.get_params().get(
-            "validation_fraction") is None:
+    prm = est.get_params()
+    if prm.get("early_stopping") in ("validation", "mixed") and prm.get(
+            "solver") == "pcg" and prm.get("validation_fraction") is None:
         est.set_params(validation_fraction=0.2)
         out.log("early stopping on validation data: holding out 20% of the labeled rows")
     return est
