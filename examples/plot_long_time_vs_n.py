@@ -3,7 +3,7 @@ Training time against the number of points
 ===========================================
 
 Fit time of the LapSVM solvers and of LapRLS as the training set grows, on a
-10-class mixture with 0.2% of the points labeled (at least one per class).
+10-class mixture with 2% of the points labeled.
 The primal PCG solver costs :math:`O(n^2)` per iteration and per class and
 stops early; Newton, the direct LapRLS solve and the dual solver cost
 :math:`O(n^3)`.  At small :math:`n`, one factorisation (dual, direct) can beat a
