@@ -6,6 +6,7 @@ the data sets (a synthetic digits-like mixture and the full USPS set).
 
 from __future__ import annotations
 
+import argparse
 import datetime as _dt
 import json
 import os
@@ -159,19 +160,53 @@ def run_worker(script: Path, args: list[str], python: str | None = None,
     return json.loads(lines[-1])
 
 
-def markdown_table(header: list[str], rows: list[list[Any]]) -> str:
-    """A GitHub markdown table."""
-    def fmt(v: Any) -> str:
-        if isinstance(v, float):
-            if v != v:
-                return "n/a"
-            return f"{v:.3g}" if abs(v) < 1000 else f"{v:.0f}"
-        return str(v)
+def fmt_cell(v: Any) -> str:
+    """A table cell: floats to 3 significant digits, NaN/None as n/a, booleans yes/no."""
+    if v is None:
+        return "n/a"
+    if isinstance(v, bool | np.bool_):
+        return "yes" if v else "no"
+    if isinstance(v, float | np.floating):
+        if v != v:
+            return "n/a"
+        return f"{v:.3g}" if abs(v) < 1000 else f"{v:.0f}"
+    return str(v)
 
+
+def markdown_table(header: list[str], rows: list[list[Any]],
+                   fmt: Callable[[Any], str] = fmt_cell) -> str:
+    """A GitHub markdown table; ``fmt`` formats each cell (default :func:`fmt_cell`)."""
     lines = ["| " + " | ".join(header) + " |",
              "|" + "|".join("---" for _ in header) + "|"]
     lines += ["| " + " | ".join(fmt(v) for v in r) + " |" for r in rows]
     return "\n".join(lines)
+
+
+def records_table(records: list[dict[str, Any]], columns: list[str],
+                  fmt: Callable[[Any], str] = fmt_cell) -> str:
+    """A markdown table of dict records, one column per key (missing keys blank)."""
+    return markdown_table(columns, [[r.get(c, "") for c in columns] for r in records],
+                          fmt=fmt)
+
+
+def bench_parser(doc: str | None, *, data: bool = True, worker: bool = False,
+                 quick_help: str = "small sizes (CI smoke test)") -> argparse.ArgumentParser:
+    """Argument parser with the options every benchmark script shares.
+
+    ``--quick`` (CI smoke mode), ``--no-save`` (print only, do not append to
+    ``results/``), ``--data`` (data folder: ``$SEMISVM_DATA``, else
+    ../shared/data) and the hidden ``--worker`` of scripts that run each
+    measurement in a fresh process (:func:`run_worker`).
+    """
+    ap = argparse.ArgumentParser(description=(doc or "").strip().split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help=quick_help)
+    ap.add_argument("--no-save", action="store_true", help="do not append to results/")
+    if data:
+        ap.add_argument("--data", default=None, help="data folder (default "
+                        "$SEMISVM_DATA, else ../shared/data)")
+    if worker:
+        ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    return ap
 
 
 def append_results(name: str, title: str, command: str, body: str,

@@ -131,14 +131,10 @@ def lamda_python() -> str | None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--data", default=None)
+    ap = cm.bench_parser(__doc__, worker=True)
     ap.add_argument("--datasets", nargs="*", default=["usps_b", "synthetic"])
     ap.add_argument("--methods", nargs="*", default=list(METHODS))
     ap.add_argument("--timeout", type=float, default=1800.0)
-    ap.add_argument("--no-save", action="store_true")
-    ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--method", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--split", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)

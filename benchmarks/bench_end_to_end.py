@@ -123,10 +123,7 @@ def worker(args: argparse.Namespace) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--data", default=None, help="data folder (default $SEMISVM_DATA "
-                    "or ../shared/data)")
+    ap = cm.bench_parser(__doc__, worker=True)
     ap.add_argument("--datasets", nargs="*", default=["synthetic", "usps"])
     ap.add_argument("--methods", nargs="*", default=None,
                     help="default: all (pcg64 left out with --quick)")
@@ -139,8 +136,6 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--stability-value-tol", type=float, default=0.05)
     ap.add_argument("--max-iter", type=int, default=3000)
     ap.add_argument("--timeout", type=float, default=3600.0)
-    ap.add_argument("--no-save", action="store_true")
-    ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--dataset", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--method", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)

@@ -19,7 +19,6 @@ Prints the tables and appends them to ``benchmarks/results/floor.md``.
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 import warnings
@@ -112,11 +111,9 @@ def bench_n(n: int, dtype, repeat: int, rng: np.random.Generator) -> dict:
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true", help="small sizes (CI smoke test)")
+    ap = cm.bench_parser(__doc__, data=False)
     ap.add_argument("--sizes", type=int, nargs="*", default=None)
     ap.add_argument("--repeat", type=int, default=None)
-    ap.add_argument("--no-save", action="store_true", help="do not append to results/")
     args = ap.parse_args(argv)
     sizes = args.sizes or ([1500, 3000] if args.quick else [3000, 6000, 12000])
     repeat = args.repeat or (3 if args.quick else 5)

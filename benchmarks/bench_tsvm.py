@@ -48,6 +48,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.semi_supervised import SelfTrainingClassifier
 from sklearn.svm import SVC
 
+import _common as cm  # noqa: E402 - benchmarks/_common.py, beside this script
 from semisvm.datasets import make_two_moons
 from semisvm.kernels import kernel_matrix, resolve_gamma
 from semisvm.models._tsvm import ExactTSVM
@@ -289,10 +290,7 @@ def fmt(v):
 
 
 def table(rows):
-    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
-    for r in rows:
-        lines.append("| " + " | ".join(fmt(r.get(c)) for c in COLUMNS) + " |")
-    return "\n".join(lines)
+    return cm.records_table(rows, COLUMNS, fmt=fmt)
 
 
 def main(argv=None):

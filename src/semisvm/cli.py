@@ -1,52 +1,240 @@
-"""Command line interface: ``semisvm reproduce | fit | predict``.
+"""Command line interface: ``semisvm fit | predict | score | info | reproduce``.
 
 Examples
 --------
-Reproduce the experiments of Melacci & Belkin (2011) on G50C with 2 splits::
+Train a LapSVM on a CSV file whose column ``y`` holds class names, with blank
+cells for the unlabeled rows, then label another file::
 
-    semisvm reproduce --data-dir ../shared/data --datasets g50c --splits 2 --out res
+    semisvm fit data.csv --label-column y -o model
+    semisvm predict model query.csv -o predictions.csv
+    semisvm score model test.csv --label-column y --json
 
-Train a LapSVM on your own file (last CSV column = label, -1 = unlabeled) and
-predict on another one::
+Reproduce the experiments of Melacci & Belkin (2011) on G50C with 2 splits
+(needs the benchmark data, see ``semisvm reproduce --help``)::
 
-    semisvm fit --train train.csv --model-out model.pkl --gamma-a 1e-2 --gamma-i 1
-    semisvm predict --model model.pkl --data test.csv --out preds.csv
+    semisvm reproduce --datasets g50c --splits 2 --out res
+
+Every estimator option (``semisvm fit --help``) is generated from the
+estimator's signature and numpydoc docstring, so the command line follows the
+Python API.  Input errors are reported as one line naming the file, column or
+option (exit status 1; usage errors 2); ``--traceback`` shows the Python
+traceback instead.
 """
 
 from __future__ import annotations
 
 import argparse
-import pickle
+import csv
+import importlib
+import inspect
+import json
+import numbers
+import platform
+import re
 import shlex
 import sys
 import time
-from collections.abc import Sequence
+import warnings
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
-__all__ = ["main", "build_parser"]
+from . import __version__
+from ._cli_io import (
+    FORMATS,
+    CLIError,
+    Table,
+    format_label,
+    iter_table,
+    load_model,
+    peek_columns,
+    read_table,
+    save_model,
+    split_labels,
+)
+from ._validation import Interval, Options, validate_params
 
-_MODEL_FORMAT = "semisvm-cli-model-1"
+__all__ = ["main", "build_parser", "estimator_options"]
+
+#: Estimators the command line can train: name -> (module, class).
+MODELS: dict[str, tuple[str, str]] = {
+    "lapsvm": ("semisvm.models", "LapSVM"),
+    "laprls": ("semisvm.models", "LapRLS"),
+}
+#: Estimator parameters with no command-line option (and why).
+SKIPPED_PARAMS = {
+    "verbose": "set by --verbose",
+    "record_history": "no use outside Python",
+    "kernel_params": "only for callable kernels",
+}
+#: Constraints of the command-line level options (checked like estimator parameters).
+_CLI_CONSTRAINTS: dict[str, list] = {
+    "batch_size": [Interval(numbers.Integral, 1, None)],
+    "header": [Options(("auto", "yes", "no"))],
+    "format": [Options(FORMATS)],
+    "model_format": [Options(("auto", "skops", "joblib"))],
+    "sigma": [None, Interval(numbers.Real, 0, None, closed="neither")],
+}
+_DEFAULT_UNLABELED = ("", "-1")
 
 
-def _float_or_str(v: str) -> float | str:
+# ----------------------------------------------------------------- parser
+class _Parser(argparse.ArgumentParser):
+    """argparse with a one-line error message (no usage dump)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
+def _estimator_class(name: str) -> type[Any]:
+    module, cls = MODELS[name]
+    return getattr(importlib.import_module(module), cls)
+
+
+def _docstring_params(cls: type) -> dict[str, tuple[str, str]]:
+    """``name -> (type line, description)`` from a numpydoc class docstring."""
     try:
-        return float(v)
-    except ValueError:
-        return v
+        from sklearn.externals._numpydoc.docscrape import NumpyDocString
+    except ImportError:  # pragma: no cover - scikit-learn moved its vendored copy
+        from numpydoc.docscrape import NumpyDocString
+    doc = NumpyDocString(inspect.getdoc(cls) or "")
+    out: dict[str, tuple[str, str]] = {}
+    for p in doc["Parameters"]:
+        desc = " ".join(line.strip() for line in p.desc)
+        for name in p.name.split(","):
+            out[name.strip()] = (p.type, desc)
+    return out
+
+
+def _plain(text: str) -> str:
+    """reST to plain text for --help (and argparse's %-formatting)."""
+    text = re.sub(r":math:`([^`]*)`", r"\1", text)
+    text = re.sub(r":\w+:`~?([^`]*)`", r"\1", text)
+    for tex, plain in ((r"\\lceil", "ceil("), (r"\\rceil", ")"), (r"\\ge\b", ">="),
+                       (r"\\le\b", "<="), (r"\\sqrt\s*", "sqrt "), (r"\\\|", "|"),
+                       (r"\\([A-Za-z]+)", r"\1")):
+        text = re.sub(tex, plain, text)
+    text = text.replace("``", "")
+    return text.replace("%", "%%")
+
+
+def estimator_options() -> dict[str, dict[str, Any]]:
+    """Command-line options of the trainable estimators, from their docstrings.
+
+    Returns
+    -------
+    dict
+        ``parameter name -> {'flag', 'help', 'models', 'constraints'}`` for every
+        ``__init__`` parameter of the estimators in ``MODELS`` except those in
+        ``SKIPPED_PARAMS``.  The help is the parameter's numpydoc type and
+        description, with each estimator's default.
+    """
+    opts: dict[str, dict[str, Any]] = {}
+    for model in MODELS:
+        cls = _estimator_class(model)
+        docs = _docstring_params(cls)
+        sig = inspect.signature(cls.__init__)
+        constraints = getattr(cls, "_parameter_constraints", {})
+        for name, prm in sig.parameters.items():
+            if name == "self" or name in SKIPPED_PARAMS or prm.kind in (
+                    prm.VAR_KEYWORD, prm.VAR_POSITIONAL):
+                continue
+            entry = opts.setdefault(name, {
+                "flag": "--" + name.replace("_", "-"), "models": {}, "help": "",
+                "type": "", "constraints": constraints.get(name, []),
+            })
+            entry["models"][model] = prm.default
+            if not entry["help"] and name in docs:
+                entry["type"] = docs[name][0].split(", default")[0]
+                entry["help"] = docs[name][1]
+    for entry in opts.values():
+        defaults = "; ".join(f"{m}: {v!r}" for m, v in entry["models"].items())
+        text = entry["help"]
+        only = "" if len(entry["models"]) == len(MODELS) else \
+            f" [only {', '.join(entry['models'])}]"
+        kind = f"{entry['type']}. " if entry["type"] else ""
+        text = f"{text} " if text else ""
+        entry["help"] = _plain(f"{kind}{text}Default {defaults}.{only}")
+    return opts
+
+
+def _parse_value(text: str, constraints: list) -> Any:
+    """A command-line string as the Python value an estimator parameter expects."""
+    low = text.strip().lower()
+    if low == "none" and (None in constraints or not constraints):
+        return None
+    if "boolean" in constraints and low in ("true", "false", "yes", "no", "1", "0"):
+        return low in ("true", "yes", "1")
+    if text.strip()[:1] in "{[":
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError:
+            pass
+    kinds = {c.type for c in constraints if isinstance(c, Interval)}
+    if numbers.Integral in kinds or "random_state" in constraints:
+        try:
+            return int(text)
+        except ValueError:
+            pass
+    if numbers.Real in kinds or numbers.Integral in kinds:
+        try:
+            return float(text)
+        except ValueError:
+            pass
+    if not constraints:
+        for conv in (int, float):
+            try:
+                return conv(text)
+            except ValueError:
+                pass
+    return text
+
+
+def _add_common(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("output and diagnostics")
+    g.add_argument("-v", "--verbose", action="count", default=0,
+                   help="progress on stderr (-vv: also solver iterations)")
+    g.add_argument("--json", action="store_true",
+                   help="print a JSON summary on stdout (for scripts)")
+    g.add_argument("--traceback", action="store_true",
+                   help="show the Python traceback of an error instead of one line")
+
+
+def _add_input(p: argparse.ArgumentParser, *, label_default: str) -> None:
+    g = p.add_argument_group(
+        "input file",
+        "CSV/TSV/TXT (delimiter sniffed, header detected), Parquet, svmlight/libsvm "
+        "or npz (arrays X, y).")
+    g.add_argument("--label-column", default=label_default, metavar="COL",
+                   help="label column: a header name, an index (0 = first, -1 = last), "
+                   f"'last' or 'none' (default: {label_default})")
+    g.add_argument("--unlabeled", action="append", metavar="MARK", default=None,
+                   help="label text that marks an unlabeled row; repeat for several; "
+                   "'' is an empty cell (default: '' and '-1')")
+    g.add_argument("--format", choices=FORMATS, default="auto",
+                   help="file format (default: from the extension)")
+    g.add_argument("--delimiter", default=None,
+                   help="field delimiter of a text table (default: sniffed; '\\t' = tab)")
+    g.add_argument("--header", choices=("auto", "yes", "no"), default="auto",
+                   help="whether the first row of a text table names the columns")
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``semisvm`` command."""
     from .experiments._reproduce import ALL_CLASSIFIERS, DEFAULT_DATASETS
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="semisvm",
-        description="Semi-supervised kernel classification (LapSVM, LapRLS).",
+        description="Semi-supervised kernel classification (LapSVM, LapRLS): train on "
+        "a data file whose unlabeled rows have an empty (or -1) label, predict, score.",
+        epilog="Run 'semisvm COMMAND --help' for the options of a command.",
     )
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser.add_argument("--version", action="version",
+                        version=f"semisvm {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
+                                parser_class=_Parser)
 
     r = sub.add_parser(
         "reproduce",
@@ -89,45 +277,151 @@ def build_parser() -> argparse.ArgumentParser:
                    help="BLAS threads during the run (0 = library default)")
     r.add_argument("--quiet", action="store_true", help="no progress bar")
 
-    f = sub.add_parser("fit", help="train a LapSVM / LapRLS on a data file")
-    f.add_argument("--train", required=True,
-                   help="csv (last column = label), npz (X, y) or svmlight file")
-    f.add_argument("--model-out", default="model.pkl")
-    f.add_argument("--unlabeled-label", type=float, default=-1,
-                   help="label value that marks an unlabeled row (default -1)")
-    f.add_argument("--model", choices=("lapsvm", "laprls"), default="lapsvm")
-    f.add_argument("--solver", default=None,
-                   help="lapsvm: pcg | newton | dual; laprls: direct | pcg")
-    f.add_argument("--gamma-a", type=float, default=1e-6)
-    f.add_argument("--gamma-i", type=float, default=1.0)
-    f.add_argument("--kernel", default="rbf", choices=("rbf", "poly", "linear"))
-    f.add_argument("--gamma", type=_float_or_str, default="median",
-                   help="RBF gamma = 1/(2 sigma^2), or 'median' / 'scale'")
-    f.add_argument("--sigma", type=float, default=None,
-                   help="Gaussian width (sets gamma = 1/(2 sigma^2))")
-    f.add_argument("--degree", type=int, default=3)
-    f.add_argument("--n-neighbors", type=int, default=10)
-    f.add_argument("--graph-weight", choices=("binary", "heat"), default="binary")
-    f.add_argument("--laplacian-power", type=int, default=1)
-    f.add_argument("--unnormalized-laplacian", action="store_true")
-    f.add_argument("--early-stopping", default="stability",
-                   choices=("stability", "validation", "mixed", "none"))
-    f.add_argument("--max-iter", type=int, default=1000)
-    f.add_argument("--tol", type=float, default=1e-6)
-    f.add_argument("--random-state", type=int, default=None)
+    # ---- fit
+    f = sub.add_parser(
+        "fit", help="train a model on a data file (unlabeled rows included)",
+        description="Train a semi-supervised classifier on every row of DATA: rows "
+        "whose label is an unlabeled marker are the unlabeled points.  Class names "
+        "(strings or numbers) are kept and written back by 'predict'.")
+    f.add_argument("data", nargs="?", metavar="DATA", help="training data file")
+    f.add_argument("--train", dest="train", help=argparse.SUPPRESS)
+    f.add_argument("-o", "--output", default=None, metavar="MODEL",
+                   help="model file to write (default: semisvm_model.skops, or "
+                   ".joblib without skops)")
+    f.add_argument("--model-out", dest="model_out", help=argparse.SUPPRESS)
+    f.add_argument("--model-format", choices=("auto", "skops", "joblib"),
+                   default="auto",
+                   help="skops (safe to load, default when installed) or joblib (pickle)")
+    _add_input(f, label_default="last")
+    e = f.add_argument_group(
+        "estimator", "Parameters of the estimator (from its docstring; values 'none', "
+        "'true'/'false', numbers, words or JSON).")
+    e.add_argument("--model", choices=tuple(MODELS), default="lapsvm",
+                   help="lapsvm: Laplacian SVM; laprls: Laplacian RLS (default: lapsvm)")
+    e.add_argument("--sigma", type=float, default=None,
+                   help="Gaussian width: sets gamma = 1 / (2 sigma^2)")
+    for name, opt in estimator_options().items():
+        e.add_argument(opt["flag"], dest=f"est__{name}", default=argparse.SUPPRESS,
+                       metavar=name.upper(), help=opt["help"])
+    _add_common(f)
 
-    p = sub.add_parser("predict", help="predict with a model saved by 'semisvm fit'")
-    p.add_argument("--model", required=True)
-    p.add_argument("--data", required=True,
-                   help="csv (a label column is ignored if present: use "
-                   "--has-label), npz (X) or svmlight file")
-    p.add_argument("--has-label", action="store_true",
-                   help="the csv has a last label column (drop it; report accuracy)")
-    p.add_argument("--out", default=None, help="csv of predictions (default: stdout)")
+    # ---- predict
+    p = sub.add_parser(
+        "predict", help="label the rows of a data file with a fitted model",
+        description="Write one row per input row: the predicted class name and the "
+        "decision scores (CSV).  The file is read and predicted in batches.  A label "
+        "column, if present, is dropped (and the accuracy on its labeled rows printed "
+        "on stderr).")
+    p.add_argument("model", nargs="?", metavar="MODEL", help="model file from 'fit'")
+    p.add_argument("data", nargs="?", metavar="DATA", help="data file to label")
+    p.add_argument("--model", dest="model_opt", help=argparse.SUPPRESS)
+    p.add_argument("--data", dest="data_opt", help=argparse.SUPPRESS)
+    p.add_argument("--has-label", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("-o", "--output", default=None, metavar="FILE",
+                   help="CSV file of predictions (default: standard output)")
+    p.add_argument("--out", dest="out", help=argparse.SUPPRESS)
+    p.add_argument("--batch-size", type=int, default=10000,
+                   help="rows read and predicted at a time (default 10000)")
+    p.add_argument("--no-scores", dest="scores", action="store_false",
+                   help="write the predicted class only")
+    p.add_argument("--proba", action="store_true",
+                   help="add class probabilities (estimators with predict_proba)")
+    p.add_argument("--allow-version-mismatch", action="store_true",
+                   help="use a model written by another semisvm version")
+    _add_input(p, label_default="auto")
+    _add_common(p)
+
+    # ---- score
+    s = sub.add_parser(
+        "score", help="accuracy of a fitted model on the labeled rows of a data file",
+        description="Accuracy on the labeled rows of DATA (unlabeled rows ignored).")
+    s.add_argument("model", metavar="MODEL", help="model file from 'fit'")
+    s.add_argument("data", metavar="DATA", help="labeled data file")
+    s.add_argument("--batch-size", type=int, default=10000,
+                   help="rows read and predicted at a time (default 10000)")
+    s.add_argument("--allow-version-mismatch", action="store_true",
+                   help="use a model written by another semisvm version")
+    _add_input(s, label_default="auto")
+    _add_common(s)
+
+    # ---- info
+    i = sub.add_parser("info", help="versions, optional dependencies, or a model file",
+                       description="Print semisvm's version and its dependencies, or "
+                       "describe a model file.")
+    i.add_argument("model", nargs="?", metavar="MODEL", help="model file to describe")
+    i.add_argument("--allow-version-mismatch", action="store_true",
+                   help="describe a model written by another semisvm version")
+    _add_common(i)
     return parser
 
 
-# ---------------------------------------------------------------- reproduce
+# ----------------------------------------------------------------- helpers
+class _Out:
+    """Messages for people (stderr when --json) and the JSON summary."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.json = getattr(args, "json", False)
+        self.verbose = getattr(args, "verbose", 0)
+        self.summary: dict[str, Any] = {"command": args.command}
+        self.t0 = time.perf_counter()
+
+    def say(self, msg: str) -> None:
+        print(msg, file=sys.stderr if self.json else sys.stdout)
+
+    def log(self, msg: str) -> None:
+        if self.verbose:
+            print(f"[{time.perf_counter() - self.t0:7.2f} s] {msg}", file=sys.stderr)
+
+    def done(self) -> int:
+        if self.json:
+            print(json.dumps(self.summary, indent=2, default=_jsonable))
+        return 0
+
+
+def _jsonable(v: Any) -> Any:
+    if isinstance(v, np.generic):
+        return v.item()
+    if isinstance(v, np.ndarray):
+        return v.tolist()
+    return str(v)
+
+
+def _progress(it: Iterable[Table], enabled: bool, desc: str) -> Iterable[Table]:
+    if not enabled:
+        return it
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        return it
+    return tqdm(it, desc=desc, unit=" batches", file=sys.stderr)
+
+
+def _markers(args: argparse.Namespace) -> list[str]:
+    return list(_DEFAULT_UNLABELED if args.unlabeled is None else args.unlabeled)
+
+
+def _check_cli_params(params: dict[str, Any]) -> None:
+    try:
+        validate_params(params, _CLI_CONSTRAINTS)
+    except ValueError as exc:
+        raise CLIError(_option_message(str(exc))) from None
+
+
+def _option_message(msg: str) -> str:
+    """'The 'max_iter' parameter must be ...' -> 'option --max-iter must be ...'."""
+    m = re.match(r"The '(\w+)' parameter(?: of \w+)? (must be .*)", msg, flags=re.S)
+    if not m:
+        return msg
+    return f"option --{m.group(1).replace('_', '-')} {m.group(2)}"
+
+
+def _input_kwargs(args: argparse.Namespace, label_column: str | None) -> dict[str, Any]:
+    _check_cli_params({"header": args.header, "format": args.format})
+    return {"label_column": label_column, "fmt": args.format,
+            "delimiter": args.delimiter, "header": args.header}
+
+
+# ----------------------------------------------------------------- reproduce
 def _cmd_reproduce(args: argparse.Namespace, argv: Sequence[str]) -> int:
     from .experiments._reproduce import (
         BENCH_BEGIN,
@@ -169,111 +463,349 @@ def _cmd_reproduce(args: argparse.Namespace, argv: Sequence[str]) -> int:
     return 0
 
 
-# ---------------------------------------------------------------- fit / predict
-def _load_xy(path: str) -> tuple[Any, np.ndarray | None]:
-    from .datasets._loaders import load_data_file
-
-    return load_data_file(path)
+# ----------------------------------------------------------------- fit
+def _make_estimator(args: argparse.Namespace, out: _Out) -> Any:
+    cls = _estimator_class(args.model)
+    opts = estimator_options()
+    params: dict[str, Any] = {}
+    for key, raw in vars(args).items():
+        if not key.startswith("est__"):
+            continue
+        name = key[5:]
+        if args.model not in opts[name]["models"]:
+            raise CLIError(f"option {opts[name]['flag']} does not apply to --model "
+                           f"{args.model}")
+        params[name] = _parse_value(raw, opts[name]["constraints"])
+    _check_cli_params({"sigma": args.sigma, "model_format": args.model_format})
+    if args.sigma is not None:
+        if "gamma" in params:
+            raise CLIError("give either --sigma or --gamma, not both")
+        params["gamma"] = 1.0 / (2.0 * args.sigma**2)
+    if args.verbose >= 2 and "verbose" in inspect.signature(cls.__init__).parameters:
+        params["verbose"] = 10
+    est = cls(**params)
+    try:
+        validate_params(est.get_params(deep=False),
+                        getattr(est, "_parameter_constraints", {}))
+    except ValueError as exc:
+        raise CLIError(_option_message(str(exc))) from None
+    prm = est.get_params()
+    if prm.get("early_stopping") in ("validation", "mixed") and prm.get(
+            "solver") == "pcg" and prm.get("validation_fraction") is None:
+        est.set_params(validation_fraction=0.2)
+        out.log("early stopping on validation data: holding out 20% of the labeled rows")
+    return est
 
 
 def _cmd_fit(args: argparse.Namespace) -> int:
-    from . import LapRLS, LapSVM
-
-    X, y = _load_xy(args.train)
-    if y is None:
-        raise ValueError(f"{args.train}: no labels found (need y / a label column).")
-    y = np.asarray(y)
-    unl = y == args.unlabeled_label
-    classes = np.unique(y[~unl])
-    if classes.size < 2:
-        raise ValueError(
-            f"{args.train}: need labeled points of at least two classes; found "
-            f"{classes.tolist()} (unlabeled marker {args.unlabeled_label:g})."
-        )
-    # encode classes as 0..k-1 so that -1 is free to mean "unlabeled"
-    y_enc = np.full(y.shape[0], -1, dtype=np.int64)
-    y_enc[~unl] = np.searchsorted(classes, y[~unl])
-    gamma = args.gamma if args.sigma is None else 1.0 / (2.0 * args.sigma**2)
-    common = dict(
-        gamma_a=args.gamma_a, gamma_i=args.gamma_i, kernel=args.kernel, gamma=gamma,
-        degree=args.degree, n_neighbors=args.n_neighbors,
-        graph_weight=args.graph_weight, laplacian_power=args.laplacian_power,
-        normalize_laplacian=not args.unnormalized_laplacian, max_iter=args.max_iter,
-        tol=args.tol, random_state=args.random_state,
-    )
-    es = None if args.early_stopping == "none" else args.early_stopping
-    if args.model == "lapsvm":
-        est = LapSVM(solver=args.solver or "pcg", early_stopping=es, **common)
-    else:
-        est = LapRLS(solver=args.solver or "direct",
-                     early_stopping=es if args.solver == "pcg" else None, **common)
-    if es in ("validation", "mixed"):
-        est.set_params(validation_fraction=0.2)
-    est.fit(X, y_enc)
-    with open(args.model_out, "wb") as fh:
-        pickle.dump({"format": _MODEL_FORMAT, "estimator": est, "classes": classes,
-                     "n_features": X.shape[1]}, fh)
+    out = _Out(args)
+    data = args.data or args.train
+    if data is None:
+        raise CLIError("missing the DATA file to train on (semisvm fit DATA ...)")
+    if args.data and args.train:
+        raise CLIError("give the training file once (DATA or --train)")
+    est = _make_estimator(args, out)
+    out.log(f"reading {data}")
+    table = read_table(data, **_input_kwargs(args, args.label_column))
+    if table.labels is None:
+        raise CLIError(f"{data}: no label column (option --label-column)")
+    unl, classes, y = split_labels(data, table.labels, _markers(args))
+    X = table.X
+    n, d = X.shape
+    out.log(f"{n} rows, {d} features, {int((~unl).sum())} labeled, {classes.size} "
+            f"classes; fitting {type(est).__name__}")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            est.fit(X, y)
+        except ValueError as exc:
+            raise CLIError(f"{data}: {_option_message(str(exc).splitlines()[0])}") from None
+    notes = list(dict.fromkeys(str(w.message).splitlines()[0] for w in caught))
+    for note in notes:
+        print(f"semisvm fit: warning: {note}", file=sys.stderr)
+    out.log("fitted")
+    target = args.output or args.model_out
+    bundle = {
+        "estimator": est, "model": args.model,
+        "classes": np.asarray(list(classes), dtype=object),
+        "n_features": int(d), "feature_names": table.feature_names,
+        "label_name": table.label_name, "unlabeled_markers": _markers(args),
+        "training_file": Path(data).name,
+    }
+    fmt = args.model_format
+    if target is None:
+        try:
+            import skops.io  # noqa: F401
+            has_skops = True
+        except ImportError:
+            has_skops = False
+        target = "semisvm_model.skops" if (fmt == "skops" or (fmt == "auto" and has_skops)) \
+            else "semisvm_model.joblib"
+    used = save_model(bundle, target, fmt)
     n_lab = int((~unl).sum())
-    print(f"Trained {type(est).__name__}(solver={est.solver!r}) on {X.shape[0]} points "
-          f"({n_lab} labeled, {X.shape[0] - n_lab} unlabeled, {classes.size} classes) "
-          f"in {sum(est.fit_times_.values()):.3f} s; stopped by "
-          f"{est.termination_condition_!r} after {est.n_iter_} iteration(s).")
-    if unl.any():
-        tr = classes[est.transduction_[unl]]
-        vals, counts = np.unique(tr, return_counts=True)
-        print("Labels given to the unlabeled points: "
-              + ", ".join(f"{v:g}: {c}" for v, c in zip(vals, counts, strict=True)))
-    print(f"Model written to {args.model_out}")
-    return 0
+    fit_s = float(sum(getattr(est, "fit_times_", {}).values()))
+    n_iter = getattr(est, "n_iter_", None)
+    term = getattr(est, "termination_condition_", None)
+    out.say(f"Trained {type(est).__name__} on {n} rows ({n_lab} labeled, {n - n_lab} "
+            f"unlabeled, {classes.size} classes: "
+            f"{', '.join(format_label(c) for c in classes)}) in {fit_s:.3f} s; stopped "
+            f"by {term!r} after {n_iter} iteration(s).")
+    counts: dict[str, int] = {}
+    if unl.any() and hasattr(est, "transduction_"):
+        tr = classes[np.asarray(est.transduction_)[unl]]
+        for v in tr:
+            counts[format_label(v)] = counts.get(format_label(v), 0) + 1
+        out.say("Labels given to the unlabeled rows: "
+                + ", ".join(f"{k}: {c}" for k, c in sorted(counts.items())))
+    out.say(f"Model written to {target} ({used})")
+    out.summary.update({
+        "model_file": str(target), "model_format": used,
+        "estimator": type(est).__name__, "params": est.get_params(),
+        "n_rows": n, "n_features": d, "n_labeled": n_lab, "n_unlabeled": n - n_lab,
+        "classes": [format_label(c) for c in classes], "n_iter": n_iter,
+        "termination_condition": term, "fit_seconds": fit_s,
+        "unlabeled_predicted_counts": counts, "warnings": notes,
+    })
+    return out.done()
+
+
+# ----------------------------------------------------------------- predict / score
+def _query_label_spec(path: str, bundle: dict[str, Any], args: argparse.Namespace
+                      ) -> str | None:
+    """Which column of the query file holds labels (``None``: no label column)."""
+    if args.label_column != "auto":
+        return args.label_column
+    _check_cli_params({"header": args.header, "format": args.format})
+    kind, ncol, names = peek_columns(path, fmt=args.format, delimiter=args.delimiter,
+                                     header=args.header)
+    if ncol is None:
+        return "last"  # npz / svmlight: labels come from y / the first field
+    label_name = bundle.get("label_name")
+    if names and label_name in names:
+        return label_name
+    trained = bundle.get("feature_names")
+    if names and trained and set(trained) <= set(names):
+        return "none"  # features picked by name, other columns ignored
+    nf = bundle["n_features"]
+    if ncol == nf + 1:
+        if not names and label_name and label_name.lstrip("-").isdigit():
+            return label_name  # headerless: the label sat at this index in training
+        return "last"
+    if ncol == nf:
+        return "none"
+    raise CLIError(
+        f"{path}: {ncol} columns; the model was trained on {nf} features (plus the "
+        "label column): say --label-column if one of them holds labels"
+    )
+
+
+def _align(table: Table, bundle: dict[str, Any], path: str) -> Any:
+    """Features of a query chunk in the model's column order."""
+    import scipy.sparse as sp
+
+    X = table.X
+    nf = bundle["n_features"]
+    names, trained = table.feature_names, bundle.get("feature_names")
+    if names and trained and names != trained:
+        missing = [c for c in trained if c not in names]
+        if missing:
+            raise CLIError(f"{path}: missing feature column(s) the model was trained "
+                           f"on: {', '.join(missing[:8])}")
+        X = X[:, [names.index(c) for c in trained]]
+    if sp.issparse(X) and X.shape[1] < nf:  # svmlight: trailing all-zero features
+        X = sp.hstack([X, sp.csr_matrix((X.shape[0], nf - X.shape[1]))]).tocsr()
+    if X.shape[1] != nf:
+        raise CLIError(f"{path}: {X.shape[1]} feature columns; the model expects {nf}")
+    return X
+
+
+def _predict_chunks(args: argparse.Namespace, out: _Out, data: str,
+                    bundle: dict[str, Any]) -> Iterable[tuple[Table, Any]]:
+    _check_cli_params({"batch_size": args.batch_size})
+    spec = _query_label_spec(data, bundle, args)
+    chunks = iter_table(data, chunksize=args.batch_size, **_input_kwargs(args, spec))
+    for t in _progress(chunks, out.verbose > 0, "predict"):
+        yield t, _align(t, bundle, data)
+
+
+def _score_columns(est: Any, classes: np.ndarray, X: Any, proba: bool
+                   ) -> tuple[list[str], np.ndarray]:
+    cols: list[str] = []
+    parts: list[np.ndarray] = []
+    F = np.asarray(est.decision_function(X))
+    if F.ndim == 1:
+        cols.append("score")
+        parts.append(F[:, None])
+    else:
+        cols += [f"score_{format_label(c)}" for c in classes]
+        parts.append(F)
+    if proba:
+        cols += [f"proba_{format_label(c)}" for c in classes]
+        parts.append(np.asarray(est.predict_proba(X)))
+    return cols, np.hstack(parts)
+
+
+def _accuracy_counts(labels: np.ndarray | None, pred: np.ndarray, markers: list[str],
+                     path: str) -> tuple[int, int]:
+    if labels is None:
+        return 0, 0
+    mark = set(markers)
+    num = {float(m) for m in markers if _is_num(m)}
+    right = total = 0
+    for v, p in zip(labels, pred, strict=True):
+        if v is None or (isinstance(v, float) and np.isnan(v)):
+            continue
+        s = format_label(v)
+        if s in mark or (_is_num(s) and float(s) in num):
+            continue
+        total += 1
+        right += s == format_label(p)
+    return right, total
+
+
+def _is_num(s: str) -> bool:
+    try:
+        float(s)
+    except ValueError:
+        return False
+    return True
+
+
+def _open_model(path: str, args: argparse.Namespace, out: _Out) -> dict[str, Any]:
+    out.log(f"loading model {path}")
+    return load_model(path, allow_version_mismatch=args.allow_version_mismatch)
 
 
 def _cmd_predict(args: argparse.Namespace) -> int:
-    mpath = Path(args.model)
-    if not mpath.is_file():
-        from .datasets._loaders import DataFileNotFoundError
+    out = _Out(args)
+    model = args.model or args.model_opt
+    data = args.data or args.data_opt
+    if model is None or data is None:
+        raise CLIError("need a MODEL file and a DATA file (semisvm predict MODEL DATA)")
+    if args.has_label and args.label_column == "auto":
+        args.label_column = "last"
+    bundle = _open_model(model, args, out)
+    est, classes = bundle["estimator"], np.asarray(bundle["classes"], dtype=object)
+    if args.proba and not hasattr(est, "predict_proba"):
+        raise CLIError(f"option --proba: {type(est).__name__} has no predict_proba")
+    target = args.output or args.out
+    fh = open(target, "w", newline="") if target else sys.stdout  # noqa: SIM115
+    if target is None and args.json:
+        fh = None
+    writer = csv.writer(fh) if fh is not None else None
+    all_pred: list[str] = []
+    right = total = n = 0
+    try:
+        for table, X in _predict_chunks(args, out, data, bundle):
+            pred = classes[np.asarray(est.predict(X))]
+            names = [format_label(v) for v in pred]
+            r, t = _accuracy_counts(table.labels, pred, _markers(args), data)
+            right, total, n = right + r, total + t, n + len(names)
+            if writer is None:
+                all_pred += names
+                continue
+            if args.scores or args.proba:
+                cols, S = _score_columns(est, classes, X, args.proba and True)
+                if not args.scores:
+                    k = sum(c.startswith("score") for c in cols)
+                    cols, S = cols[k:], S[:, k:]
+            else:
+                cols, S = [], np.empty((len(names), 0))
+            if table.n_rows_before == 0:
+                writer.writerow(["prediction", *cols])
+            for name, row in zip(names, S, strict=True):
+                writer.writerow([name, *(f"{v:.6g}" for v in row)])
+    finally:
+        if target and fh is not None:
+            fh.close()
+    if target:
+        out.say(f"{n} predictions written to {target}")
+    if total:
+        print(f"Accuracy on the {total} labeled rows: {100 * right / total:.2f}%",
+              file=sys.stderr)
+    out.summary.update({"model_file": model, "data_file": data, "n_rows": n,
+                        "output": target, "n_labeled": total,
+                        "accuracy": right / total if total else None})
+    if target is None and args.json:
+        out.summary["predictions"] = all_pred
+    return out.done()
 
-        raise DataFileNotFoundError(
-            f"Model file {mpath.name!r} not found in directory "
-            f"{str(mpath.parent.resolve())!r}."
-        )
-    with open(mpath, "rb") as fh:
-        bundle = pickle.load(fh)  # noqa: S301 - the user's own model file
-    if not isinstance(bundle, dict) or bundle.get("format") != _MODEL_FORMAT:
-        raise ValueError(f"{args.model} is not a model written by 'semisvm fit'.")
-    est, classes = bundle["estimator"], bundle["classes"]
-    X, y = _load_xy(args.data)
-    ext = Path(args.data).suffix.lower()
-    if ext in (".csv", ".tsv", ".txt") and not args.has_label and y is not None:
-        # a csv whose column count equals n_features has no label column
-        if X.shape[1] + 1 == bundle["n_features"]:
-            X = np.c_[X, y]
-            y = None
-    if X.shape[1] != bundle["n_features"]:
-        raise ValueError(
-            f"{args.data} has {X.shape[1]} features; the model expects "
-            f"{bundle['n_features']}."
-        )
-    pred = classes[est.predict(X)]
-    scores = np.asarray(est.decision_function(X))
-    if args.out:
-        with open(args.out, "w") as fh:
-            fh.write("prediction,score\n" if scores.ndim == 1 else "prediction\n")
-            for k, v in enumerate(pred):
-                fh.write(f"{v:g},{scores[k]:.6g}\n" if scores.ndim == 1 else f"{v:g}\n")
-        print(f"{pred.size} predictions written to {args.out}")
-    else:
-        for v in pred:
-            print(f"{v:g}")
-    if y is not None and (args.has_label or ext not in (".csv", ".tsv", ".txt")):
-        y = np.asarray(y)
-        known = np.isin(y, classes)
-        if known.any():
-            acc = float(np.mean(pred[known] == y[known]))
-            print(f"Accuracy on the {int(known.sum())} labeled rows: {100 * acc:.2f}%",
-                  file=sys.stderr)
-    return 0
+
+def _cmd_score(args: argparse.Namespace) -> int:
+    out = _Out(args)
+    bundle = _open_model(args.model, args, out)
+    est, classes = bundle["estimator"], np.asarray(bundle["classes"], dtype=object)
+    spec = args.label_column
+    if spec == "auto":
+        spec = _query_label_spec(args.data, bundle, args)
+        if spec is None or spec == "none":
+            raise CLIError(f"{args.data}: no label column to score against "
+                           "(option --label-column)")
+    args.label_column = spec
+    right = total = n = 0
+    for table, X in _predict_chunks(args, out, args.data, bundle):
+        if table.labels is None:
+            raise CLIError(f"{args.data}: no label column (option --label-column)")
+        pred = classes[np.asarray(est.predict(X))]
+        r, t = _accuracy_counts(table.labels, pred, _markers(args), args.data)
+        right, total, n = right + r, total + t, n + X.shape[0]
+    if total == 0:
+        raise CLIError(f"{args.data}: no labeled rows to score (option --unlabeled)")
+    acc = right / total
+    out.say(f"Accuracy on the {total} labeled rows of {args.data}: {100 * acc:.2f}% "
+            f"({n - total} unlabeled rows ignored)")
+    out.summary.update({"model_file": args.model, "data_file": args.data,
+                        "accuracy": acc, "n_labeled": total, "n_rows": n})
+    return out.done()
 
 
+# ----------------------------------------------------------------- info
+_OPTIONAL = ("pandas", "pyarrow", "skops", "joblib", "tqdm", "matplotlib",
+             "threadpoolctl", "psutil", "dask", "pynndescent", "hnswlib")
+
+
+def _version_of(mod: str) -> str | None:
+    from importlib import metadata
+
+    try:
+        return metadata.version(mod)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def _cmd_info(args: argparse.Namespace) -> int:
+    out = _Out(args)
+    if args.model:
+        b = load_model(args.model, allow_version_mismatch=args.allow_version_mismatch)
+        est = b["estimator"]
+        info = {"model_file": args.model, "estimator": type(est).__name__,
+                "semisvm_version": b.get("semisvm_version"), "created": b.get("created"),
+                "classes": [format_label(c) for c in b["classes"]],
+                "n_features": b["n_features"], "feature_names": b.get("feature_names"),
+                "label_column": b.get("label_name"),
+                "training_file": b.get("training_file"),
+                "params": {k: v for k, v in est.get_params().items()
+                           if not callable(v)}}
+        for k, v in info.items():
+            if k != "params":
+                out.say(f"{k}: {v}")
+        out.say("params: " + ", ".join(f"{k}={v!r}" for k, v in info["params"].items()))
+        out.summary.update(info)
+        return out.done()
+    deps = {m: _version_of(m) for m in ("numpy", "scipy", "scikit-learn")}
+    opt = {m: _version_of(m) for m in _OPTIONAL}
+    out.say(f"semisvm {__version__} (Python {platform.python_version()}, "
+            f"{platform.platform()})")
+    out.say("dependencies: " + ", ".join(f"{k} {v}" for k, v in deps.items()))
+    out.say("optional: " + ", ".join(f"{k} {v or '-'}" for k, v in opt.items()))
+    out.say("models: " + ", ".join(f"{k} ({v[1]})" for k, v in MODELS.items()))
+    out.summary.update({"version": __version__, "python": platform.python_version(),
+                        "dependencies": deps, "optional": opt,
+                        "models": {k: v[1] for k, v in MODELS.items()}})
+    return out.done()
+
+
+# ----------------------------------------------------------------- main
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``semisvm`` command.
 
@@ -289,20 +821,35 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, --version, usage errors
+        return int(exc.code or 0)
     from .datasets._loaders import DataFileNotFoundError
 
+    commands = {"fit": _cmd_fit, "predict": _cmd_predict, "score": _cmd_score,
+                "info": _cmd_info}
     try:
         if args.command == "reproduce":
             return _cmd_reproduce(args, argv)
-        if args.command == "fit":
-            return _cmd_fit(args)
-        return _cmd_predict(args)
-    except DataFileNotFoundError as exc:
-        print(f"semisvm {args.command}: error: {exc}", file=sys.stderr)
+        return commands[args.command](args)
+    except KeyboardInterrupt:
+        print(f"semisvm {args.command}: interrupted", file=sys.stderr)
+        return 130
+    except (CLIError, DataFileNotFoundError, ValueError, MemoryError, OSError) as exc:
+        if getattr(args, "traceback", False):
+            raise
+        msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        if isinstance(exc, MemoryError):
+            msg = "out of memory (try fewer rows or --batch-size)"
+        print(f"semisvm {args.command}: error: {msg}", file=sys.stderr)
         return 1
-    except ValueError as exc:
-        print(f"semisvm {args.command}: error: {exc}", file=sys.stderr)
+    except Exception as exc:  # noqa: BLE001 - never a traceback for the user
+        if getattr(args, "traceback", False):
+            raise
+        print(f"semisvm {args.command}: error: unexpected {type(exc).__name__}: "
+              f"{str(exc).splitlines()[0] if str(exc) else ''} (rerun with --traceback "
+              "and report it)", file=sys.stderr)
         return 1
 
 

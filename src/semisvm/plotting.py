@@ -14,7 +14,7 @@ import numpy as np
 __all__ = ["plot_decision_boundary", "plot_convergence"]
 
 
-def _plt():
+def _plt() -> Any:
     try:
         import matplotlib.pyplot as plt
     except ImportError as exc:  # pragma: no cover - depends on the environment
@@ -33,45 +33,64 @@ def plot_decision_boundary(
     resolution: int = 200,
     title: str | None = None,
 ) -> Any:
-    """Filled contour of a fitted binary classifier's f over a 2-D point cloud.
+    r"""Filled contour of a fitted binary classifier's f over a 2-D point cloud.
 
-    The dark line is f(x) = 0, the colour ranges from f <= -1 to f >= 1 (as in
-    Melacci & Belkin 2011, Figure 3); unlabeled points (``y == -1``) are small
-    black dots, labeled ones large markers.
+    Drawn with scikit-learn's :class:`~sklearn.inspection.DecisionBoundaryDisplay`
+    (``response_method='decision_function'``): the dark line is :math:`f(x) = 0`,
+    the colour ranges from :math:`f \le -1` to :math:`f \ge 1` (as in Melacci &
+    Belkin 2011, Figure 3); unlabeled points (``y == -1``) are small black dots,
+    labeled ones large markers.
 
     Parameters
     ----------
     clf : fitted estimator with ``decision_function``
+        A binary classifier fitted on 2-D points.
     X : ndarray of shape (n_samples, 2)
+        Points to draw (they also set the plotted region).
     y : ndarray of shape (n_samples,)
         Labels with -1 for unlabeled points.
     ax : matplotlib Axes, default=None
+        Axes to draw on (a new figure when None).
     resolution : int, default=200
+        Grid points per axis.
     title : str, default=None
+        Axes title.
 
     Returns
     -------
     matplotlib.figure.Figure
+        The figure holding ``ax``.
     """
     plt = _plt()
+    from sklearn.inspection import DecisionBoundaryDisplay
+
     X = np.asarray(X)
     if X.ndim != 2 or X.shape[1] != 2:
         raise ValueError(f"plot_decision_boundary needs 2-D points, got shape {X.shape}.")
+    if not hasattr(clf, "decision_function"):
+        raise ValueError(
+            f"plot_decision_boundary needs a fitted classifier with decision_function; "
+            f"got {type(clf).__name__}."
+        )
+    classes = getattr(clf, "classes_", None)
+    if classes is not None and len(classes) != 2:
+        raise ValueError(
+            "plot_decision_boundary draws binary classifiers only; "
+            f"this one has {len(classes)} classes."
+        )
     if ax is None:
         fig, ax = plt.subplots(figsize=(5, 4))
     else:
         fig = ax.figure
-    pad = 0.1 * (X.max(axis=0) - X.min(axis=0))
-    lo, hi = X.min(axis=0) - pad, X.max(axis=0) + pad
-    xx, yy = np.meshgrid(np.linspace(lo[0], hi[0], resolution),
-                         np.linspace(lo[1], hi[1], resolution))
-    F = np.asarray(clf.decision_function(np.c_[xx.ravel(), yy.ravel()]))
-    if F.ndim != 1:
-        raise ValueError("plot_decision_boundary draws binary classifiers only.")
-    F = F.reshape(xx.shape)
-    cs = ax.contourf(xx, yy, np.clip(F, -1, 1), levels=21, cmap="coolwarm", alpha=0.6)
-    ax.contour(xx, yy, F, levels=[0.0], colors="k", linewidths=2)
-    fig.colorbar(cs, ax=ax, label="f(x) (clipped to [-1, 1])")
+    common = dict(grid_resolution=resolution, response_method="decision_function",
+                  eps=0.1 * float(np.ptp(X, axis=0).max()), ax=ax)
+    disp = DecisionBoundaryDisplay.from_estimator(
+        clf, X, plot_method="contourf", cmap="coolwarm", alpha=0.6,
+        levels=np.linspace(-1, 1, 22), extend="both", **common)
+    ax.contour(disp.xx0, disp.xx1, disp.response, levels=[0.0], colors="k",
+               linewidths=2)
+    fig.colorbar(disp.surface_, ax=ax, label="f(x) (clipped to [-1, 1])",
+                 ticks=[-1.0, -0.5, 0.0, 0.5, 1.0])
     y = np.asarray(y)
     u = y == -1
     ax.scatter(X[u, 0], X[u, 1], s=6, c="k")
@@ -93,9 +112,19 @@ def plot_convergence(clf: Any, *, ax: Any = None, column: int = 0) -> Any:
     the error on the evaluation set when one was recorded.  The estimator must have
     been fitted with ``record_history=True``.
 
+    Parameters
+    ----------
+    clf : fitted LapSVM or LapRLS
+        Fitted with ``solver='pcg'`` and ``record_history=True``.
+    ax : matplotlib Axes, default=None
+        Axes to draw on (a new figure when None).
+    column : int, default=0
+        One-vs-rest column to show (0 for a binary problem).
+
     Returns
     -------
     matplotlib.figure.Figure
+        The figure holding ``ax``.
     """
     plt = _plt()
     hist = getattr(clf, "history_", None)
