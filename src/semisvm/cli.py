@@ -275,6 +275,10 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--no-figures", dest="figures", action="store_false")
     r.add_argument("--blas-threads", type=int, default=1,
                    help="BLAS threads during the run (0 = library default)")
+    r.add_argument("--n-jobs", type=int, default=None,
+                   help="splits run in parallel through joblib (default: one after the "
+                   "other; parallel runs share the cores, so keep the default for the "
+                   "timing tables)")
     r.add_argument("--quiet", action="store_true", help="no progress bar")
 
     # ---- fit
@@ -447,7 +451,7 @@ def _cmd_reproduce(args: argparse.Namespace, argv: Sequence[str]) -> int:
         graph_weight=args.graph_weight, intrinsic_bias=args.intrinsic_bias,
         fit_intercept=args.fit_intercept, dual_bias=args.dual_bias,
         figures=args.figures, progress=not args.quiet, command=command,
-        blas_threads=args.blas_threads or None,
+        blas_threads=args.blas_threads or None, n_jobs=args.n_jobs,
     )
     for m in res.messages:
         print(m)
