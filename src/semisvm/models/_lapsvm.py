@@ -13,12 +13,13 @@ from .._validation import Interval, Options, check_finite
 from ..kernels._operators import as_operator
 from ..solvers._newton import laprls_direct, lapsvm_newton
 from ..solvers._pcg import lapsvm_pcg
+from ._adaptive import paper_regularization
 from ._base import ManifoldClassifierMixin
 
 __all__ = ["LapSVM", "LapRLS"]
 
 _PCG_CONSTRAINTS: dict[str, list] = {
-    "early_stopping": [None, Options(("stability", "validation", "mixed"))],
+    "early_stopping": [None, Options(("auto", "stability", "validation", "mixed"))],
     "validation_fraction": [None, Interval(numbers.Real, 0, 1, closed="neither")],
     "check_every": [None, Interval(numbers.Integral, 1, None)],
     "stability_tol": [Interval(numbers.Real, 0, 1, closed="neither")],
@@ -69,7 +70,7 @@ class _PrimalMixin(ManifoldClassifierMixin):
         """
         X, y = self._validate_fit_input(X, y)
         solver = self._resolve_solver()
-        es = getattr(self, "early_stopping", None) if solver == "pcg" else None
+        es = self._resolve_early_stopping(solver)
         labeled, classes, Y = self._targets(y)
         val_idx = None
         K_val = Y_val = None
@@ -87,6 +88,12 @@ class _PrimalMixin(ManifoldClassifierMixin):
                 labeled, classes, Y = self._targets(y_tr)
         gamma_i = float(self.gamma_i)
         K, L = self._build(X, adjacency, need_graph=gamma_i > 0)
+        sw = self._sample_weight(y, labeled, classes)
+        wsum = float(labeled.sum() if sw is None else sw[labeled].sum())
+        self.gamma_a_, self.gamma_i_ = paper_regularization(
+            self.regularization, self.gamma_a, gamma_i, n=K.shape[0], weight_sum=wsum,
+            L=L, power=self.laplacian_power,
+        )
         if es in ("validation", "mixed") or X_val is not None:
             if val_idx is not None:
                 K_val = K[val_idx]
@@ -98,11 +105,32 @@ class _PrimalMixin(ManifoldClassifierMixin):
                 K_val, yv = self._val_kernel(X, K, X_val, y_val)
             Y_val = self._val_targets(yv, classes)
         t0 = time.perf_counter()
-        res = self._solve(K, L, Y, solver=solver, K_val=K_val, Y_val=Y_val, es=es)
+        res = self._solve(
+            K, L, Y, solver=solver, K_val=K_val, Y_val=Y_val, es=es, sample_weight=sw
+        )
         t_solver = time.perf_counter() - t0
         self.solver_ = solver
         self._finish(res, K, X, y, labeled, classes, t_solver)
         return self
+
+    def _resolve_early_stopping(self, solver: str) -> str | None:
+        es = getattr(self, "early_stopping", None)
+        if es == "auto":
+            return "stability" if solver == "pcg" else None
+        if es is not None and solver != "pcg":
+            raise ValueError(
+                f"early_stopping={es!r} applies to solver='pcg' only; solver="
+                f"{solver!r} is a direct method that runs to its exact solution. Use "
+                "early_stopping=None (or 'auto') with this solver."
+            )
+        return es
+
+    def _sample_weight(self, y, labeled, classes):
+        from ._adaptive import label_weights
+
+        y_enc = np.zeros(y.shape[0], dtype=np.intp)
+        y_enc[labeled] = np.searchsorted(classes, y[labeled])
+        return label_weights(y_enc, labeled, classes, self.class_weight)
 
     def _val_kernel(self, X, K, X_val, y_val):
         from ..kernels import kernel_matrix
@@ -290,26 +318,27 @@ class LapSVM(_PrimalMixin):
         **ManifoldClassifierMixin._parameter_constraints,
         **_PCG_CONSTRAINTS,
         "solver": [Options(("pcg", "newton", "dual"))],
+        "loss": [Options(("squared_hinge", "hinge"))],
     }
 
     def __init__(
         self,
         solver: str = "pcg",
-        gamma_a: float = 1e-6,
+        gamma_a: float = 1e-5,
         gamma_i: float = 1.0,
         *,
         kernel: Any = "rbf",
-        gamma: Any = "median",
+        gamma: Any = "knn",
         degree: int = 3,
         coef0: float = 1.0,
         kernel_params: dict | None = None,
         n_neighbors: int = 10,
-        graph_weight: str = "binary",
+        graph_weight: str = "local",
         heat_t: float | None = None,
-        normalize_laplacian: bool = True,
+        normalize_laplacian: bool = False,
         laplacian_power: int = 1,
         intrinsic_bias: bool = True,
-        early_stopping: str | None = "stability",
+        early_stopping: str | None = "auto",
         validation_fraction: float | None = None,
         check_every: int | None = None,
         stability_tol: float = 0.015,
@@ -320,6 +349,11 @@ class LapSVM(_PrimalMixin):
         record_history: bool = False,
         verbose: int = 0,
         random_state: Any = None,
+        regularization: str = "normalized",
+        class_weight: Any = None,
+        class_balance: str | None = "mean",
+        class_prior: Any = None,
+        loss: str = "squared_hinge",
     ) -> None:
         self.solver = solver
         self.gamma_a = gamma_a
@@ -346,23 +380,50 @@ class LapSVM(_PrimalMixin):
         self.record_history = record_history
         self.verbose = verbose
         self.random_state = random_state
+        self.regularization = regularization
+        self.class_weight = class_weight
+        self.class_balance = class_balance
+        self.class_prior = class_prior
+        self.loss = loss
 
     def _resolve_solver(self) -> str:
         return self.solver
 
-    def _solve(self, K, L, Y, *, solver, K_val, Y_val, es):
+    def _solve(self, K, L, Y, *, solver, K_val, Y_val, es, sample_weight=None):
+        ga, gi = self.gamma_a_, self.gamma_i_
+        if self.loss == "hinge" and solver != "dual":
+            raise ValueError(
+                f"loss='hinge' is solved by solver='dual' only; solver={solver!r} "
+                "minimises the squared hinge (loss='squared_hinge')."
+            )
         if solver == "newton":
             return lapsvm_newton(
-                K, Y, L=L, gamma_a=self.gamma_a, gamma_i=self.gamma_i,
+                K, Y, L=L, gamma_a=ga, gamma_i=gi,
                 max_iter=self.max_iter, intrinsic_bias=self.intrinsic_bias,
+                sample_weight=sample_weight,
             )
         if solver == "dual":
             from ..solvers._dual import lapsvm_dual
 
-            return lapsvm_dual(K, L, Y, gamma_a=self.gamma_a, gamma_i=self.gamma_i)
+            if self.intrinsic_bias and L is not None and gi != 0:
+                L1 = np.asarray(L @ np.ones(K.shape[0]))
+                if np.abs(L1).max() > 1e-10:
+                    raise ValueError(
+                        "solver='dual' penalises K alpha only, but intrinsic_bias=True "
+                        "asks to penalise K alpha + b with a Laplacian whose rows do not "
+                        "sum to 0 (normalize_laplacian=True). Set intrinsic_bias=False, "
+                        "or normalize_laplacian=False (then both forms are equal), or "
+                        "use solver='newton' or 'pcg'."
+                    )
+            return lapsvm_dual(
+                K, L, Y, gamma_a=ga, gamma_i=gi, loss=self.loss,
+                sample_weight=sample_weight, tol=self.tol if self.tol > 0 else 1e-12,
+                max_iter=self.max_iter,
+            )
         return lapsvm_pcg(
-            as_operator(K), Y, L=L, gamma_a=self.gamma_a, gamma_i=self.gamma_i,
-            loss="squared_hinge", **self._pcg_kwargs(K_val, Y_val, es),
+            as_operator(K), Y, L=L, gamma_a=ga, gamma_i=gi,
+            loss="squared_hinge", sample_weight=sample_weight,
+            **self._pcg_kwargs(K_val, Y_val, es),
         )
 
 
@@ -415,18 +476,18 @@ class LapRLS(_PrimalMixin):
     def __init__(
         self,
         solver: str = "direct",
-        gamma_a: float = 1e-6,
+        gamma_a: float = 1e-5,
         gamma_i: float = 1.0,
         *,
         kernel: Any = "rbf",
-        gamma: Any = "median",
+        gamma: Any = "knn",
         degree: int = 3,
         coef0: float = 1.0,
         kernel_params: dict | None = None,
         n_neighbors: int = 10,
-        graph_weight: str = "binary",
+        graph_weight: str = "local",
         heat_t: float | None = None,
-        normalize_laplacian: bool = True,
+        normalize_laplacian: bool = False,
         laplacian_power: int = 1,
         intrinsic_bias: bool = True,
         early_stopping: str | None = None,
@@ -440,6 +501,10 @@ class LapRLS(_PrimalMixin):
         record_history: bool = False,
         verbose: int = 0,
         random_state: Any = None,
+        regularization: str = "normalized",
+        class_weight: Any = None,
+        class_balance: str | None = "mean",
+        class_prior: Any = None,
     ) -> None:
         self.solver = solver
         self.gamma_a = gamma_a
@@ -466,17 +531,23 @@ class LapRLS(_PrimalMixin):
         self.record_history = record_history
         self.verbose = verbose
         self.random_state = random_state
+        self.regularization = regularization
+        self.class_weight = class_weight
+        self.class_balance = class_balance
+        self.class_prior = class_prior
 
     def _resolve_solver(self) -> str:
         return self.solver
 
-    def _solve(self, K, L, Y, *, solver, K_val, Y_val, es):
+    def _solve(self, K, L, Y, *, solver, K_val, Y_val, es, sample_weight=None):
+        ga, gi = self.gamma_a_, self.gamma_i_
         if solver == "direct":
             return laprls_direct(
-                K, Y, L=L, gamma_a=self.gamma_a, gamma_i=self.gamma_i,
-                intrinsic_bias=self.intrinsic_bias,
+                K, Y, L=L, gamma_a=ga, gamma_i=gi,
+                intrinsic_bias=self.intrinsic_bias, sample_weight=sample_weight,
             )
         return lapsvm_pcg(
-            as_operator(K), Y, L=L, gamma_a=self.gamma_a, gamma_i=self.gamma_i,
-            loss="squared", **self._pcg_kwargs(K_val, Y_val, es),
+            as_operator(K), Y, L=L, gamma_a=ga, gamma_i=gi,
+            loss="squared", sample_weight=sample_weight,
+            **self._pcg_kwargs(K_val, Y_val, es),
         )
