@@ -172,10 +172,13 @@ def _cmd_fit(args: argparse.Namespace) -> int:
         graph_weight=args.graph_weight, laplacian_power=args.laplacian_power,
         normalize_laplacian=not args.unnormalized_laplacian, max_iter=args.max_iter,
         tol=args.tol, random_state=args.random_state,
+        regularization="paper",  # the CLI's --gamma-a/--gamma-i are the paper's weights
     )
     es = None if args.early_stopping == "none" else args.early_stopping
     if args.model == "lapsvm":
-        est = LapSVM(solver=args.solver or "pcg", early_stopping=es, **common)
+        est = LapSVM(solver=args.solver or "pcg",
+                     early_stopping=es if (args.solver or "pcg") == "pcg" else None,
+                     **common)
     else:
         est = LapRLS(solver=args.solver or "direct",
                      early_stopping=es if args.solver == "pcg" else None, **common)
