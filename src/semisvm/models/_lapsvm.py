@@ -248,7 +248,7 @@ class LapSVM(_PrimalMixin):
         dual, then a linear system; it minimises the squared hinge (the same
         model as the other solvers) or, with ``loss='hinge'``, the original L1
         hinge.
-    gamma_a : float, default=1e-5
+    gamma_a : float, default=1e-6
         Ambient (RKHS) regularisation weight, :math:`\lambda_A > 0` (normalized)
         or :math:`\gamma_A > 0` (``regularization='paper'``).
     gamma_i : float, default=1.0
@@ -405,7 +405,7 @@ class LapSVM(_PrimalMixin):
     def __init__(
         self,
         solver: str = "pcg",
-        gamma_a: float = 1e-5,
+        gamma_a: float = 1e-6,
         gamma_i: float = 1.0,
         *,
         kernel: Any = "rbf",
@@ -562,7 +562,7 @@ class LapRLS(_PrimalMixin):
     def __init__(
         self,
         solver: str = "direct",
-        gamma_a: float = 1e-5,
+        gamma_a: float = 1e-6,
         gamma_i: float = 1.0,
         *,
         kernel: Any = "rbf",
