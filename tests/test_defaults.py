@@ -131,10 +131,14 @@ def test_same_model_whichever_solver(class_weight):
         for s in ("newton", "pcg", "dual")
     }
     Fn = models["newton"].decision_function(X)
-    for s in ("pcg", "dual"):
-        np.testing.assert_allclose(models[s].decision_function(X), Fn, atol=1e-5)
+    # LIBSVM stops on the dual's KKT violation (tol=1e-10); alpha = A^{-1} J^T Y beta
+    # amplifies the error in beta by the conditioning of A = gamma_A I + gamma_I L K
+    # (gamma_A = l * 1e-6 here): measured 4.5e-5 on the outputs, 3e-8 on the objective
+    for s, atol in (("pcg", 1e-6), ("dual", 2e-4)):
+        np.testing.assert_allclose(models[s].decision_function(X), Fn, atol=atol)
         np.testing.assert_allclose(models[s].objective_, models["newton"].objective_,
                                    rtol=1e-6)
+        assert np.array_equal(models[s].predict(X), models["newton"].predict(X))
 
 
 def test_dual_hinge_is_the_paper_dual():
