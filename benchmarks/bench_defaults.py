@@ -88,7 +88,9 @@ def _methods(n, solvers):
     if n <= 5000:
         m["LapRLS()"] = ("ssl", LapRLS)
         if solvers:
-            m["LapSVM(newton)"] = ("ssl", lambda: LapSVM(solver="newton"))
+            # the same model solved exactly: PCG without early stopping, and the dual
+            m["LapSVM(PCG to tol)"] = (
+                "ssl", lambda: LapSVM(early_stopping=None, max_iter=20000))
             m["LapSVM(dual)"] = ("ssl", lambda: LapSVM(solver="dual"))
     return m
 
@@ -148,7 +150,8 @@ def main(argv=None):
                    help="labels per class (default 1 5)")
     p.add_argument("--draws", type=int, default=None, help="label draws (default 10)")
     p.add_argument("--solvers", action="store_true",
-                   help="also fit LapSVM with solver='newton' and 'dual' (n <= 5000)")
+                   help="also fit LapSVM with PCG run to tol (no early stopping) and "
+                        "with solver='dual' (n <= 5000)")
     args = p.parse_args(argv)
     args.sizes = args.sizes or ([200, 1000] if args.quick else [200, 2000])
     args.labels = args.labels or ([1] if args.quick else [1, 5])
