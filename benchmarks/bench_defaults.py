@@ -44,24 +44,24 @@ def _sets(args):
     for n in args.sizes:
         if want("moons"):
             X, _, y = make_two_moons(n, n_labeled_per_class=None, random_state=0)
-            yield f"moons@{n}", X.astype(np.float32) if n > 5000 else X, y
+            yield f"moons@{n}", X.astype(np.float32) if n > 5000 else X, y, None
         if want("circles"):
             X, y = skd.make_circles(n, noise=0.05, factor=0.5, random_state=0)
-            yield f"circles@{n}", X.astype(np.float32) if n > 5000 else X, y
+            yield f"circles@{n}", X.astype(np.float32) if n > 5000 else X, y, None
     if args.quick:
         return
     if want("digits"):
         d = skd.load_digits()
-        yield "digits", d.data, d.target
+        yield "digits", d.data, d.target, None
     if want("breast_cancer"):
         d = skd.load_breast_cancer()
-        yield "breast_cancer", StandardScaler().fit_transform(d.data), d.target
+        yield "breast_cancer", StandardScaler().fit_transform(d.data), d.target, None
     if want("wine"):
         d = skd.load_wine()
-        yield "wine", StandardScaler().fit_transform(d.data), d.target
+        yield "wine", StandardScaler().fit_transform(d.data), d.target, None
     if want("iris"):
         d = skd.load_iris()
-        yield "iris", d.data, d.target
+        yield "iris", d.data, d.target, None
     folder = data_dir(args.data)
     for name in ("g50c", "uspst", "pcmac", "coil20"):
         if not want(name):
@@ -71,7 +71,8 @@ def _sets(args):
         except FileNotFoundError as exc:
             print(f"skip {name}: {exc}")
             continue
-        yield name, b.X, np.asarray(b.y)
+        splits = getattr(b, "idx_labeled", None)
+        yield name, b.X, np.asarray(b.y), splits
 
 
 def _methods(n, solvers):
@@ -97,19 +98,30 @@ def _methods(n, solvers):
 
 def run(args):
     rows = []
-    for name, X, y in _sets(args):
+    for name, X, y, splits in _sets(args):
         classes = np.unique(y)
         n = X.shape[0]
         methods = _methods(n, args.solvers)
-        for nl in args.labels:
+        cells = [c for c in args.labels if c > 0]  # --labels 0: paper splits only
+        if args.paper_splits and splits is not None:
+            cells.append("paper")
+            methods["SVC(linear) labels"] = (
+                "sup", lambda: __import__("sklearn.svm").svm.SVC(kernel="linear"))
+        for nl in cells:
             errs = {k: [] for k in methods}
             const = dict.fromkeys(methods, 0)
             secs = {k: [] for k in methods}
             for draw in range(args.draws):
-                rng = np.random.default_rng(draw)
-                lab = np.concatenate([
-                    rng.choice(np.flatnonzero(y == c), nl, replace=False) for c in classes
-                ])
+                if nl == "paper":
+                    if draw >= len(splits):
+                        break
+                    lab = np.asarray(splits[draw])
+                else:
+                    rng = np.random.default_rng(draw)
+                    lab = np.concatenate([
+                        rng.choice(np.flatnonzero(y == c), nl, replace=False)
+                        for c in classes
+                    ])
                 yy = np.full(n, -1)
                 yy[lab] = np.searchsorted(classes, y[lab])
                 yt = np.searchsorted(classes, y)
@@ -130,6 +142,8 @@ def run(args):
                     const[k] += int(np.unique(pred).size == 1)
             base = np.mean(errs["SVC() labels"])
             for k in methods:
+                if not errs[k]:
+                    continue
                 e = np.array(errs[k])
                 rows.append([name, nl, k, float(e.mean()), float(e.std()),
                              float(e.mean() - base), const[k], float(np.median(secs[k]))])
@@ -149,6 +163,9 @@ def main(argv=None):
     p.add_argument("--labels", type=int, nargs="+", default=None,
                    help="labels per class (default 1 5)")
     p.add_argument("--draws", type=int, default=None, help="label draws (default 10)")
+    p.add_argument("--paper-splits", action="store_true",
+                   help="also the authors' labeled/unlabeled splits of the paper sets "
+                        "(labels/class 'paper'; adds SVC(kernel='linear'))")
     p.add_argument("--solvers", action="store_true",
                    help="also fit LapSVM with PCG run to tol (no early stopping) and "
                         "with solver='dual' (n <= 5000)")
