@@ -231,23 +231,36 @@ def test_class_weight_balanced_equals_dict():
 # ------------------------------------------------------------- class balance
 
 
-def test_class_balance_sets_mean_output_on_unlabeled():
+def _mass_fraction(F):
+    return np.maximum(F, 0).sum(axis=0) / np.abs(F).sum(axis=0)
+
+
+def test_class_balance_mass_and_mean_rules():
     X, yt = load_digits(n_class=4, return_X_y=True)
     y = hide_labels(yt, 2, random_state=0)
     u = y == -1
-    m = LapRLS().fit(X, y)
-    F = m.decision_function(X[u])
-    np.testing.assert_allclose(F.mean(axis=0), 2 * 0.25 - 1, atol=1e-10)
+    m = LapRLS().fit(X, y)  # class_balance='mass'
+    np.testing.assert_allclose(_mass_fraction(m.decision_function(X[u])), 0.25, atol=1e-9)
     prior = [0.4, 0.3, 0.2, 0.1]
     m2 = LapRLS(class_prior=prior).fit(X, y)
-    np.testing.assert_allclose(m2.decision_function(X[u]).mean(axis=0),
+    np.testing.assert_allclose(_mass_fraction(m2.decision_function(X[u])), prior, atol=1e-9)
+    mm = LapRLS(class_balance="mean", class_prior=prior).fit(X, y)
+    np.testing.assert_allclose(mm.decision_function(X[u]).mean(axis=0),
                                2 * np.array(prior) - 1, atol=1e-10)
     m0 = LapRLS(class_balance=None).fit(X, y)
     np.testing.assert_allclose(m0.class_balance_offset_, 0.0)
-    np.testing.assert_allclose(m.intercept_ - m.class_balance_offset_, m0.intercept_)
+    for est in (m, mm):
+        np.testing.assert_allclose(est.intercept_ - est.class_balance_offset_, m0.intercept_)
+    # the mass rule is scale-invariant: scaling the outputs scales the shift
+    from semisvm.models._adaptive import balance_offsets
+
+    F = m0.decision_function(X)
+    off = balance_offsets(F, u, np.full(4, 0.25))
+    np.testing.assert_allclose(balance_offsets(3.0 * F, u, np.full(4, 0.25)), 3.0 * off,
+                               rtol=1e-9)
     with pytest.raises(ValueError, match="class_prior"):
         LapRLS(class_prior=[0.5, 0.5]).fit(X, y)
-    with pytest.raises(ValueError, match="class_balance='mean'"):
+    with pytest.raises(ValueError, match="class_balance='mass' or 'mean'"):
         LapRLS(class_prior=prior, class_balance=None).fit(X, y)
 
 

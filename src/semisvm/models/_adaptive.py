@@ -27,15 +27,29 @@ r"""Data-adaptive pieces of the manifold estimators.
   ``regularization="paper"`` uses ``gamma_a``/``gamma_i`` as :math:`\gamma_A,
   \gamma_I` directly (the reproduction's form).
 
-* **Class balance** (``class_balance="mean"``): after the fit the bias of every
-  (one-vs-rest) column is shifted so that the mean output on the unlabeled points
-  equals :math:`2\pi_c - 1`, the mean target of a sample with class proportions
-  :math:`\pi` (the labeled proportions, or ``class_prior``).  This is the linear
-  balancing constraint of Chapelle & Zien (2005, "Semi-supervised classification
-  by low density separation", Eq. 5), imposed on the solution as a post-hoc
-  shift, the output-level counterpart of Zhu, Ghahramani & Lafferty's (2003)
-  class mass normalization: no class can take (almost) all unlabeled points
-  unless its outputs are much larger than the others' everywhere.
+* **Class balance** (``class_balance="mass"``, the default): after the fit the
+  bias of every (one-vs-rest) column is shifted by the unique :math:`\delta` for
+  which the positive and the negative output *masses* on the unlabeled points are
+  in the proportion of the classes,
+
+  .. math::
+      \frac{\sum_{j \in U} \max(f_j + \delta, 0)}{\sum_{j \in U} |f_j + \delta|}
+      = \pi_c
+      \iff \operatorname{mean}_U(f + \delta) = (2\pi_c - 1)\,
+      \operatorname{mean}_U |f + \delta|,
+
+  :math:`\pi` the labeled proportions or ``class_prior``.  This is Zhu,
+  Ghahramani & Lafferty's (2003) class mass normalization applied to the signed
+  outputs; it is invariant to the scale of f (a shrunken output is shifted
+  proportionally less), and the left side is strictly increasing in
+  :math:`\delta` (derivative :math:`\ge 1 - |2\pi_c - 1| > 0`), so the root is
+  unique and found by bracketing (``brentq``).  ``class_balance="mean"`` is the
+  linear balancing constraint of Chapelle & Zien (2005, Eq. 5),
+  :math:`\operatorname{mean}_U(f + \delta) = 2\pi_c - 1`, which assumes outputs
+  of size about 1 and over-corrects shrunken ones (G50C, authors' splits, 50
+  labels: 16.4% error against 10.4% with the mass rule, 17.7% with none).
+  Either way no class can take (almost) all unlabeled points unless its outputs
+  dominate everywhere.
 
 * **Probabilities**: :math:`p(y = c \mid x) = \mathrm{softmax}_c(a f_c(x))` for
   one-vs-rest scores, :math:`p(y = c_1 \mid x) = \sigma(a f(x))` for two classes,
@@ -51,7 +65,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy.optimize import minimize_scalar
+from scipy.optimize import brentq, minimize_scalar
 from scipy.special import log_expit, log_softmax
 from sklearn.utils.class_weight import compute_class_weight
 
@@ -136,10 +150,21 @@ def paper_regularization(
     return ga, weight_sum * float(gamma_i) / (n * dbar**power)
 
 
+def _mass_shift(f: np.ndarray, c: float) -> float:
+    """The root of mean(f + d) - c mean|f + d| (unique for |c| < 1)."""
+    c = float(np.clip(c, -1.0 + 1e-9, 1.0 - 1e-9))
+    span = float(np.abs(f).max()) + 1.0
+
+    def g(d: float) -> float:
+        return float(np.mean(f + d) - c * np.mean(np.abs(f + d)))
+
+    return float(brentq(g, -span, span, xtol=1e-14 * span, rtol=1e-15, maxiter=500))
+
+
 def balance_offsets(
-    F: np.ndarray, unlabeled: np.ndarray, prior: np.ndarray
+    F: np.ndarray, unlabeled: np.ndarray, prior: np.ndarray, rule: str = "mass"
 ) -> np.ndarray:
-    r"""Bias shifts that make the mean output on the unlabeled points :math:`2\pi - 1`.
+    r"""Bias shifts that balance the outputs on the unlabeled points.
 
     Parameters
     ----------
@@ -148,6 +173,9 @@ def balance_offsets(
     unlabeled : ndarray of bool of shape (n,)
     prior : ndarray of shape (n_classes,)
         Class proportions :math:`\pi` (sum 1).
+    rule : {'mass', 'mean'}, default='mass'
+        ``'mass'``: positive output mass / total output mass :math:`= \pi_c`;
+        ``'mean'``: mean output :math:`= 2\pi_c - 1` (module docstring).
 
     Returns
     -------
@@ -158,7 +186,10 @@ def balance_offsets(
     if not unlabeled.any():
         return np.zeros(C)
     target = 2.0 * (prior[1:2] if C == 1 else prior) - 1.0
-    return target - F[unlabeled].mean(axis=0)
+    FU = F[unlabeled]
+    if rule == "mean":
+        return target - FU.mean(axis=0)
+    return np.array([_mass_shift(FU[:, j], target[j]) for j in range(C)])
 
 
 def _targets_platt(y_idx: np.ndarray, n_classes: int) -> np.ndarray:

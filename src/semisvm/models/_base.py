@@ -129,7 +129,7 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
         # data-adaptive defaults (see models/_adaptive.py)
         "regularization": [Options(("normalized", "paper"))],
         "class_weight": [None, Options(("balanced",)), "dict"],
-        "class_balance": [None, Options(("mean",))],
+        "class_balance": [None, Options(("mass", "mean"))],
         "class_prior": [None, "array-like"],
     }
 
@@ -270,10 +270,11 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
 
         F = np.array(F, dtype=np.float64).reshape(F.shape[0], -1)
         off = np.zeros(F.shape[1])
-        if getattr(self, "class_balance", None) == "mean":
-            off = balance_offsets(F, ~labeled, self._class_prior(y, labeled))
+        rule = getattr(self, "class_balance", None)
+        if rule is not None:
+            off = balance_offsets(F, ~labeled, self._class_prior(y, labeled), rule)
         elif getattr(self, "class_prior", None) is not None:
-            raise ValueError("class_prior needs class_balance='mean'.")
+            raise ValueError("class_prior needs class_balance='mass' or 'mean'.")
         self.class_balance_offset_ = off
         self.intercept_ = np.asarray(self.intercept_, dtype=np.float64) + off
         F += off

@@ -231,7 +231,7 @@ class LapSVM(_PrimalMixin):
     (``gamma='knn'``) and the graph weights (``graph_weight='local'``) come from
     the distances to each point's nearest neighbours, so the defaults do not
     depend on the units of the features.  After the fit the outputs on the
-    unlabeled points are balanced (``class_balance='mean'``) and probabilities
+    unlabeled points are balanced (``class_balance='mass'``) and probabilities
     are a fitted sigmoid/softmax of the outputs (:meth:`predict_proba`).  Every
     solver minimises the same objective with the same weights (the dual with
     ``loss='squared_hinge'``, its default), so ``solver`` changes the time,
@@ -327,15 +327,17 @@ class LapSVM(_PrimalMixin):
         ``'balanced'`` gives class k the weight :math:`l / (K l_k)`; a dict maps
         class labels to weights.  Exact in every solver (Newton, PCG and its
         line search, the dual through LIBSVM's per-sample C).
-    class_balance : {'mean', None}, default='mean'
-        After the fit, shift the bias of every (one-vs-rest) output so that its
-        mean over the unlabeled training points is :math:`2\pi_k - 1` (Chapelle &
-        Zien's 2005 balancing constraint, an output-level class mass
-        normalization in the sense of Zhu et al. 2003): the classes keep their
-        labeled proportions on the unlabeled points on average, and one class
-        cannot swallow them all.  Applies to ``transduction_``,
-        ``decision_function`` and ``predict`` (through ``intercept_``).  No
-        effect without unlabeled points.  ``None``: the solver's bias.
+    class_balance : {'mass', 'mean', None}, default='mass'
+        After the fit, shift the bias of every (one-vs-rest) output so that,
+        over the unlabeled training points, the positive output mass is the
+        fraction :math:`\pi_k` of the total output mass (``'mass'``: class mass
+        normalization of Zhu et al. 2003 on the signed outputs, scale-invariant),
+        or the mean output is :math:`2\pi_k - 1` (``'mean'``: Chapelle & Zien's
+        2005 balancing constraint).  The classes keep their labeled proportions
+        (or ``class_prior``) in mass, and one class cannot swallow the unlabeled
+        points.  Applies to ``transduction_``, ``decision_function`` and
+        ``predict`` (through ``intercept_``).  No effect without unlabeled
+        points.  ``None``: the solver's bias.
     class_prior : array-like of shape (n_classes,), default=None
         :math:`\pi` for ``class_balance`` (order of ``classes_``); ``None``: the
         labeled proportions.
@@ -432,7 +434,7 @@ class LapSVM(_PrimalMixin):
         random_state: Any = None,
         regularization: str = "normalized",
         class_weight: Any = None,
-        class_balance: str | None = "mean",
+        class_balance: str | None = "mass",
         class_prior: Any = None,
         loss: str = "squared_hinge",
     ) -> None:
@@ -589,7 +591,7 @@ class LapRLS(_PrimalMixin):
         random_state: Any = None,
         regularization: str = "normalized",
         class_weight: Any = None,
-        class_balance: str | None = "mean",
+        class_balance: str | None = "mass",
         class_prior: Any = None,
     ) -> None:
         self.solver = solver
