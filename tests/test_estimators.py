@@ -285,7 +285,8 @@ EXPECTED_FAILURES = {
 
 
 @parametrize_with_checks(
-    [LapSVM(), LapSVM(solver="newton"), LapRLS(), LapRLS(solver="pcg", tol=1e-4)],
+    [LapSVM(), LapSVM(solver="newton"), LapSVM(solver="dual"), LapRLS(),
+     LapRLS(solver="pcg", tol=1e-4)],
     expected_failed_checks=lambda est: EXPECTED_FAILURES,
 )
 def test_sklearn_common_checks(estimator, check):

@@ -1,8 +1,12 @@
 r"""Neighbourhood graphs and graph Laplacians, sparse throughout.
 
 Graph: symmetric kNN graph on all n points (i ~ j if either is among the other's
-``n_neighbors`` nearest neighbours), with binary weights or heat weights
-:math:`w_{ij} = \exp(-\|x_i - x_j\|^2 / (2 t^2))`.
+``n_neighbors`` nearest neighbours), with binary weights, heat weights
+:math:`w_{ij} = \exp(-\|x_i - x_j\|^2 / (2 t^2))`, or self-tuning ("local
+scaling") heat weights :math:`w_{ij} = \exp(-\|x_i - x_j\|^2 / (\sigma_i\sigma_j))`
+with :math:`\sigma_i` the distance from :math:`x_i` to its 7th nearest neighbour
+(Zelnik-Manor & Perona, "Self-tuning spectral clustering", NIPS 2004), which adapt
+to the local density and need no width.
 
 Laplacian: :math:`L = D - W` or the normalized
 :math:`L = I - D^{-1/2} W D^{-1/2}`, optionally raised to an integer power ``p``.
@@ -87,19 +91,40 @@ def _symmetrize(ind: np.ndarray, dist2: np.ndarray, n: int) -> sp.csr_array:
     return A.maximum(A.T).tocsr()
 
 
-def _to_weights(A: sp.csr_array, weight: str, t: float | None) -> sp.csr_array:
+#: neighbour rank of the local scale sigma_i (Zelnik-Manor & Perona use 7)
+LOCAL_SCALE_RANK = 7
+
+
+def _local_scales(dist2: np.ndarray) -> np.ndarray:
+    """sigma_i^2: squared distance to the 7th neighbour (the last one if fewer)."""
+    k = dist2.shape[1]
+    s2 = dist2[:, min(LOCAL_SCALE_RANK, k) - 1].astype(np.float64)
+    pos = s2[s2 > 0]
+    floor = 1e-12 * (pos.mean() if pos.size else 1.0)
+    return np.maximum(s2, floor if floor > 0 else 1e-300)
+
+
+def _to_weights(
+    A: sp.csr_array, weight: str, t: float | None, scales2: np.ndarray | None = None
+) -> sp.csr_array:
     d2 = A.data - 1.0
     np.maximum(d2, 0.0, out=d2)
     W = A.copy()
     if weight == "binary":
         W.data = np.ones_like(d2)
+    elif weight == "local":
+        sig = np.sqrt(scales2)
+        rows = np.repeat(np.arange(A.shape[0]), np.diff(A.indptr))
+        W.data = np.exp(-d2 / (sig[rows] * sig[A.indices]))
     elif weight == "heat":
         if t is None:
             pos = np.sqrt(d2)
             t = float(pos.mean()) if pos.size and pos.mean() > 0 else 1.0
         W.data = np.exp(-d2 / (2.0 * t * t))
     else:
-        raise ValueError(f"Unknown graph weight {weight!r}; expected 'binary' or 'heat'.")
+        raise ValueError(
+            f"Unknown graph weight {weight!r}; expected 'binary', 'heat' or 'local'."
+        )
     return W
 
 
@@ -119,7 +144,10 @@ def knn_graph(
     X : {ndarray, sparse matrix} of shape (n_samples, n_features)
     n_neighbors : int, default=10
         Neighbours of each point (itself excluded).
-    weight : {'binary', 'heat'}, default='binary'
+    weight : {'binary', 'heat', 'local'}, default='binary'
+        ``'local'``: self-tuning weights :math:`\exp(-d_{ij}^2/(\sigma_i\sigma_j))`,
+        :math:`\sigma_i` the distance to the 7th neighbour (or the last one when
+        ``n_neighbors < 7``).
     t : float, default=None
         Heat-kernel width; ``None`` uses the mean distance over the graph's edges.
     algorithm : str, default='auto'
@@ -140,7 +168,7 @@ def knn_graph(
     nn.fit(X)
     dist, ind = nn.kneighbors(X)
     dist2, ind = _drop_self(dist**2, ind, k)
-    return _to_weights(_symmetrize(ind, dist2, n), weight, t)
+    return _to_weights(_symmetrize(ind, dist2, n), weight, t, _local_scales(dist2))
 
 
 def _drop_self(dist2: np.ndarray, ind: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -197,7 +225,7 @@ def knn_graph_from_kernel(
     with np.errstate(divide="ignore"):
         dist2 = -np.log(np.clip(kv, np.finfo(np.float64).tiny, 1.0)) / gamma
     dist2, ind = _drop_self(dist2, ind, k)
-    return _to_weights(_symmetrize(ind, dist2, n), weight, t)
+    return _to_weights(_symmetrize(ind, dist2, n), weight, t, _local_scales(dist2))
 
 
 def check_adjacency(W: Any, n: int) -> sp.csr_array:

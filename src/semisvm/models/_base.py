@@ -34,12 +34,15 @@ __all__ = ["ManifoldClassifierMixin", "KERNEL_CONSTRAINTS", "build_kernel", "bui
 
 KERNEL_CONSTRAINTS: dict[str, list] = {
     "kernel": [Options(("rbf", "poly", "linear", "precomputed")), "callable"],
-    "gamma": [Interval(numbers.Real, 0, None, closed="neither"), Options(("median", "scale"))],
+    "gamma": [
+        Interval(numbers.Real, 0, None, closed="neither"),
+        Options(("knn", "median", "scale")),
+    ],
     "degree": [Interval(numbers.Integral, 1, None)],
     "coef0": [Interval(numbers.Real, None, None)],
     "kernel_params": [None, "dict"],
     "n_neighbors": [Interval(numbers.Integral, 1, None)],
-    "graph_weight": [Options(("binary", "heat"))],
+    "graph_weight": [Options(("binary", "heat", "local"))],
     "heat_t": [None, Interval(numbers.Real, 0, None, closed="neither")],
     "normalize_laplacian": ["boolean"],
     "laplacian_power": [Interval(numbers.Integral, 1, None)],
@@ -49,7 +52,7 @@ KERNEL_CONSTRAINTS: dict[str, list] = {
 
 def build_kernel(
     X: Any, *, kernel: Any, gamma: Any, degree: int, coef0: float,
-    kernel_params: dict | None,
+    kernel_params: dict | None, n_neighbors: int = 10,
 ) -> tuple[np.ndarray, float | None]:
     """Gram matrix of the training points and the resolved RBF/poly ``gamma``."""
     if kernel == "precomputed":
@@ -62,7 +65,10 @@ def build_kernel(
         if not np.allclose(K, K.T, rtol=1e-8, atol=1e-10 * max(1.0, np.abs(K).max())):
             raise ValueError("The precomputed kernel matrix X is not symmetric.")
         return K, None
-    g = None if callable(kernel) or kernel == "linear" else resolve_gamma(X, gamma, kernel)
+    g = (
+        None if callable(kernel) or kernel == "linear"
+        else resolve_gamma(X, gamma, kernel, n_neighbors)
+    )
     K = kernel_matrix(
         X, kernel=kernel, gamma=g if g is not None else 1.0, degree=degree, coef0=coef0,
         kernel_params=kernel_params,
@@ -120,6 +126,11 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
         "gamma_a": [Interval(numbers.Real, 0, None, closed="neither")],
         "gamma_i": [Interval(numbers.Real, 0, None, closed="left")],
         "verbose": [Interval(numbers.Integral, 0, None), "boolean"],
+        # data-adaptive defaults (see models/_adaptive.py)
+        "regularization": [Options(("normalized", "paper"))],
+        "class_weight": [None, Options(("balanced",)), "dict"],
+        "class_balance": [None, Options(("mass", "mean"))],
+        "class_prior": [None, "array-like"],
     }
 
     # ------------------------------------------------------------------ fit
@@ -163,6 +174,7 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
         K, g = build_kernel(
             X, kernel=self.kernel, gamma=self.gamma, degree=self.degree,
             coef0=self.coef0, kernel_params=self.kernel_params,
+            n_neighbors=self.n_neighbors,
         )
         t1 = time.perf_counter()
         L = None
@@ -223,6 +235,7 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
         self.fit_times_["solver"] = t_solver
         self.X_fit_ = None if self.kernel == "precomputed" else X
         F = np.asarray(as_operator(K) @ res.alpha) + res.b
+        F = self._adapt_outputs(F, y, labeled)
         pred = self._labels_from_scores(F)
         pred[labeled] = y[labeled]
         self.transduction_ = pred
@@ -234,6 +247,40 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
                 ConvergenceWarning,
                 stacklevel=3,
             )
+
+    def _class_prior(self, y: np.ndarray, labeled: np.ndarray) -> np.ndarray:
+        k = self.classes_.size
+        prior = getattr(self, "class_prior", None)
+        if prior is None:
+            idx = np.searchsorted(self.classes_, y[labeled])
+            return np.bincount(idx, minlength=k) / idx.size
+        p = np.asarray(prior, dtype=np.float64).ravel()
+        if p.shape != (k,) or not np.isfinite(p).all() or (p < 0).any() or p.sum() <= 0:
+            raise ValueError(
+                f"class_prior must hold {k} non-negative numbers (one per class, in "
+                f"the order of classes_ = {self.classes_.tolist()!r}); got {prior!r}."
+            )
+        return p / p.sum()
+
+    def _adapt_outputs(
+        self, F: np.ndarray, y: np.ndarray, labeled: np.ndarray
+    ) -> np.ndarray:
+        """Class balance (bias shift) and the probability slope, after the solver."""
+        from ._adaptive import balance_offsets, fit_proba_slope
+
+        F = np.array(F, dtype=np.float64).reshape(F.shape[0], -1)
+        off = np.zeros(F.shape[1])
+        rule = getattr(self, "class_balance", None)
+        if rule is not None:
+            off = balance_offsets(F, ~labeled, self._class_prior(y, labeled), rule)
+        elif getattr(self, "class_prior", None) is not None:
+            raise ValueError("class_prior needs class_balance='mass' or 'mean'.")
+        self.class_balance_offset_ = off
+        self.intercept_ = np.asarray(self.intercept_, dtype=np.float64) + off
+        F += off
+        y_idx = np.searchsorted(self.classes_, y[labeled])
+        self.proba_slope_ = fit_proba_slope(F[labeled], y_idx, self.classes_.size)
+        return F
 
     def _labels_from_scores(self, F: np.ndarray) -> np.ndarray:
         if F.shape[1] == 1:
@@ -285,6 +332,47 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
         if F.ndim == 1:
             F = F[:, None]
         return self._labels_from_scores(F)
+
+    def predict_log_proba(self, X: Any) -> np.ndarray:
+        r"""Log of :meth:`predict_proba` (computed stably).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+        """
+        from ._adaptive import log_proba_from_scores
+
+        F = self.decision_function(X)
+        F = F[:, None] if F.ndim == 1 else F
+        return log_proba_from_scores(F, self.proba_slope_)
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        r"""Class probabilities from the outputs: a documented mapping, not a model.
+
+        :math:`\sigma(a f(x))` for two classes (column 1 is ``classes_[1]``),
+        :math:`\mathrm{softmax}_c(a f_c(x))` over the one-vs-rest outputs otherwise,
+        with one slope :math:`a > 0` (``proba_slope_``) fitted by maximum likelihood
+        on the labeled training points against Platt's smoothed targets (see
+        :mod:`semisvm.models._adaptive`).  The most probable class is the one
+        :meth:`predict` returns.  With few labels treat the values as scores
+        calibrated on the labeled points only; for calibrated probabilities
+        wrap the estimator in :class:`sklearn.calibration.CalibratedClassifierCV`.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+            Rows sum to 1.
+        """
+        P = np.exp(self.predict_log_proba(X))
+        return P / P.sum(axis=1, keepdims=True)
 
     def __sklearn_tags__(self):  # noqa: D105
         tags = super().__sklearn_tags__()

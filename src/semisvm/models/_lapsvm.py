@@ -13,12 +13,13 @@ from .._validation import Interval, Options, check_finite
 from ..kernels._operators import as_operator
 from ..solvers._newton import laprls_direct, lapsvm_newton
 from ..solvers._pcg import lapsvm_pcg
+from ._adaptive import paper_regularization
 from ._base import ManifoldClassifierMixin
 
 __all__ = ["LapSVM", "LapRLS"]
 
 _PCG_CONSTRAINTS: dict[str, list] = {
-    "early_stopping": [None, Options(("stability", "validation", "mixed"))],
+    "early_stopping": [None, Options(("auto", "stability", "validation", "mixed"))],
     "validation_fraction": [None, Interval(numbers.Real, 0, 1, closed="neither")],
     "check_every": [None, Interval(numbers.Integral, 1, None)],
     "stability_tol": [Interval(numbers.Real, 0, 1, closed="neither")],
@@ -69,7 +70,7 @@ class _PrimalMixin(ManifoldClassifierMixin):
         """
         X, y = self._validate_fit_input(X, y)
         solver = self._resolve_solver()
-        es = getattr(self, "early_stopping", None) if solver == "pcg" else None
+        es = self._resolve_early_stopping(solver)
         labeled, classes, Y = self._targets(y)
         val_idx = None
         K_val = Y_val = None
@@ -87,6 +88,12 @@ class _PrimalMixin(ManifoldClassifierMixin):
                 labeled, classes, Y = self._targets(y_tr)
         gamma_i = float(self.gamma_i)
         K, L = self._build(X, adjacency, need_graph=gamma_i > 0)
+        sw = self._sample_weight(y, labeled, classes)
+        wsum = float(labeled.sum() if sw is None else sw[labeled].sum())
+        self.gamma_a_, self.gamma_i_ = paper_regularization(
+            self.regularization, self.gamma_a, gamma_i, n=K.shape[0], weight_sum=wsum,
+            L=L, power=self.laplacian_power,
+        )
         if es in ("validation", "mixed") or X_val is not None:
             if val_idx is not None:
                 K_val = K[val_idx]
@@ -98,11 +105,32 @@ class _PrimalMixin(ManifoldClassifierMixin):
                 K_val, yv = self._val_kernel(X, K, X_val, y_val)
             Y_val = self._val_targets(yv, classes)
         t0 = time.perf_counter()
-        res = self._solve(K, L, Y, solver=solver, K_val=K_val, Y_val=Y_val, es=es)
+        res = self._solve(
+            K, L, Y, solver=solver, K_val=K_val, Y_val=Y_val, es=es, sample_weight=sw
+        )
         t_solver = time.perf_counter() - t0
         self.solver_ = solver
         self._finish(res, K, X, y, labeled, classes, t_solver)
         return self
+
+    def _resolve_early_stopping(self, solver: str) -> str | None:
+        es = getattr(self, "early_stopping", None)
+        if es == "auto":
+            return "stability" if solver == "pcg" else None
+        if es is not None and solver != "pcg":
+            raise ValueError(
+                f"early_stopping={es!r} applies to solver='pcg' only; solver="
+                f"{solver!r} is a direct method that runs to its exact solution. Use "
+                "early_stopping=None (or 'auto') with this solver."
+            )
+        return es
+
+    def _sample_weight(self, y, labeled, classes):
+        from ._adaptive import label_weights
+
+        y_enc = np.zeros(y.shape[0], dtype=np.intp)
+        y_enc[labeled] = np.searchsorted(classes, y[labeled])
+        return label_weights(y_enc, labeled, classes, self.class_weight)
 
     def _val_kernel(self, X, K, X_val, y_val):
         from ..kernels import kernel_matrix
@@ -183,24 +211,58 @@ class LapSVM(_PrimalMixin):
 
     over labeled and unlabeled points alike (``y == -1`` marks unlabeled ones).
 
+    **Defaults that adapt to the data.**  By default (``regularization=
+    'normalized'``) ``gamma_a`` and ``gamma_i`` are the weights
+    :math:`\lambda_A, \lambda_I` of the averaged objective
+
+    .. math::
+        \tfrac12 \Big[\frac{1}{\sum_i c_i}\sum_{i \in \mathcal L} c_i
+        \max(0, 1 - y_i f(x_i))^2 + \lambda_A \alpha^T K \alpha
+        + \frac{\lambda_I}{n \bar d^{\,p}} f_I^T L^p f_I\Big],
+
+    (:math:`c_i` the ``class_weight`` of point i, 1 by default;
+    :math:`\bar d = \mathrm{tr}(L)/n`, the mean degree for :math:`D - W`, 1 for
+    the normalized Laplacian), i.e. Eq. 7 with :math:`\gamma_A = (\sum_i c_i)
+    \lambda_A` and :math:`\gamma_I = (\sum_i c_i)\lambda_I/(n\bar d^{\,p})`
+    (stored in ``gamma_a_``, ``gamma_i_``): the same values mean the same
+    trade-off at every n, every number of labels and every graph.
+    ``regularization='paper'`` takes ``gamma_a``, ``gamma_i`` as the paper's
+    :math:`\gamma_A, \gamma_I` (the reproduction's form).  The kernel width
+    (``gamma='knn'``) and the graph weights (``graph_weight='local'``) come from
+    the distances to each point's nearest neighbours, so the defaults do not
+    depend on the units of the features.  After the fit the outputs on the
+    unlabeled points are balanced (``class_balance='mass'``) and probabilities
+    are a fitted sigmoid/softmax of the outputs (:meth:`predict_proba`).  Every
+    solver minimises the same objective with the same weights (the dual with
+    ``loss='squared_hinge'``, its default), so ``solver`` changes the time,
+    not the model.  See :mod:`semisvm.models._adaptive` and the README's
+    "Defaults that work untuned" for the measurements behind the defaults.
+
     Parameters
     ----------
     solver : {'pcg', 'newton', 'dual'}, default='pcg'
         ``'pcg'``: preconditioned conjugate gradient (Algorithm 1) with the exact
         line search and optional early stopping, O(n^2) per iteration, one product
         with K; ``'newton'``: primal Newton (Eq. 11), O(n^3) per step; ``'dual'``:
-        the original two-step method of Belkin et al. (2006) with the L1 hinge loss
-        (LIBSVM on the l-variable dual, then a linear system).
+        the two-step method of Belkin et al. (2006): LIBSVM on the l-variable
+        dual, then a linear system; it minimises the squared hinge (the same
+        model as the other solvers) or, with ``loss='hinge'``, the original L1
+        hinge.
     gamma_a : float, default=1e-6
-        Ambient (RKHS) regularisation weight :math:`\gamma_A > 0`.
+        Ambient (RKHS) regularisation weight, :math:`\lambda_A > 0` (normalized)
+        or :math:`\gamma_A > 0` (``regularization='paper'``).
     gamma_i : float, default=1.0
-        Intrinsic (graph) regularisation weight :math:`\gamma_I \ge 0`; 0 gives a
-        supervised L2-SVM on the labeled points.
+        Intrinsic (graph) regularisation weight, :math:`\lambda_I \ge 0` or
+        :math:`\gamma_I \ge 0`; 0 gives a supervised L2-SVM on the labeled
+        points.
     kernel : {'rbf', 'poly', 'linear', 'precomputed'} or callable, default='rbf'
-    gamma : float or {'median', 'scale'}, default='median'
+    gamma : float or {'knn', 'median', 'scale'}, default='knn'
         RBF/poly parameter (scikit-learn's: RBF is :math:`\exp(-\gamma\|x-z\|^2)`,
-        :math:`\gamma = 1/(2\sigma^2)`).  ``'median'`` sets :math:`\sigma` to the
-        median distance between training points; ``'scale'`` is scikit-learn's rule.
+        :math:`\gamma = 1/(2\sigma^2)`).  ``'knn'``: :math:`\sigma^2` is the mean
+        squared distance from a point to its ``n_neighbors``-th neighbour
+        (:func:`semisvm.kernels.knn_gamma`), the scale of the graph's edges;
+        ``'median'`` sets :math:`\sigma` to the median distance between training
+        points; ``'scale'`` is scikit-learn's rule.
     degree : int, default=3
         Polynomial degree.
     coef0 : float, default=1.0
@@ -209,18 +271,30 @@ class LapSVM(_PrimalMixin):
         Keyword arguments of a callable kernel.
     n_neighbors : int, default=10
         Neighbours in the symmetric kNN graph.
-    graph_weight : {'binary', 'heat'}, default='binary'
+    graph_weight : {'binary', 'heat', 'local'}, default='local'
+        ``'local'``: self-tuning weights :math:`\exp(-d_{ij}^2/(\sigma_i\sigma_j))`,
+        :math:`\sigma_i` the distance from :math:`x_i` to its 7th neighbour
+        (Zelnik-Manor & Perona 2004); ``'heat'``: :math:`\exp(-d_{ij}^2/(2t^2))`.
     heat_t : float, default=None
         Width of the heat weights (default: mean edge length).
-    normalize_laplacian : bool, default=True
+    normalize_laplacian : bool, default=False
         Use :math:`I - D^{-1/2} W D^{-1/2}` (the paper's experiments) instead of
-        :math:`D - W`.  The intrinsic term acts on :math:`K\alpha` only, the bias is
-        not regularised, for both Laplacians.
+        :math:`D - W`.  With :math:`D - W`, :math:`L\mathbf 1 = 0` and the bias
+        never enters the intrinsic term; with the normalized Laplacian see
+        ``intrinsic_bias``.
+    intrinsic_bias : bool, default=True
+        Apply the intrinsic term to :math:`f_I = K\alpha + b\mathbf 1` (the
+        function actually used) instead of the paper's :math:`K\alpha`; the two
+        are equal for :math:`D - W`.  ``solver='dual'`` penalises :math:`K\alpha`
+        only: with the normalized Laplacian it needs ``intrinsic_bias=False``
+        (else a ``ValueError`` says so).
     laplacian_power : int, default=1
         Integer power p of the Laplacian.
-    early_stopping : {None, 'stability', 'validation', 'mixed'}, default='stability'
+    early_stopping : {'auto', None, 'stability', 'validation', 'mixed'}, default='auto'
         PCG only: the paper's data-based stopping rules (Sec. 4.1), checked every
-        ``check_every`` iterations.  ``None`` runs PCG to ``tol``.
+        ``check_every`` iterations.  ``None`` runs PCG to ``tol``.  ``'auto'``
+        is ``'stability'`` for PCG and ``None`` for the exact solvers; asking
+        for a rule with ``solver='newton'`` or ``'dual'`` is an error.
     validation_fraction : float, default=None
         Fraction of the labeled points held out for the validation rules when no
         ``X_val`` is passed to ``fit``.
@@ -236,15 +310,45 @@ class LapSVM(_PrimalMixin):
         alone stops too early; ``None`` gives the paper's rule exactly.
     tol_criterion : {'mixed', 'gradient', 'preconditioned_gradient', 'objective'}, default='mixed'
     tol : float, default=1e-6
-        Classical PCG stopping threshold (relative to the value at t = 0).
+        Classical PCG stopping threshold (relative to the value at t = 0); with
+        ``solver='dual'`` LIBSVM's tolerance (largest KKT violation of the QP).
     max_iter : int, default=1000
-        PCG iterations, or Newton steps.
+        PCG iterations, Newton steps, or LIBSVM iterations (``solver='dual'``).
     record_history : bool, default=False
         Store per-iteration objective and gradient norms in ``history_``.
     verbose : int, default=0
         Print a line every ``verbose`` iterations.
     random_state : int, RandomState or None, default=None
         Used to hold out validation points.
+    regularization : {'normalized', 'paper'}, default='normalized'
+        How ``gamma_a`` and ``gamma_i`` are read (see above).
+    class_weight : None, 'balanced' or dict, default=None
+        Weights :math:`c_i` of the labeled loss terms, as in scikit-learn:
+        ``'balanced'`` gives class k the weight :math:`l / (K l_k)`; a dict maps
+        class labels to weights.  Exact in every solver (Newton, PCG and its
+        line search, the dual through LIBSVM's per-sample C).
+    class_balance : {'mass', 'mean', None}, default='mass'
+        After the fit, shift the bias of every (one-vs-rest) output so that,
+        over the unlabeled training points, the positive output mass is the
+        fraction :math:`\pi_k` of the total output mass (``'mass'``: class mass
+        normalization of Zhu et al. 2003 on the signed outputs, scale-invariant),
+        or the mean output is :math:`2\pi_k - 1` (``'mean'``: Chapelle & Zien's
+        2005 balancing constraint).  The classes keep their labeled proportions
+        (or ``class_prior``) in mass, and one class cannot swallow the unlabeled
+        points.  Applies to ``transduction_``, ``decision_function`` and
+        ``predict`` (through ``intercept_``).  No effect without unlabeled
+        points.  ``None``: the solver's bias.
+    class_prior : array-like of shape (n_classes,), default=None
+        :math:`\pi` for ``class_balance`` (order of ``classes_``); ``None``: the
+        labeled proportions.
+    loss : {'squared_hinge', 'hinge'}, default='squared_hinge'
+        ``'hinge'`` (``solver='dual'`` only): the L1 hinge of Belkin et al.
+        (2006), with the same :math:`\gamma_A, \gamma_I` (loss weight 1 in both;
+        :math:`C = 1/(2\gamma_A)` on the deformed kernel).  Its bias is not unique
+        when every labeled point is a bounded support vector (strong
+        regularisation): LIBSVM then returns the middle of an interval of
+        optimal biases, which can put every point in one class (the G50C case
+        of :func:`semisvm.solvers.lapsvm_dual`).
 
     Attributes
     ----------
@@ -252,6 +356,13 @@ class LapSVM(_PrimalMixin):
     dual_coef_ : ndarray of shape (n_samples, n_columns)
         :math:`\alpha`, one column for two classes, one per class otherwise.
     intercept_ : ndarray of shape (n_columns,)
+        The bias b, including ``class_balance_offset_``.
+    class_balance_offset_ : ndarray of shape (n_columns,)
+        Shift added to the solver's bias by ``class_balance``.
+    gamma_a_, gamma_i_ : float
+        The paper's :math:`\gamma_A, \gamma_I` the solver used.
+    proba_slope_ : float
+        Slope :math:`a` of :meth:`predict_proba`.
     transduction_ : ndarray of shape (n_samples,)
         Labels of the training points (given labels kept, predicted for the rest).
     n_iter_ : int or ndarray
@@ -290,6 +401,7 @@ class LapSVM(_PrimalMixin):
         **ManifoldClassifierMixin._parameter_constraints,
         **_PCG_CONSTRAINTS,
         "solver": [Options(("pcg", "newton", "dual"))],
+        "loss": [Options(("squared_hinge", "hinge"))],
     }
 
     def __init__(
@@ -299,17 +411,17 @@ class LapSVM(_PrimalMixin):
         gamma_i: float = 1.0,
         *,
         kernel: Any = "rbf",
-        gamma: Any = "median",
+        gamma: Any = "knn",
         degree: int = 3,
         coef0: float = 1.0,
         kernel_params: dict | None = None,
         n_neighbors: int = 10,
-        graph_weight: str = "binary",
+        graph_weight: str = "local",
         heat_t: float | None = None,
-        normalize_laplacian: bool = True,
+        normalize_laplacian: bool = False,
         laplacian_power: int = 1,
         intrinsic_bias: bool = True,
-        early_stopping: str | None = "stability",
+        early_stopping: str | None = "auto",
         validation_fraction: float | None = None,
         check_every: int | None = None,
         stability_tol: float = 0.015,
@@ -320,6 +432,11 @@ class LapSVM(_PrimalMixin):
         record_history: bool = False,
         verbose: int = 0,
         random_state: Any = None,
+        regularization: str = "normalized",
+        class_weight: Any = None,
+        class_balance: str | None = "mass",
+        class_prior: Any = None,
+        loss: str = "squared_hinge",
     ) -> None:
         self.solver = solver
         self.gamma_a = gamma_a
@@ -346,23 +463,50 @@ class LapSVM(_PrimalMixin):
         self.record_history = record_history
         self.verbose = verbose
         self.random_state = random_state
+        self.regularization = regularization
+        self.class_weight = class_weight
+        self.class_balance = class_balance
+        self.class_prior = class_prior
+        self.loss = loss
 
     def _resolve_solver(self) -> str:
         return self.solver
 
-    def _solve(self, K, L, Y, *, solver, K_val, Y_val, es):
+    def _solve(self, K, L, Y, *, solver, K_val, Y_val, es, sample_weight=None):
+        ga, gi = self.gamma_a_, self.gamma_i_
+        if self.loss == "hinge" and solver != "dual":
+            raise ValueError(
+                f"loss='hinge' is solved by solver='dual' only; solver={solver!r} "
+                "minimises the squared hinge (loss='squared_hinge')."
+            )
         if solver == "newton":
             return lapsvm_newton(
-                K, Y, L=L, gamma_a=self.gamma_a, gamma_i=self.gamma_i,
+                K, Y, L=L, gamma_a=ga, gamma_i=gi,
                 max_iter=self.max_iter, intrinsic_bias=self.intrinsic_bias,
+                sample_weight=sample_weight,
             )
         if solver == "dual":
             from ..solvers._dual import lapsvm_dual
 
-            return lapsvm_dual(K, L, Y, gamma_a=self.gamma_a, gamma_i=self.gamma_i)
+            if self.intrinsic_bias and L is not None and gi != 0:
+                L1 = np.asarray(L @ np.ones(K.shape[0]))
+                if np.abs(L1).max() > 1e-10:
+                    raise ValueError(
+                        "solver='dual' penalises K alpha only, but intrinsic_bias=True "
+                        "asks to penalise K alpha + b with a Laplacian whose rows do not "
+                        "sum to 0 (normalize_laplacian=True). Set intrinsic_bias=False, "
+                        "or normalize_laplacian=False (then both forms are equal), or "
+                        "use solver='newton' or 'pcg'."
+                    )
+            return lapsvm_dual(
+                K, L, Y, gamma_a=ga, gamma_i=gi, loss=self.loss,
+                sample_weight=sample_weight, tol=self.tol if self.tol > 0 else 1e-12,
+                max_iter=self.max_iter,
+            )
         return lapsvm_pcg(
-            as_operator(K), Y, L=L, gamma_a=self.gamma_a, gamma_i=self.gamma_i,
-            loss="squared_hinge", **self._pcg_kwargs(K_val, Y_val, es),
+            as_operator(K), Y, L=L, gamma_a=ga, gamma_i=gi,
+            loss="squared_hinge", sample_weight=sample_weight,
+            **self._pcg_kwargs(K_val, Y_val, es),
         )
 
 
@@ -375,6 +519,11 @@ class LapRLS(_PrimalMixin):
     .. math::
         \tfrac12 \Big[\sum_{i \in \mathcal L} (y_i - f(x_i))^2
         + \gamma_A \alpha^T K \alpha + \gamma_I \alpha^T K L K \alpha\Big].
+
+    With the default ``regularization='normalized'`` the squared loss is
+    averaged over the (weighted) labeled points and ``gamma_a``, ``gamma_i`` are
+    :math:`\lambda_A, \lambda_I` exactly as in :class:`LapSVM`; the class balance
+    and the probabilities are also those of :class:`LapSVM`.
 
     Parameters
     ----------
@@ -419,14 +568,14 @@ class LapRLS(_PrimalMixin):
         gamma_i: float = 1.0,
         *,
         kernel: Any = "rbf",
-        gamma: Any = "median",
+        gamma: Any = "knn",
         degree: int = 3,
         coef0: float = 1.0,
         kernel_params: dict | None = None,
         n_neighbors: int = 10,
-        graph_weight: str = "binary",
+        graph_weight: str = "local",
         heat_t: float | None = None,
-        normalize_laplacian: bool = True,
+        normalize_laplacian: bool = False,
         laplacian_power: int = 1,
         intrinsic_bias: bool = True,
         early_stopping: str | None = None,
@@ -440,6 +589,10 @@ class LapRLS(_PrimalMixin):
         record_history: bool = False,
         verbose: int = 0,
         random_state: Any = None,
+        regularization: str = "normalized",
+        class_weight: Any = None,
+        class_balance: str | None = "mass",
+        class_prior: Any = None,
     ) -> None:
         self.solver = solver
         self.gamma_a = gamma_a
@@ -466,17 +619,23 @@ class LapRLS(_PrimalMixin):
         self.record_history = record_history
         self.verbose = verbose
         self.random_state = random_state
+        self.regularization = regularization
+        self.class_weight = class_weight
+        self.class_balance = class_balance
+        self.class_prior = class_prior
 
     def _resolve_solver(self) -> str:
         return self.solver
 
-    def _solve(self, K, L, Y, *, solver, K_val, Y_val, es):
+    def _solve(self, K, L, Y, *, solver, K_val, Y_val, es, sample_weight=None):
+        ga, gi = self.gamma_a_, self.gamma_i_
         if solver == "direct":
             return laprls_direct(
-                K, Y, L=L, gamma_a=self.gamma_a, gamma_i=self.gamma_i,
-                intrinsic_bias=self.intrinsic_bias,
+                K, Y, L=L, gamma_a=ga, gamma_i=gi,
+                intrinsic_bias=self.intrinsic_bias, sample_weight=sample_weight,
             )
         return lapsvm_pcg(
-            as_operator(K), Y, L=L, gamma_a=self.gamma_a, gamma_i=self.gamma_i,
-            loss="squared", **self._pcg_kwargs(K_val, Y_val, es),
+            as_operator(K), Y, L=L, gamma_a=ga, gamma_i=gi,
+            loss="squared", sample_weight=sample_weight,
+            **self._pcg_kwargs(K_val, Y_val, es),
         )

@@ -38,13 +38,25 @@ def lapsvm_dual_objective(
     *,
     gamma_a: float,
     gamma_i: float,
+    loss: str = "hinge",
+    sample_weight: np.ndarray | None = None,
 ) -> np.ndarray:
-    r"""L1-hinge Laplacian SVM objective of every column.
+    r"""Laplacian SVM objective of every column, as the dual solver states it.
 
     .. math::
 
-        \sum_{i:\, y_i \neq 0} \max(0, 1 - y_i (k_i^\top\alpha + b))
+        \sum_{i:\, y_i \neq 0} c_i \max(0, 1 - y_i (k_i^\top\alpha + b))
         + \gamma_A \alpha^\top K \alpha + \gamma_I \alpha^\top K L K \alpha
+
+    for ``loss='hinge'`` (Belkin et al. 2006), and the primal form of Melacci &
+    Belkin (2011, Eq. 7)
+
+    .. math::
+
+        \tfrac12\Big[\sum_{i:\, y_i \neq 0} c_i \max(0, 1 - y_i f_i)^2
+        + \gamma_A \alpha^\top K \alpha + \gamma_I \alpha^\top K L K \alpha\Big]
+
+    for ``loss='squared_hinge'``; :math:`c_i` are the weights (default 1).
 
     Parameters
     ----------
@@ -57,6 +69,8 @@ def lapsvm_dual_objective(
     alpha : ndarray of shape (n, C)
     b : ndarray of shape (C,)
     gamma_a, gamma_i : float
+    loss : {'hinge', 'squared_hinge'}, default='hinge'
+    sample_weight : ndarray of shape (n,), default=None
 
     Returns
     -------
@@ -66,10 +80,18 @@ def lapsvm_dual_objective(
     alpha = np.asarray(alpha, dtype=np.float64).reshape(K.shape[0], -1)
     Ka = K @ alpha
     F = Ka + np.asarray(b, dtype=np.float64)[None, :]
-    hinge = np.where(Y != 0, np.maximum(0.0, 1.0 - Y * F), 0.0).sum(axis=0)
+    h = np.where(Y != 0, np.maximum(0.0, 1.0 - Y * F), 0.0)
+    if loss == "squared_hinge":
+        h = h * h
+    if sample_weight is not None:
+        h = h * np.asarray(sample_weight, dtype=np.float64)[:, None]
     ambient = np.einsum("ij,ij->j", alpha, Ka)
-    intrinsic = np.einsum("ij,ij->j", Ka, np.asarray(L @ Ka))
-    return hinge + gamma_a * ambient + gamma_i * intrinsic
+    intrinsic = (
+        np.einsum("ij,ij->j", Ka, np.asarray(L @ Ka)) if L is not None and gamma_i
+        else np.zeros(Ka.shape[1])
+    )
+    val = h.sum(axis=0) + gamma_a * ambient + gamma_i * intrinsic
+    return 0.5 * val if loss == "squared_hinge" else val
 
 
 def _as_product_operand(L: Any) -> Any:
@@ -88,7 +110,7 @@ def _check_inputs(
     if K.ndim != 2 or K.shape[0] != K.shape[1]:
         raise ValueError(f"K must be a square (n, n) Gram matrix, got shape {K.shape}.")
     n = K.shape[0]
-    if L.shape != (n, n):
+    if L is not None and L.shape != (n, n):
         raise ValueError(f"L must have shape ({n}, {n}) like K, got {L.shape}.")
     Y = np.asarray(Y, dtype=np.float64)
     if Y.ndim == 1:
@@ -114,18 +136,21 @@ def lapsvm_dual(
     *,
     gamma_a: float,
     gamma_i: float,
+    loss: str = "hinge",
+    sample_weight: np.ndarray | None = None,
     tol: float = 1e-6,
     max_iter: int = -1,
     shrinking: bool = True,
 ) -> SolveResult:
     r"""Laplacian SVM trained in the dual (Belkin, Niyogi & Sindhwani 2006).
 
-    For every column ``y`` of ``Y`` (one binary or one-vs-rest problem) this solves
+    For every column ``y`` of ``Y`` (one binary or one-vs-rest problem) and
+    ``loss='hinge'`` (the default, the original method) this solves
 
     .. math::
 
         \min_{\alpha \in \mathbb{R}^n, b}\;
-        \sum_{i \le l} \max(0, 1 - y_i (k_i^\top \alpha + b))
+        \sum_{i \le l} c_i \max(0, 1 - y_i (k_i^\top \alpha + b))
         + \gamma_A \alpha^\top K \alpha + \gamma_I \alpha^\top K L K \alpha
 
     by the two-step dual method (Melacci & Belkin 2011, Eq. 5-6): with
@@ -134,32 +159,74 @@ def lapsvm_dual(
 
     .. math::
 
-        \beta^* = \arg\max_{0 \le \beta \le 1,\ \beta^\top y = 0}
+        \beta^* = \arg\max_{0 \le \beta_i \le c_i,\ \beta^\top y = 0}
             \mathbf 1^\top \beta - \tfrac12 \beta^\top Y G Y \beta,
         \qquad G = J K A^{-1} J^\top,
 
         \alpha = A^{-1} J^\top Y \beta^*.
 
-    The QP is a standard SVM dual with Gram matrix ``G`` and ``C = 1``: it is
-    solved by LIBSVM (``sklearn.svm.SVC(kernel="precomputed", C=1)``), which also
-    returns the bias ``b``.  ``A`` is LU-factored once (``scipy.linalg.lu_factor``)
-    and the factorisation is reused for ``G`` and for the ``alpha`` of every
-    column; nothing is inverted explicitly.  ``K A^{-1}`` is symmetric positive
-    semi-definite (it equals :math:`(2\gamma_A I + 2\gamma_I K L)^{-1} K`), so
-    ``G`` is symmetrised against round-off before LIBSVM sees it.
+    The QP is a standard SVM dual with Gram matrix ``G`` and ``C = 1`` (times the
+    weights :math:`c_i`, LIBSVM's per-sample ``C``): it is solved by LIBSVM
+    (``sklearn.svm.SVC(kernel="precomputed", C=1)``), which also returns ``b``.
+
+    ``loss='squared_hinge'`` solves the primal LapSVM of Melacci & Belkin (2011,
+    Eq. 7), the problem of the Newton and PCG solvers,
+
+    .. math::
+
+        \min_{\alpha, b}\; \tfrac12\Big[\sum_{i \le l} c_i \max(0, 1 - y_i f_i)^2
+        + \gamma_A \alpha^\top K \alpha + \gamma_I \alpha^\top K L K \alpha\Big],
+
+    through its dual.  With :math:`\xi_i \ge 1 - y_i f_i` the Lagrangian's
+    stationarity gives :math:`c_i\xi_i = \beta_i`, :math:`\beta^\top y = 0` and
+    :math:`\alpha = A_2^{-1} J^\top Y\beta` with :math:`A_2 = \gamma_A I +
+    \gamma_I L K`, so that
+
+    .. math::
+
+        \beta^* = \arg\max_{\beta \ge 0,\ \beta^\top y = 0}
+            \mathbf 1^\top \beta - \tfrac12 \beta^\top Y (G_2 + D^{-1}) Y \beta,
+        \qquad G_2 = J K A_2^{-1} J^\top,\ D = \mathrm{diag}(c),
+
+    an SVM dual with the Gram matrix :math:`G_2 + D^{-1}` and no upper bound.  An
+    upper bound that never binds makes it a LIBSVM problem: at the optimum
+    :math:`\tfrac12\sum c_j\xi_j^2` is at most the objective at
+    :math:`(\alpha, b) = 0`, i.e. :math:`\tfrac12\sum_j c_j`, so
+    :math:`\beta_i = c_i\xi_i \le \sqrt{c_i \sum_j c_j}`; LIBSVM gets
+    :math:`C = 2\max_i\sqrt{c_i\sum_j c_j} + 1`, strictly above every
+    :math:`\beta_i` of the optimum, and the solution is that of the unbounded QP.
+    The result equals the Newton and PCG solutions to solver tolerance (tested).
+    Both losses use the same :math:`\gamma_A, \gamma_I`: the loss is weighted 1
+    against them in both (the factor ½ of Eq. 7 multiplies the whole objective).
+
+    ``A`` is LU-factored once (``scipy.linalg.lu_factor``) and the factorisation is
+    reused for ``G`` and for the ``alpha`` of every column; nothing is inverted
+    explicitly.  ``K A^{-1}`` is symmetric positive semi-definite (it equals
+    :math:`(2\gamma_A I + 2\gamma_I K L)^{-1} K`), so ``G`` is symmetrised against
+    round-off before LIBSVM sees it.
 
     The intrinsic term acts on ``K alpha`` only, never on the bias: with the
     normalized Laplacian :math:`L\mathbf 1 \ne 0` and this differs from
     penalising :math:`(K\alpha + b\mathbf 1)^\top L (K\alpha + b\mathbf 1)`
     (Melacci & Belkin 2011, footnote 1); the bias is unregularised.
 
+    **Hinge and a non-unique bias.**  With the hinge loss, when every labeled
+    point is a bounded support vector (:math:`\beta_i = c_i`, i.e. the
+    regularisation is so strong that every labeled point lies inside the margin,
+    e.g. G50C with the paper's :math:`\gamma_A = 1`, :math:`C = 1/(2\gamma_A) =
+    0.5`), the objective is flat in :math:`b` over an interval (its derivative
+    in b is :math:`-\sum_i c_i y_i = 0` for balanced classes): every b in it is
+    optimal, and LIBSVM returns the interval's midpoint, which can put every
+    point on one side.  The squared hinge has a unique b.
+
     Parameters
     ----------
     K : ndarray of shape (n, n)
         Gram matrix of all (labeled and unlabeled) training points.  Converted to
         float64 (the QP is solved in double precision).
-    L : {sparse matrix, ndarray} of shape (n, n)
-        Graph Laplacian of the n points (plain, normalized or iterated).
+    L : {sparse matrix, ndarray} of shape (n, n) or None
+        Graph Laplacian of the n points (plain, normalized or iterated); ``None``
+        (or ``gamma_i = 0``): no intrinsic term, a supervised SVM on the labels.
     Y : ndarray of shape (n, C) or (n,)
         +1 / -1 for labeled rows, 0 for unlabeled rows; one column per binary
         (one-vs-rest) problem.  All columns share the factorisation of ``A``.
@@ -167,6 +234,11 @@ def lapsvm_dual(
         Ambient (RKHS) regularisation :math:`\gamma_A > 0`.
     gamma_i : float
         Intrinsic (graph) regularisation :math:`\gamma_I \ge 0`.
+    loss : {'hinge', 'squared_hinge'}, default='hinge'
+        The original L1 hinge, or the squared hinge of the primal solvers.
+    sample_weight : ndarray of shape (n,), default=None
+        Weights :math:`c_i > 0` of the labeled loss terms (``class_weight``);
+        ignored on unlabeled rows.  ``None``: all 1.
     tol : float, default=1e-6
         LIBSVM stopping tolerance (maximal KKT violation of the QP).
     max_iter : int, default=-1
@@ -179,18 +251,19 @@ def lapsvm_dual(
     -------
     result : SolveResult
         ``alpha`` (n, C), ``b`` (C,), ``n_iter`` (LIBSVM iterations per column),
-        ``converged``, ``reason`` (``"direct"`` per column), ``objective`` (the
-        L1-hinge objective above, see :func:`lapsvm_dual_objective`).
+        ``converged``, ``reason`` (``"direct"``, or ``"max_iter"`` when LIBSVM hit
+        its cap), ``objective`` (see :func:`lapsvm_dual_objective`).
         ``history`` holds ``"beta"`` (the dual variables, one array of length
         n over all rows, zero on unlabeled rows, per column) and
-        ``"dual_objective"`` (:math:`\mathbf 1^\top\beta - \frac12\beta^\top
-        YGY\beta` per column; equals ``objective`` at the optimum).
+        ``"dual_objective"`` (the dual objective per column; equals
+        ``objective`` at the optimum).
 
     Raises
     ------
     ValueError
-        If ``gamma_a <= 0``, ``gamma_i < 0``, shapes do not match, or a column of
-        ``Y`` lacks one of the two classes.
+        If ``gamma_a <= 0``, ``gamma_i < 0``, shapes do not match, ``loss`` is
+        unknown, a weight is not positive, or a column of ``Y`` lacks one of the
+        two classes.
 
     Notes
     -----
@@ -206,16 +279,30 @@ def lapsvm_dual(
     S. Melacci, M. Belkin. Laplacian support vector machines trained in the
     primal. JMLR 12, 2011, Section 2.1, Eq. 5 and 6.
     """
+    if loss not in ("hinge", "squared_hinge"):
+        raise ValueError(f"loss must be 'hinge' or 'squared_hinge', got {loss!r}.")
     K, L, Y = _check_inputs(K, L, Y, float(gamma_a), float(gamma_i))
     n, n_cols = Y.shape
-
-    # A = 2 gamma_A I + 2 gamma_I L K, factored once for all columns.
-    A = (2.0 * gamma_i) * np.asarray(_as_product_operand(L) @ K)
-    A[np.diag_indices(n)] += 2.0 * gamma_a
+    lab_all = np.flatnonzero((Y != 0).any(axis=1))
+    if sample_weight is None:
+        cw = np.ones(n)
+    else:
+        cw = np.asarray(sample_weight, dtype=np.float64).ravel()
+        if cw.shape != (n,):
+            raise ValueError(f"sample_weight must have shape ({n},), got {cw.shape}.")
+        if not (np.isfinite(cw[lab_all]).all() and (cw[lab_all] > 0).all()):
+            raise ValueError("sample_weight must be finite and > 0 on the labeled rows.")
+    squared = loss == "squared_hinge"
+    # A = s (gamma_A I + gamma_I L K), s = 2 (hinge, Eq. 5) or 1 (squared hinge)
+    scale = 1.0 if squared else 2.0
+    if L is not None and gamma_i != 0:
+        A = (scale * gamma_i) * np.asarray(_as_product_operand(L) @ K)
+    else:
+        A = np.zeros((n, n))
+    A[np.diag_indices(n)] += scale * gamma_a
     lu_piv = la.lu_factor(A, overwrite_a=True, check_finite=False)
 
     # M = A^{-1} J^T for the union of the labeled rows of all columns.
-    lab_all = np.flatnonzero((Y != 0).any(axis=1))
     E = np.zeros((n, lab_all.size))
     E[lab_all, np.arange(lab_all.size)] = 1.0
     M = la.lu_solve(lu_piv, E, check_finite=False)
@@ -228,29 +315,37 @@ def lapsvm_dual(
     b = np.zeros(n_cols)
     n_iter = np.ones(n_cols, dtype=np.intp)
     converged = np.ones(n_cols, dtype=bool)
+    reason = ["direct"] * n_cols
     betas: list[np.ndarray] = []
     dual_obj: list[float] = []
     for j in range(n_cols):
         lab = np.flatnonzero(Y[:, j] != 0)
         y = Y[lab, j]
         p = pos[lab]
+        c = cw[lab]
         G = G_all[np.ix_(p, p)]
-        svc = SVC(
-            kernel="precomputed",
-            C=1.0,
-            tol=tol,
-            max_iter=max_iter,
-            shrinking=shrinking,
-        )
+        if squared:
+            Q = G.copy()
+            Q[np.diag_indices(lab.size)] += 1.0 / c
+            C_box = 2.0 * float(np.sqrt(c.max() * c.sum())) + 1.0
+            svc = SVC(kernel="precomputed", C=C_box, tol=tol, max_iter=max_iter,
+                      shrinking=shrinking)
+            fit_kw: dict[str, Any] = {}
+        else:
+            Q = G
+            svc = SVC(kernel="precomputed", C=1.0, tol=tol, max_iter=max_iter,
+                      shrinking=shrinking)
+            fit_kw = {} if sample_weight is None else {"sample_weight": c}
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", ConvergenceWarning)
-            svc.fit(G, y)
+            svc.fit(Q, y, **fit_kw)
         hit_cap = any(issubclass(w.category, ConvergenceWarning) for w in caught)
         it = getattr(svc, "n_iter_", None)
         if it is not None:
             n_iter[j] = int(np.ravel(it)[0])
         if hit_cap:
             converged[j] = False
+            reason[j] = "max_iter"
             warnings.warn(
                 f"lapsvm_dual: LIBSVM stopped at max_iter={max_iter} before reaching"
                 f" tol={tol} on column {j}; increase max_iter (or -1 for no cap).",
@@ -268,17 +363,19 @@ def lapsvm_dual(
         beta = np.zeros(n)
         beta[lab] = ybeta * y
         betas.append(beta)
-        dual_obj.append(float(beta[lab].sum() - 0.5 * ybeta @ (G @ ybeta)))
+        d = float(beta[lab].sum() - 0.5 * ybeta @ (Q @ ybeta))
+        dual_obj.append(d)
 
     objective = lapsvm_dual_objective(
-        K, L, Y, alpha, b, gamma_a=gamma_a, gamma_i=gamma_i
+        K, L, Y, alpha, b, gamma_a=gamma_a, gamma_i=gamma_i, loss=loss,
+        sample_weight=cw if sample_weight is not None else None,
     )
     return SolveResult(
         alpha=alpha,
         b=b,
         n_iter=n_iter,
         converged=converged,
-        reason=["direct"] * n_cols,
+        reason=reason,
         objective=objective,
         history={"beta": betas, "dual_objective": dual_obj},
     )

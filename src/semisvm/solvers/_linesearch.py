@@ -23,9 +23,14 @@ __all__ = ["exact_line_search", "objective_along"]
 
 
 def exact_line_search(
-    f: np.ndarray, fd: np.ndarray, y: np.ndarray, A: float, B: float
+    f: np.ndarray, fd: np.ndarray, y: np.ndarray, A: float, B: float,
+    w: np.ndarray | None = None,
 ) -> tuple[float, int]:
-    """Minimise the LapSVM objective along a direction.
+    r"""Minimise the LapSVM objective along a direction.
+
+    With weights ``w`` the loss is :math:`\tfrac12\sum_i w_i \max(0, 1 - y_i f_i)^2`
+    (``class_weight``): each point's contribution to the intercept and slope of
+    :math:`\psi` is multiplied by :math:`w_i`, the break points do not change.
 
     Parameters
     ----------
@@ -37,6 +42,8 @@ def exact_line_search(
         Labels in {-1, +1}.
     A, B : float
         Intercept and slope of the regulariser part of the derivative.
+    w : ndarray of shape (l,), default=None
+        Positive weights of the labeled loss terms (``None``: all 1).
 
     Returns
     -------
@@ -51,6 +58,9 @@ def exact_line_search(
     in_E = (margin > 0) | ((margin == 0) & (yfd < 0))
     r = (f - y) * fd  # contribution to the intercept of psi
     q = fd * fd  # contribution to the slope
+    if w is not None:
+        r = w * r
+        q = w * q
     a = A + r[in_E].sum()
     c = B + q[in_E].sum()
     # break points: points whose state changes at s_i > 0
@@ -95,14 +105,17 @@ def objective_along(
     reg0: float,
     A: float,
     B: float,
+    w: np.ndarray | None = None,
 ) -> float:
-    """Objective at step ``s`` (for tests): 0.5 * hinge^2 + reg0 + A s + B s^2 / 2."""
+    """Objective at step ``s`` (for tests): 0.5 * w hinge^2 + reg0 + A s + B s^2 / 2."""
     h = np.maximum(0.0, 1.0 - y * (f + s * fd))
-    return 0.5 * float(h @ h) + reg0 + A * s + 0.5 * B * s * s
+    hw = h if w is None else w * h
+    return 0.5 * float(hw @ h) + reg0 + A * s + 0.5 * B * s * s
 
 
 def exact_line_search_batch(
-    F: np.ndarray, FD: np.ndarray, Y: np.ndarray, A: np.ndarray, B: np.ndarray
+    F: np.ndarray, FD: np.ndarray, Y: np.ndarray, A: np.ndarray, B: np.ndarray,
+    w: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """:func:`exact_line_search` for C columns at once (one-vs-rest PCG).
 
@@ -111,6 +124,8 @@ def exact_line_search_batch(
     F, FD, Y : ndarray of shape (l, C)
         Outputs, direction outputs and +-1 labels on the labeled points.
     A, B : ndarray of shape (C,)
+    w : ndarray of shape (l,) or (l, C), default=None
+        Weights of the labeled loss terms (``None``: all 1).
 
     Returns
     -------
@@ -122,6 +137,11 @@ def exact_line_search_batch(
     in_E = (margin > 0) | ((margin == 0) & (yfd < 0))
     r = (F - Y) * FD
     q = FD * FD
+    if w is not None:
+        w = np.asarray(w, dtype=np.float64)
+        w = w[:, None] if w.ndim == 1 else w
+        r = w * r
+        q = w * q
     a0 = A + np.where(in_E, r, 0.0).sum(axis=0)
     c0 = B + np.where(in_E, q, 0.0).sum(axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -53,16 +53,26 @@ def _system(
     Kd: np.ndarray, M: np.ndarray, lab: np.ndarray, E: np.ndarray,
     gL1: np.ndarray | None = None, gKL1: np.ndarray | None = None,
     fit_intercept: bool = True,
+    w: np.ndarray | None = None,
 ) -> np.ndarray:
+    """Newton / LapRLS matrix; ``w`` (length l) weights the rows of the labeled points."""
     n = Kd.shape[0]
     idx = lab[E]
     A = np.empty((n + 1, n + 1))
     A[1:, 1:] = M
-    A[1:, 1:][idx] += Kd[idx]
-    A[0, 0] = idx.size
-    A[0, 1:] = Kd[idx].sum(axis=0)
-    A[1:, 0] = 0.0
-    A[1 + idx, 0] = 1.0
+    if w is None:
+        A[1:, 1:][idx] += Kd[idx]
+        A[0, 0] = idx.size
+        A[0, 1:] = Kd[idx].sum(axis=0)
+        A[1:, 0] = 0.0
+        A[1 + idx, 0] = 1.0
+    else:
+        wE = w[E]
+        A[1:, 1:][idx] += wE[:, None] * Kd[idx]
+        A[0, 0] = wE.sum()
+        A[0, 1:] = wE @ Kd[idx]
+        A[1:, 0] = 0.0
+        A[1 + idx, 0] = wE
     if gL1 is not None:  # intrinsic term on K alpha + b 1
         A[0, 0] += gL1.sum()
         A[0, 1:] += gKL1
@@ -72,6 +82,21 @@ def _system(
         A[1:, 0] = 0.0
         A[0, 0] = 1.0
     return A
+
+
+def _label_weights(
+    sample_weight: np.ndarray | None, n: int, lab: np.ndarray
+) -> np.ndarray | None:
+    """Weights of the labeled rows (``None`` when all are 1), validated."""
+    if sample_weight is None:
+        return None
+    sw = np.asarray(sample_weight, dtype=np.float64).ravel()
+    if sw.shape != (n,):
+        raise ValueError(f"sample_weight must have shape ({n},), got {sw.shape}.")
+    w = sw[lab]
+    if not (np.isfinite(w).all() and (w > 0).all()):
+        raise ValueError("sample_weight must be finite and > 0 on the labeled rows.")
+    return w
 
 
 def _bias_terms(
@@ -86,11 +111,11 @@ def _bias_terms(
 def _objective(
     Ka: np.ndarray, alpha: np.ndarray, b: float, y_l: np.ndarray, lab: np.ndarray,
     L: Any, gamma_a: float, gamma_i: float, squared: bool = False,
-    intrinsic_bias: bool = False,
+    intrinsic_bias: bool = False, w: np.ndarray | None = None,
 ) -> float:
     f = Ka[lab] + b
     h = (y_l - f) if squared else np.maximum(0.0, 1.0 - y_l * f)
-    val = float(h @ h) + gamma_a * float(alpha @ Ka)
+    val = float((h if w is None else w * h) @ h) + gamma_a * float(alpha @ Ka)
     if L is not None and gamma_i != 0:
         fI = Ka + b if intrinsic_bias else Ka
         val += gamma_i * float(fI @ (L @ fI))
@@ -107,8 +132,14 @@ def lapsvm_newton(
     max_iter: int = 50,
     intrinsic_bias: bool = False,
     fit_intercept: bool = True,
+    sample_weight: np.ndarray | None = None,
 ) -> SolveResult:
-    """Train C LapSVM columns in the primal by Newton's method (Eq. 11).
+    r"""Train C LapSVM columns in the primal by Newton's method (Eq. 11).
+
+    With ``sample_weight`` :math:`c` the loss is :math:`\tfrac12\sum_i c_i
+    \max(0, 1 - y_i f_i)^2`: the error-vector rows of the system are multiplied
+    by :math:`c_i` (exact; the weighted objective is still a convex piecewise
+    quadratic and E still fixes a quadratic piece).
 
     Parameters
     ----------
@@ -128,6 +159,9 @@ def lapsvm_newton(
         authors' code ``lapsvmp``, ``UseBias = 0``, which refuses a bias with
         the normalized Laplacian; Newton's system keeps its first row as
         :math:`b = 0`).
+    sample_weight : ndarray of shape (n,), default=None
+        Weights :math:`c_i > 0` of the labeled loss terms (ignored on unlabeled
+        rows); ``None``: all 1.
 
     Returns
     -------
@@ -140,6 +174,7 @@ def lapsvm_newton(
         Y = Y[:, None]
     n, C = Y.shape
     lab = np.flatnonzero(np.any(Y != 0, axis=1))
+    w = _label_weights(sample_weight, n, lab)
     M = _base_matrix(Kd, L, gamma_a, gamma_i)
     gL1, gKL1 = _bias_terms(Kd, L, gamma_i, intrinsic_bias)
     ib = gL1 is not None
@@ -154,12 +189,15 @@ def lapsvm_newton(
         a_c, b_c = np.zeros(n), 0.0
         Ka = np.zeros(n)
         E = np.ones(lab.size, dtype=bool)  # alpha = 0: every labeled point errs
-        obj = _objective(Ka, a_c, b_c, y_l, lab, L, gamma_a, gamma_i, intrinsic_bias=ib)
+        obj = _objective(
+            Ka, a_c, b_c, y_l, lab, L, gamma_a, gamma_i, intrinsic_bias=ib, w=w
+        )
+        wy = y_l if w is None else w * y_l
         for it in range(1, max_iter + 1):
-            A = _system(Kd, M, lab, E, gL1, gKL1, fit_intercept)
+            A = _system(Kd, M, lab, E, gL1, gKL1, fit_intercept, w)
             rhs = np.zeros(n + 1)
-            rhs[0] = y_l[E].sum() if fit_intercept else 0.0
-            rhs[1 + lab[E]] = y_l[E]
+            rhs[0] = wy[E].sum() if fit_intercept else 0.0
+            rhs[1 + lab[E]] = wy[E]
             try:
                 z = sla.solve(A, rhs, check_finite=False)
             except (sla.LinAlgError, ValueError):
@@ -167,7 +205,8 @@ def lapsvm_newton(
             b_new, a_new = z[0], z[1:]
             Ka_new = Kd @ a_new
             obj_new = _objective(
-                Ka_new, a_new, b_new, y_l, lab, L, gamma_a, gamma_i, intrinsic_bias=ib
+                Ka_new, a_new, b_new, y_l, lab, L, gamma_a, gamma_i, intrinsic_bias=ib,
+                w=w,
             )
             if obj_new > obj * (1 + 1e-12) + 1e-15:
                 # full step went uphill: exact line search along the Newton direction
@@ -179,11 +218,14 @@ def lapsvm_newton(
                     LdI = L @ dI
                     Acoef += gamma_i * float(fI @ LdI)
                     Bcoef += gamma_i * float(dI @ LdI)
-                s, _ = exact_line_search(Ka[lab] + b_c, Kda[lab] + db, y_l, Acoef, Bcoef)
+                s, _ = exact_line_search(
+                    Ka[lab] + b_c, Kda[lab] + db, y_l, Acoef, Bcoef, w
+                )
                 a_new, b_new, Ka_new = a_c + s * da, b_c + s * db, Ka + s * Kda
                 obj_new = _objective(
-                Ka_new, a_new, b_new, y_l, lab, L, gamma_a, gamma_i, intrinsic_bias=ib
-            )
+                    Ka_new, a_new, b_new, y_l, lab, L, gamma_a, gamma_i,
+                    intrinsic_bias=ib, w=w,
+                )
             a_c, b_c, Ka, obj = a_new, b_new, Ka_new, obj_new
             E_new = y_l * (Ka[lab] + b_c) < 1.0
             n_iter[c] = it
@@ -207,8 +249,13 @@ def laprls_direct(
     gamma_i: float = 0.0,
     intrinsic_bias: bool = False,
     fit_intercept: bool = True,
+    sample_weight: np.ndarray | None = None,
 ) -> SolveResult:
-    """LapRLS by one direct solve of Eq. 15 (all columns share one LU factorisation).
+    r"""LapRLS by one direct solve of Eq. 15 (all columns share one LU factorisation).
+
+    With ``sample_weight`` :math:`c` the loss is :math:`\tfrac12\sum_i c_i (y_i - f_i)^2`
+    (weighted least squares: the labeled rows of the system are multiplied by
+    :math:`c_i`).
 
     Parameters
     ----------
@@ -221,6 +268,8 @@ def laprls_direct(
         See :func:`lapsvm_newton`.
     fit_intercept : bool, default=True
         False fixes the bias at 0 (see :func:`lapsvm_newton`).
+    sample_weight : ndarray of shape (n,), default=None
+        Weights of the labeled loss terms (``None``: all 1).
 
     Returns
     -------
@@ -232,19 +281,21 @@ def laprls_direct(
         Y = Y[:, None]
     n, C = Y.shape
     lab = np.flatnonzero(np.any(Y != 0, axis=1))
+    w = _label_weights(sample_weight, n, lab)
     M = _base_matrix(Kd, L, gamma_a, gamma_i)
     gL1, gKL1 = _bias_terms(Kd, L, gamma_i, intrinsic_bias)
-    A = _system(Kd, M, lab, np.ones(lab.size, dtype=bool), gL1, gKL1, fit_intercept)
+    A = _system(Kd, M, lab, np.ones(lab.size, dtype=bool), gL1, gKL1, fit_intercept, w)
+    Yw = Y[lab] if w is None else w[:, None] * Y[lab]
     rhs = np.zeros((n + 1, C))
-    rhs[0] = Y[lab].sum(axis=0) if fit_intercept else 0.0
-    rhs[1 + lab] = Y[lab]
+    rhs[0] = Yw.sum(axis=0) if fit_intercept else 0.0
+    rhs[1 + lab] = Yw
     lu = sla.lu_factor(A, check_finite=False)
     z = sla.lu_solve(lu, rhs, check_finite=False)
     b, alpha = z[0].copy(), z[1:].copy()
     Ka = Kd @ alpha
     objs = np.array([
         _objective(Ka[:, c], alpha[:, c], b[c], Y[lab, c], lab, L, gamma_a, gamma_i,
-                   squared=True, intrinsic_bias=gL1 is not None)
+                   squared=True, intrinsic_bias=gL1 is not None, w=w)
         for c in range(C)
     ])
     return SolveResult(

@@ -24,17 +24,19 @@ def primal_objective(
     gamma_i: float = 0.0,
     loss: str = "squared_hinge",
     intrinsic_bias: bool = False,
+    sample_weight: np.ndarray | None = None,
 ) -> tuple[float, float, np.ndarray]:
     r"""Objective (Eq. 7, or Eq. 14 with ``loss='squared'``) and its gradient.
 
     .. math::
-        \mathrm{obj} = \tfrac12\Big[\sum_{i\in\mathcal L} \ell(y_i, f_i)
+        \mathrm{obj} = \tfrac12\Big[\sum_{i\in\mathcal L} c_i\, \ell(y_i, f_i)
         + \gamma_A \alpha^T K\alpha + \gamma_I f_I^T L f_I\Big],\quad
         f = K\alpha + b1,
 
     with :math:`f_I = K\alpha` (the paper) or :math:`f_I = K\alpha + b1`
     (``intrinsic_bias=True``), :math:`\ell` the squared hinge
-    :math:`\max(0, 1 - y f)^2` or the squared loss :math:`(y - f)^2`.
+    :math:`\max(0, 1 - y f)^2` or the squared loss :math:`(y - f)^2`, and
+    :math:`c_i` the weights of the labeled points (``sample_weight``, default 1).
 
     Parameters
     ----------
@@ -47,6 +49,9 @@ def primal_objective(
     gamma_a, gamma_i : float
     loss : {'squared_hinge', 'squared'}
     intrinsic_bias : bool, default=False
+    sample_weight : ndarray of shape (n,), default=None
+        Weights :math:`c_i > 0` of the labeled loss terms (entries on unlabeled
+        rows are ignored); ``None`` means all 1.
 
     Returns
     -------
@@ -65,7 +70,9 @@ def primal_objective(
     else:
         viol = lab & (y * f < 1.0)
         r[viol] = f[viol] - y[viol]
-    obj = float(r @ r) + gamma_a * float(alpha @ Ka)
+    rw = r if sample_weight is None else np.asarray(sample_weight, dtype=np.float64) * r
+    obj = float(rw @ r) + gamma_a * float(alpha @ Ka)
+    r = rw
     g_alpha = r + gamma_a * alpha
     g_b = float(r.sum())
     if L is not None and gamma_i != 0:

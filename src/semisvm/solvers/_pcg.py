@@ -80,6 +80,7 @@ def lapsvm_pcg(
     record_history: bool = False,
     K_eval: Any = None,
     Y_eval: np.ndarray | None = None,
+    sample_weight: np.ndarray | None = None,
 ) -> SolveResult:
     r"""Train C LapSVM (or LapRLS) columns in the primal by PCG.
 
@@ -135,6 +136,10 @@ def lapsvm_pcg(
     record_history : bool, default=False
         Keep per-iteration objective, gradient norms, and the error on
         (K_eval, Y_eval) if given.
+    sample_weight : ndarray of shape (n,), default=None
+        Weights :math:`c_i > 0` of the labeled loss terms (``class_weight``): the
+        loss becomes :math:`\sum_i c_i \ell_i`; the gradient, the objective and
+        the exact line search are weighted alike.  ``None``: all 1.
 
     Returns
     -------
@@ -170,6 +175,11 @@ def lapsvm_pcg(
     lab = np.flatnonzero(np.any(Y != 0, axis=1))
     unl = np.flatnonzero(~np.any(Y != 0, axis=1))
     Yl = Y[lab]
+    Wl = None
+    if sample_weight is not None:
+        Wl = np.asarray(sample_weight, dtype=np.float64).ravel()[lab][:, None]
+        if not (np.isfinite(Wl).all() and (Wl > 0).all()):
+            raise ValueError("sample_weight must be finite and > 0 on the labeled rows.")
     theta = check_every or max(1, math.ceil(math.sqrt(n) / 2))
     squared = loss == "squared"
 
@@ -193,6 +203,8 @@ def lapsvm_pcg(
         else:
             E = Yl[:, cols] * f_l < 1.0
         res = np.where(E, res, 0.0)
+        if Wl is not None:
+            res = Wl * res
         ga = gamma_a * alpha[:, cols]
         if use_L:
             ga = ga + gamma_i * LKa[:, cols]
@@ -210,7 +222,8 @@ def lapsvm_pcg(
             h = Yl[:, cols] - f_l
         else:
             h = np.maximum(0.0, 1.0 - Yl[:, cols] * f_l)
-        val = (h * h).sum(axis=0) + gamma_a * np.einsum(
+        hh = h * h if Wl is None else Wl * h * h
+        val = hh.sum(axis=0) + gamma_a * np.einsum(
             "ij,ij->j", alpha[:, cols], Ka[:, cols]
         )
         if use_L:
@@ -238,12 +251,13 @@ def lapsvm_pcg(
     crit0 = crit_values(gb, ga, Kga, pg_dot, obj, obj)
     if alpha0 is not None or b0 is not None:
         # normalise by the values at z = 0 (the paper's t = 0), not at the warm start
-        gb0 = -Yl.sum(axis=0) if fit_intercept else np.zeros(C)
+        WYl = Yl if Wl is None else Wl * Yl
+        gb0 = -WYl.sum(axis=0) if fit_intercept else np.zeros(C)
         ga0 = np.zeros((n, C))
-        ga0[lab] = -Yl
+        ga0[lab] = -WYl
         Kga0 = Kop @ ga0
         pg0 = gb0 * gb0 + np.einsum("ij,ij->j", ga0, Kga0)
-        obj_zero = 0.5 * (Yl * Yl).sum(axis=0)
+        obj_zero = 0.5 * (WYl * Yl).sum(axis=0)
         obj0 = np.maximum(obj_zero, np.finfo(np.float64).tiny)
         crit0 = crit_values(gb0, ga0, Kga0, pg0, obj_zero, obj_zero)
     crit0 = np.where(crit0 > 0, crit0, 1.0)
@@ -310,13 +324,14 @@ def lapsvm_pcg(
                 B += gamma_i * coldot(Kd_c, LKd)
         F_l = Ka[np.ix_(lab, cols)] + b[cols]
         if squared:
-            a = A + coldot(F_l - Yl[:, cols], fd_l)
-            cc = B + coldot(fd_l, fd_l)
+            wfd = fd_l if Wl is None else Wl * fd_l
+            a = A + coldot(F_l - Yl[:, cols], wfd)
+            cc = B + coldot(fd_l, wfd)
             with np.errstate(divide="ignore", invalid="ignore"):
                 steps = np.where(cc > 0, -a / cc, 0.0)
             nls = np.ones(cols.size, dtype=np.intp)
         else:
-            steps, nls = exact_line_search_batch(F_l, fd_l, Yl[:, cols], A, B)
+            steps, nls = exact_line_search_batch(F_l, fd_l, Yl[:, cols], A, B, Wl)
         # an unbounded direction cannot happen with gamma_a > 0
         steps = np.where(np.isfinite(steps), steps, 0.0)
         n_ls[cols] += nls
