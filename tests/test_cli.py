@@ -86,6 +86,20 @@ def test_predict_writes_class_names_back(files, model, capsys, tmp_path):
                                atol=1e-6)
 
 
+def test_predict_proba_columns(files, model, capsys, tmp_path):
+    d, X, y, y_true, Xq, yq = files
+    out = tmp_path / "proba.csv"
+    rc, _, err = _run(["predict", model, d / "query.csv", "-o", out, "--proba"], capsys)
+    assert rc == 0, err
+    df = pd.read_csv(out)
+    cols = [f"proba_{c}" for c in NAMES]
+    assert set(cols) <= set(df.columns)
+    est = load_model(model)["estimator"]
+    np.testing.assert_allclose(df[cols].to_numpy(), est.predict_proba(Xq), rtol=1e-5,
+                               atol=1e-6)
+    np.testing.assert_allclose(df[cols].sum(axis=1), 1.0, atol=1e-6)
+
+
 def test_predict_reorders_named_columns_and_reports_accuracy(files, model, capsys):
     d, X, y, y_true, Xq, yq = files
     rc, out, err = _run(["predict", model, d / "test.csv"], capsys)
@@ -246,7 +260,6 @@ def _bad_files(d: Path, model: Path) -> list[tuple[list[str], str]]:
         (["predict", model, d / "nan.csv"], "nan.csv: feature column 'b', line 3"),
         (["predict", model, d / "semi.csv", "--delimiter", ","], "semi.csv: 1 columns"),
         (["predict", model, ok, "--batch-size", "0"], "option --batch-size must be an int"),
-        (["predict", model, ok, "--proba"], "option --proba"),
         (["score", model, d / "unl.csv"], "unl.csv: no labeled rows to score"),
         (["predict", model, d / "none.csv"], "none.csv: missing feature column(s) the "
          "model was trained on: x1, x2"),
