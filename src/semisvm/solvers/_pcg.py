@@ -33,12 +33,14 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from sklearn.exceptions import ConvergenceWarning
 
-from ..kernels._operators import as_operator
+from ..kernels._operators import as_operator, single_blas_thread
 from ._linesearch import exact_line_search_batch
 from ._preconditioners import PRECONDITIONERS, make_preconditioner
 from ._result import SolveResult
@@ -279,17 +281,20 @@ def lapsvm_pcg(
         refreshed state.
         """
         nonlocal d_b, d_a, Kd
-        Ka[:, cs] = Kop @ alpha[:, cs]
+        Ka[:, cs] = _accurate_product(Kop, alpha[:, cs])
         if use_L:
             LKa[:, cs] = Lop @ Ka[:, cs]
             if L1 is not None:
                 LKa[:, cs] += L1[:, None] * b[cs]
         gb_t, ga_t, _ = grad(cs)
-        Kga_t = Kop @ ga_t
+        Kga_t = _accurate_product(Kop, ga_t)
         mix_t = gb_t * gb_t + _coldot(ga_t, Kga_t)
         obj_t = objective(cs)
         crit_t = crit_values(gb_t, ga_t, Kga_t, mix_t, obj_before, obj_t) / crit0[cs]
-        ok = crit_t <= tol
+        # g^T K g <= 0 with g != 0 is impossible for a PSD K: the products (or K
+        # itself, e.g. rounded to float32) are indefinite at this scale
+        indefinite = (mix_t <= 0) & (np.abs(ga_t).max(axis=0) > 0)
+        ok = (crit_t <= tol) & ~indefinite
         obj[cs] = obj_t
         bad = cs[~ok]
         if bad.size:
@@ -298,7 +303,7 @@ def lapsvm_pcg(
             mixed[bad] = mix_t[~ok]
             pg_dot[bad] = gb_t[~ok] ** 2 + _coldot(za_t, Kga_t[:, ~ok])
             d_b[bad], d_a[:, bad], Kd[:, bad] = -gb_t[~ok], -za_t, -Kza_t
-        return ok, crit_t
+        return ok, crit_t, indefinite
 
     active = np.ones(C, dtype=bool)
     n_iter = np.zeros(C, dtype=np.intp)
@@ -308,6 +313,7 @@ def lapsvm_pcg(
     # true-residual checks that failed, and the criterion they measured
     n_refresh = np.zeros(C, dtype=np.intp)
     last_true_crit = np.full(C, np.inf)
+    saw_indefinite = False
     # initial gradient may already be zero (e.g. warm start at the optimum)
     zero_grad = np.sqrt(np.maximum(mixed, 0)) <= np.finfo(np.float64).eps
     active[zero_grad], converged[zero_grad], reason[zero_grad] = False, True, "tol"
@@ -415,12 +421,13 @@ def lapsvm_pcg(
         cand = (crit / crit0[cols] <= tol) | (mix_new <= 0) | (pg_new <= 0)
         if cand.any():
             cc_ = cols[cand]
-            ok, true_crit = _confirm(cc_, obj_prev[cand])
+            ok, true_crit, indefinite = _confirm(cc_, obj_prev[cand])
             n_products[cc_] += 2
             stop = ok
-            # no progress of the true criterion since the last failed check:
-            # the arithmetic (e.g. a float32 K) cannot resolve tol
-            stalled = ~ok & (true_crit >= 0.5 * last_true_crit[cc_])
+            # no progress of the true criterion since the last failed check, or an
+            # indefinite K: the arithmetic (e.g. a float32 K) cannot resolve tol
+            stalled = ~ok & ((true_crit >= 0.5 * last_true_crit[cc_]) | indefinite)
+            saw_indefinite |= bool(indefinite.any())
             last_true_crit[cc_] = np.where(ok, last_true_crit[cc_], true_crit)
             n_refresh[cc_] += ~ok
             active[cc_[stop]], converged[cc_[stop]], reason[cc_[stop]] = False, True, "tol"
@@ -471,6 +478,20 @@ def lapsvm_pcg(
                 act = np.flatnonzero(active)
                 active[act], reason[act] = False, "callback"
     reason[active] = "max_iter"
+    if np.any(reason == "precision"):
+        warnings.warn(
+            f"PCG stopped before reaching tol={tol:g}: the stopping quantity, "
+            "recomputed from the coefficients, no longer decreases (it reached "
+            f"{np.min(last_true_crit[reason == 'precision']):.3g} relative)"
+            + (f" and K is numerically indefinite at the scale of gamma_a={gamma_a:g} "
+               "(g^T K g <= 0 for a nonzero g"
+               + (": the float32 rounding of K exceeds the regularization)"
+                  if Kop.dtype == np.float32 else ")")
+               if saw_indefinite else "")
+            + ". Use a float64 kernel, a larger gamma_a or a larger tol.",
+            ConvergenceWarning,
+            stacklevel=2,
+        )
     hist = {k: np.asarray(v) for k, v in history.items()}
     return SolveResult(
         alpha=alpha,
@@ -484,6 +505,26 @@ def lapsvm_pcg(
         history=hist,
         n_ls_iter=n_ls,
     )
+
+
+def _accurate_product(Kop: Any, V: np.ndarray) -> np.ndarray:
+    """``K @ V`` accumulated in float64, also for a float32 K (row blocks, bounded memory).
+
+    A float32 product rounds the input to float32 and accumulates in float32: with
+    a small gamma_a the coefficients are large and cancel, and such a product can
+    be off by more than the residual being measured.  Only the stopping check uses
+    this (a few times per solve); other operators are used as they are.
+    """
+    Kmat = getattr(Kop, "K", None)
+    if not (isinstance(Kmat, np.ndarray) and Kmat.dtype == np.float32):
+        return np.asarray(Kop @ V, dtype=np.float64)
+    n = Kmat.shape[0]
+    rows = max(1, min(n, (8 * 2**20) // (8 * n)))  # 8 MiB float64 blocks
+    out = np.empty((n, V.shape[1]))
+    with single_blas_thread():
+        for i in range(0, n, rows):
+            out[i:i + rows] = Kmat[i:i + rows].astype(np.float64) @ V
+    return out
 
 
 def _coldot(P: np.ndarray, Q: np.ndarray) -> np.ndarray:
