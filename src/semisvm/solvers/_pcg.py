@@ -138,7 +138,7 @@ def lapsvm_pcg(
         when the spectrum spreads with n.
     preconditioner_rank : int, default=None
         Landmarks of the Nyström preconditioner; ``None`` gives
-        :math:`\min(n, \max(50, \lceil 2\sqrt n\rceil))`.
+        :math:`\min(n, 1000, \max(100, \lceil 5\sqrt n\rceil))`.
     random_state : int, RandomState instance or None, default=None
         Landmark draw of the Nyström preconditioner.
 

@@ -23,8 +23,9 @@ an iteration keeps its single product with K.
   :math:`e_j` (the Nyström space: the functions :math:`k(x_j, \cdot)`), deflated as in
   randomized Nyström preconditioning (Frangella, Tropp & Udell, 2023), but in the K
   inner product, so that no product with K beyond the m landmark columns is needed.
-  With :math:`V` (n x r) the Ritz vectors, :math:`V^T K V = I`, Ritz values
-  :math:`\theta`, and :math:`c = 1 / (\theta_{\min} + \gamma_A)`,
+  With :math:`V` (n x r) the Ritz vectors of the top half of the Ritz values
+  :math:`\theta_1 \ge \dots \ge \theta_r` (:math:`V^T K V = I`), and
+  :math:`c = 1 / (\theta_{r+1} + \gamma_A)`,
 
   .. math::
       T g = V \,\mathrm{diag}\big(\tfrac{1}{\theta + \gamma_A}\big) V^T K g
@@ -162,13 +163,19 @@ class NystroemPreconditioner:
         theta, R = sla.eigh(Asub)
         theta = np.maximum(theta[::-1], 0.0)
         R = R[:, ::-1]
+        # deflate the top half of the Ritz values; the next one estimates the top
+        # of the spectrum left on the complement and sets its scale c (measured:
+        # half beat all, three quarters and a quarter on two moons, n = 5k, 10k)
+        r = (theta.size + 1) // 2
+        cval = theta[min(r, theta.size - 1)] if theta.size else 0.0
+        theta, R = theta[:r], R[:, :r]
         Y = B @ R  # V = E_idx Y, K V = C Y
         self.landmarks_ = idx
         self.theta_ = theta
         self._Y = Y
         self._KV = CB @ R
         self._diag = 1.0 / (theta + gamma_a)
-        self._c = 1.0 / (theta[-1] + gamma_a) if theta.size else 1.0
+        self._c = 1.0 / (cval + gamma_a)
 
     def apply(self, G: np.ndarray, KG: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Return ``(T G, K T G)`` for a block G given ``K G`` (no product with K)."""
@@ -201,5 +208,5 @@ def make_preconditioner(
 
 
 def default_rank(n: int) -> int:
-    """Landmarks used by default: :math:`\\min(n, \\max(50, \\lceil 2\\sqrt n\\rceil))`."""
-    return int(min(n, max(50, int(np.ceil(2.0 * np.sqrt(n))))))
+    """Landmarks used by default: :math:`\\min(n, 1000, \\max(100, \\lceil 5\\sqrt n\\rceil))`."""
+    return int(min(n, 1000, max(100, int(np.ceil(5.0 * np.sqrt(n))))))
