@@ -53,7 +53,12 @@ GAMMA_A, GAMMA_I = 1e-6, 1.0
 ES_RULES = {
     # name: keyword arguments of lapsvm_pcg
     "stability (paper, eta=1.5%)": dict(early_stopping="stability", stability_value_tol=None),
-    "stability + value guard 5% (default)": dict(early_stopping="stability"),
+    "stability, last window, value guard 5%": dict(early_stopping="stability"),
+    "stability, half window, value guard 5%": dict(early_stopping="stability",
+                                                   stability_window="half"),
+    "nystroem + stability, half window, value guard 5% (estimator default)": dict(
+        early_stopping="stability", stability_window="half", preconditioner="nystroem",
+        random_state=0),
 }
 
 
@@ -76,7 +81,7 @@ def dataset(name: str, n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, n
     elif name == "manifold":
         X, ytrue = manifold(n, seed=seed)
         lab = cm.pick_labeled(ytrue, 50, random_state=seed)
-    elif name.startswith("digits"):  # digits1 / digits5: labels per class
+    elif name in ("digits1", "digits5"):  # labels per class
         from sklearn.datasets import load_digits
 
         X, ytrue = load_digits(return_X_y=True)
