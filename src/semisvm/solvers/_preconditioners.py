@@ -179,11 +179,12 @@ class NystroemPreconditioner:
 
     def apply(self, G: np.ndarray, KG: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Return ``(T G, K T G)`` for a block G given ``K G`` (no product with K)."""
-        P = self._KV.T @ G  # V^T K G
-        coef = (self._diag - self._c)[:, None] * P
-        Z = self._c * G
-        Z[self.landmarks_] += self._Y @ coef
-        KZ = self._c * KG + self._KV @ coef
+        with single_blas_thread():  # thin products: threads only add overhead
+            P = self._KV.T @ G  # V^T K G
+            coef = (self._diag - self._c)[:, None] * P
+            Z = self._c * G
+            Z[self.landmarks_] += self._Y @ coef
+            KZ = self._c * KG + self._KV @ coef
         return Z, KZ
 
 
