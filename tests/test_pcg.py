@@ -214,3 +214,35 @@ def test_bad_preconditioner_arguments():
         lapsvm_pcg(K, Y, L=L, preconditioner="jacobi")
     with pytest.raises(ValueError, match="preconditioner_rank"):
         lapsvm_pcg(K, Y, L=L, preconditioner="nystroem", preconditioner_rank=0)
+
+
+def test_half_window_stability_rule():
+    K, L, Y = _moons(300)
+    theta = int(np.ceil(np.sqrt(300) / 2))
+    kw = dict(L=L, gamma_a=1e-6, gamma_i=1.0, intrinsic_bias=True, max_iter=3000,
+              early_stopping="stability")
+    last = lapsvm_pcg(K, Y, **kw)
+    half = lapsvm_pcg(K, Y, stability_window="half", **kw)
+    assert half.reason == ["stability"] and last.reason == ["stability"]
+    # the first comparison needs two checks, and stops fall on checks
+    assert half.n_iter[0] >= 2 * theta and half.n_iter[0] % theta == 0
+    # on this problem the growing window is the stricter one (not a theorem)
+    assert half.n_iter[0] >= last.n_iter[0]
+    unstopped = lapsvm_pcg(K, Y, L=L, gamma_a=1e-6, gamma_i=1.0, intrinsic_bias=True,
+                           tol=1e-8, max_iter=5000)
+    assert half.objective[0] >= unstopped.objective[0] * (1 - 1e-9)
+    with pytest.raises(ValueError, match="stability_window"):
+        lapsvm_pcg(K, Y, stability_window="all", **kw)
+
+
+def test_estimator_preconditioners_agree():
+    from semisvm import LapSVM
+
+    X, y, yt = make_two_moons(300, n_labeled_per_class=2, random_state=1)
+    kw = dict(early_stopping=None, tol=1e-9, max_iter=5000, random_state=0)
+    a = LapSVM(preconditioner="paper", **kw).fit(X, y)
+    b = LapSVM(preconditioner="nystroem", **kw).fit(X, y)
+    assert a.objective_ == pytest.approx(b.objective_, rel=1e-6)
+    np.testing.assert_allclose(b.decision_function(X), a.decision_function(X),
+                               atol=1e-4 * np.abs(a.decision_function(X)).max())
+    assert b.n_iter_ < a.n_iter_
