@@ -56,7 +56,7 @@ ES_RULES = {
     "stability, last window, value guard 5%": dict(early_stopping="stability"),
     "stability, half window, value guard 5%": dict(early_stopping="stability",
                                                    stability_window="half"),
-    "nystroem + stability, half window, value guard 5% (estimator default)": dict(
+    "nystroem + stability, half window, value guard 5%": dict(
         early_stopping="stability", stability_window="half", preconditioner="nystroem",
         random_state=0),
 }
