@@ -110,10 +110,46 @@ def bench_n(n: int, dtype, repeat: int, rng: np.random.Generator) -> dict:
     return r
 
 
+def usps_api(folder: Path, k1: int = 3, k2: int = 23) -> str:
+    """Per-iteration solver time of ``LapSVM`` on full USPS: 10 classes vs one binary
+    column (digit 0 against the rest), float64 and float32 X, both preconditioners."""
+    from semisvm import LapSVM
+
+    if not (folder / "usps_full.npz").exists():
+        return f"(skipped: {folder / 'usps_full.npz'} not found)\n"
+    X, y, _ = cm.load_usps(folder)
+    lab = cm.pick_labeled(y, 100, random_state=0)
+    y10 = np.full(y.size, -1)
+    y10[lab] = y[lab]
+    y2 = np.where(y10 == -1, -1, (y10 == 0).astype(int))
+    rows = []
+    for dt in (np.float64, np.float32):
+        for pre in ("paper", "nystroem"):
+            def fit(yy, k, dt=dt, pre=pre):
+                est = LapSVM(early_stopping=None, tol=0.0, max_iter=k, preconditioner=pre,
+                             random_state=0)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    est.fit(X.astype(dt), yy)
+                return est.fit_times_["solver"]
+            t = {}
+            for name, yy in (("10", y10), ("1", y2)):
+                a = np.median([fit(yy, k1) for _ in range(2)])
+                b = np.median([fit(yy, k2) for _ in range(2)])
+                t[name] = (b - a) / (k2 - k1)
+            rows.append([X.shape[0], np.dtype(dt).name, pre, t["1"], t["10"],
+                         t["10"] / t["1"]])
+    return cm.markdown_table(
+        ["n", "X dtype", "preconditioner", "1 column: s/iter", "10 classes: s/iter",
+         "ratio (target <= 1.5)"], rows)
+
+
 def main(argv: list[str] | None = None) -> None:
-    ap = cm.bench_parser(__doc__, data=False)
+    ap = cm.bench_parser(__doc__, data=True)
     ap.add_argument("--sizes", type=int, nargs="*", default=None)
     ap.add_argument("--repeat", type=int, default=None)
+    ap.add_argument("--usps", action="store_true",
+                    help="also time 10-class vs binary LapSVM iterations on full USPS")
     args = ap.parse_args(argv)
     sizes = args.sizes or ([1500, 3000] if args.quick else [3000, 6000, 12000])
     repeat = args.repeat or (3 if args.quick else 5)
@@ -135,6 +171,16 @@ def main(argv: list[str] | None = None) -> None:
         [[r["n"], r["dtype"], r["gemv_1t"], r["gemv_2t"], r["symv_1t"], r["symv_2t"],
           r["gemm10_1t"], r["gemm10_2t"], r["stream_gbs"], r["gemm_gflops"]]
          for r in rows])
+    floor_ratio = cm.markdown_table(
+        ["n", "K dtype", "10-class iter / 1-class iter",
+         "floor: 10-col product / 1-col product (same run)",
+         "iteration overhead outside the product, 1 class (%)",
+         "iteration overhead outside the product, 10 classes (%)"],
+        [[r["n"], r["dtype"], r["pcg10_iter_s"] / r["pcg1_iter_s"],
+          r["product10_s"] / r["product1_s"],
+          100 * (r["pcg1_iter_s"] - r["product1_s"]) / r["pcg1_iter_s"],
+          100 * (r["pcg10_iter_s"] - r["product10_s"]) / r["pcg10_iter_s"]]
+         for r in rows])
     ratios = cm.markdown_table(
         ["n", "K dtype", "PCG iter / stream K (target <= 1.3)",
          "10-class iter / 1-class iter (<= 1.5)", "kernel / GEMM (<= 1.3)",
@@ -152,10 +198,16 @@ def main(argv: list[str] | None = None) -> None:
           r["gemm_s"], r["graph_s"]] for r in rows])
     body = ("### Floors (medians, interleaved rounds)\n\n" + floors
             + "\n\n### Building blocks\n\n" + times
-            + "\n\n### Ratios (measured in this run)\n\n" + ratios + "\n")
+            + "\n\n### Ratios (measured in this run)\n\n" + ratios
+            + "\n\n### Multi-class cost against the product floor\n\n" + floor_ratio + "\n")
+    if args.usps:
+        body += "\n### Full USPS through the public API (LapSVM, solver time per iteration)\n\n"
+        body += usps_api(cm.data_dir(args.data)) + "\n"
     print(body)
     if not args.no_save:
-        cmd = "python benchmarks/bench_floor.py" + (" --quick" if args.quick else "")
+        cmd = "python benchmarks/bench_floor.py" + (" --quick" if args.quick else "") + (
+            " --usps" if args.usps else "") + (
+            f" --sizes {' '.join(map(str, args.sizes))}" if args.sizes else "")
         path = cm.append_results("floor", "Floors and building blocks", cmd, body, machine)
         print(f"appended to {path}")
 

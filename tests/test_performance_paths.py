@@ -119,23 +119,3 @@ def test_graph_from_K_with_duplicates():
     W = knn_graph_from_kernel(K, 0.2, 8)
     assert W.diagonal().sum() == 0 and np.all(np.isfinite(W.data))
     assert abs(W - W.T).max() == 0
-
-
-def test_pcg_single_thread_dots_path_same_result(monkeypatch):
-    # n above the threshold where the per-column dots are pinned to one BLAS thread
-    import semisvm.solvers._pcg as pcg_mod
-
-    n = pcg_mod._THREADED_DOT_N + 100
-    X = rng.standard_normal((n, 3))
-    K = kernel_matrix(X, gamma=0.5)
-    L = sp.csgraph.laplacian(knn_graph_from_kernel(K, 0.5, 6), normed=True)
-    Y = np.zeros((n, 2))
-    lab = np.arange(0, n, 97)
-    Y[lab] = -1.0
-    Y[lab, lab % 2] = 1.0
-    kw = dict(L=L, gamma_a=1e-3, gamma_i=1e-2, max_iter=8, tol=0.0)
-    a = lapsvm_pcg(K, Y, **kw)
-    monkeypatch.setattr(pcg_mod, "_THREADED_DOT_N", 10**9)
-    b = lapsvm_pcg(K, Y, **kw)
-    np.testing.assert_allclose(a.alpha, b.alpha, rtol=0,
-                               atol=1e-10 * np.abs(b.alpha).max())

@@ -32,6 +32,11 @@ class SolveResult:
         Per-iteration records when asked for (objective, gradient norms, errors).
     n_ls_iter : ndarray of shape (C,)
         Total line-search steps (intervals visited) per column.
+    n_products : ndarray of shape (C,) or None
+        K-vector products spent on each column (PCG: one per iteration, plus the
+        preconditioner's setup and the true-residual checks of the stopping rule).
+    preconditioner : str or None
+        Name of the PCG preconditioner used.
     """
 
     alpha: np.ndarray
@@ -42,3 +47,5 @@ class SolveResult:
     objective: np.ndarray
     history: dict = field(default_factory=dict)
     n_ls_iter: np.ndarray | None = None
+    n_products: np.ndarray | None = None
+    preconditioner: str | None = None

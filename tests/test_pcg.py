@@ -1,0 +1,248 @@
+"""PCG: preconditioners, multi-class block, true-residual stopping, float32 kernels."""
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.exceptions import ConvergenceWarning
+
+from semisvm.datasets import make_two_moons
+from semisvm.graph import graph_laplacian, knn_graph
+from semisvm.kernels import kernel_matrix
+from semisvm.kernels._operators import DenseKernelOperator
+from semisvm.solvers._newton import laprls_direct, lapsvm_newton
+from semisvm.solvers._pcg import lapsvm_pcg
+from semisvm.solvers._preconditioners import NystroemPreconditioner
+
+
+def _problem(seed, n=120, n_lab=16, C=1, normalized=True, d=3):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    K = kernel_matrix(X, gamma=0.4)
+    L = graph_laplacian(knn_graph(X, 6), normalized=normalized)
+    Y = np.zeros((n, C))
+    lab = rng.choice(n, n_lab, replace=False)
+    if C == 1:
+        Y[lab, 0] = np.sign(X[lab, 0] + 0.3 * rng.normal(size=n_lab))
+    else:
+        Y[lab] = -1.0
+        Y[lab, np.arange(n_lab) % C] = 1.0
+    return K, L, Y
+
+
+def _moons(n, seed=0):
+    X, y, yt = make_two_moons(n, n_labeled_per_class=1, random_state=seed)
+    K = kernel_matrix(X, gamma=2.0)
+    L = graph_laplacian(knn_graph(X, 8), normalized=True)
+    Y = np.zeros((n, 1))
+    lab = y != -1
+    Y[lab, 0] = np.where(y[lab] == 1, 1.0, -1.0)
+    return K, L, Y
+
+
+class CountingOperator:
+    """Dense K that counts the K-vector products (one per column of a block)."""
+
+    def __init__(self, K):
+        self.K = K
+        self.shape = K.shape
+        self.dtype = K.dtype
+        self.columns_multiplied = 0
+
+    def __matmul__(self, V):
+        V = np.asarray(V)
+        self.columns_multiplied += 1 if V.ndim == 1 else V.shape[1]
+        return self.K @ V
+
+    def diagonal(self):
+        return np.diagonal(self.K).copy()
+
+
+@pytest.mark.parametrize("C", [1, 3])
+@pytest.mark.parametrize("normalized", [False, True])
+@pytest.mark.parametrize("ib", [False, True])
+def test_nystroem_pcg_reaches_the_newton_optimum(C, normalized, ib):
+    K, L, Y = _problem(1, C=C, normalized=normalized)
+    kw = dict(L=L, gamma_a=1e-3, gamma_i=0.5, intrinsic_bias=ib)
+    rn = lapsvm_newton(K, Y, **kw)
+    rp = lapsvm_pcg(K, Y, tol=1e-11, max_iter=20000, preconditioner="nystroem",
+                    preconditioner_rank=30, random_state=0, **kw)
+    assert all(r == "tol" for r in rp.reason)
+    assert rp.preconditioner == "nystroem"
+    np.testing.assert_allclose(rp.objective, rn.objective, rtol=1e-7)
+    Fn, Fp = K @ rn.alpha + rn.b, K @ rp.alpha + rp.b
+    np.testing.assert_allclose(Fp, Fn, atol=1e-5 * np.abs(Fn).max())
+
+
+def test_nystroem_laprls_equals_direct_solve():
+    K, L, Y = _problem(2, C=3)
+    kw = dict(L=L, gamma_a=1e-4, gamma_i=0.3, intrinsic_bias=True)
+    rd = laprls_direct(K, Y, **kw)
+    rp = lapsvm_pcg(K, Y, loss="squared", tol=1e-11, max_iter=20000,
+                    preconditioner="nystroem", preconditioner_rank=40, random_state=1, **kw)
+    np.testing.assert_allclose(rp.objective, rd.objective, rtol=1e-7)
+    np.testing.assert_allclose(K @ rp.alpha + rp.b, K @ rd.alpha + rd.b, atol=1e-6)
+
+
+@pytest.mark.parametrize("rank", [1, 10, 60, 120])
+def test_nystroem_map_is_self_adjoint_positive_in_the_K_inner_product(rank):
+    # K T must be symmetric positive definite and apply() must return K (T G) exactly
+    K, L, Y = _problem(3, n=60, n_lab=8)
+    lab = np.flatnonzero(Y[:, 0] != 0)
+    pre = NystroemPreconditioner(DenseKernelOperator(K), lab, L, 1e-3, 0.7, rank,
+                                 random_state=0)
+    E = np.eye(60)
+    T, KT = pre.apply(E, K @ E)
+    np.testing.assert_allclose(KT, K @ T, atol=1e-10 * np.abs(KT).max())
+    np.testing.assert_allclose(KT, KT.T, atol=1e-10 * np.abs(KT).max())
+    assert np.linalg.eigvalsh(0.5 * (KT + KT.T)).min() > 0
+    # on span V the preconditioned operator A = (I_lab + g_i L) K + g_a I is the identity
+    # when the landmarks span everything (exact Rayleigh-Ritz)
+    if rank == 60:
+        G = np.diag(np.isin(np.arange(60), lab).astype(float)) + 0.7 * L.toarray()
+        A = G @ K + 1e-3 * np.eye(60)
+        V = np.zeros((60, pre._Y.shape[1]))
+        V[pre.landmarks_] = pre._Y
+        np.testing.assert_allclose(T @ A @ V, V, atol=1e-6 * np.abs(V).max())
+
+
+def test_nystroem_cuts_iterations_on_two_moons():
+    K, L, Y = _moons(400)
+    kw = dict(L=L, gamma_a=1e-6, gamma_i=1.0, intrinsic_bias=True, tol=1e-6, max_iter=3000)
+    rp = lapsvm_pcg(K, Y, **kw)
+    rn = lapsvm_pcg(K, Y, preconditioner="nystroem", random_state=0, **kw)
+    assert rp.reason == ["tol"] and rn.reason == ["tol"]
+    assert rn.n_iter[0] * 3 < rp.n_iter[0]
+    np.testing.assert_allclose(rn.objective, rp.objective, rtol=1e-5)
+
+
+@pytest.mark.parametrize("preconditioner", ["paper", "nystroem"])
+def test_block_equals_columns_solved_alone(preconditioner):
+    K, L, Y = _problem(8, C=4, n=150, n_lab=24)
+    kw = dict(L=L, gamma_a=1e-2, gamma_i=0.5, tol=1e-8, max_iter=3000,
+              preconditioner=preconditioner, random_state=0)
+    rb = lapsvm_pcg(K, Y, **kw)
+    assert len(set(rb.n_iter.tolist())) > 1  # the columns stop at different iterations
+    for c in range(4):
+        rc = lapsvm_pcg(K, Y[:, [c]], **kw)
+        if preconditioner == "paper":
+            # same arithmetic up to the product's rounding: the same iterates
+            np.testing.assert_allclose(rb.alpha[:, c], rc.alpha[:, 0], rtol=1e-9,
+                                       atol=1e-12)
+            assert rb.b[c] == pytest.approx(rc.b[0], rel=1e-9, abs=1e-12)
+            assert rb.n_iter[c] == rc.n_iter[0]
+            assert rb.n_ls_iter[c] == rc.n_ls_iter[0]
+        else:
+            # the exact line search's break points amplify rounding differences
+            # (1e-14 grows to 1e-8 in ten iterations); both runs end at the optimum
+            assert rb.objective[c] == pytest.approx(rc.objective[0], rel=1e-9)
+            Fb, Fc = K @ rb.alpha[:, c] + rb.b[c], K @ rc.alpha[:, 0] + rc.b[0]
+            np.testing.assert_allclose(Fb, Fc, atol=1e-5 * np.abs(Fc).max())
+            assert abs(int(rb.n_iter[c]) - int(rc.n_iter[0])) <= 0.2 * rc.n_iter[0]
+
+
+def test_stopped_columns_cost_no_products():
+    K, L, Y = _problem(9, C=4, n=150, n_lab=24)
+    op = CountingOperator(K)
+    r = lapsvm_pcg(op, Y, L=L, gamma_a=1e-2, gamma_i=0.5, tol=1e-8, max_iter=3000)
+    assert len(set(r.n_iter.tolist())) > 1
+    # every product is accounted to one column, and a column's count is its
+    # iterations + the initial gradient + two per true-residual check
+    assert op.columns_multiplied == r.n_products.sum()
+    extra = r.n_products - r.n_iter - 1
+    assert np.all(extra >= 2) and np.all(extra % 2 == 0) and np.all(extra <= 6)
+
+
+def test_true_residual_check_rejects_a_drifted_recurrence():
+    # an operator whose products are off by 1e-4 relative: the recurrences then
+    # claim convergence long before the true gradient is small
+    K, L, Y = _problem(10)
+    rng = np.random.default_rng(0)
+
+    class Noisy(CountingOperator):
+        def __matmul__(self, V):
+            out = super().__matmul__(V)
+            return out * (1 + 1e-4 * rng.standard_normal(out.shape))
+
+    ref = lapsvm_newton(K, Y, L=L, gamma_a=1e-2, gamma_i=0.5)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        r = lapsvm_pcg(Noisy(K), Y, L=L, gamma_a=1e-2, gamma_i=0.5, tol=1e-12,
+                       max_iter=3000)
+    # 1e-12 is out of reach with 1e-4 noise: never a claimed "tol"
+    assert r.reason == ["precision"]
+    assert any(issubclass(x.category, ConvergenceWarning) for x in w)
+    assert r.objective[0] >= ref.objective[0] * (1 - 1e-9)
+
+
+def test_float32_kernel_matches_float64_when_well_posed():
+    # float32 K rounds entries by ~3e-8 and products by ~1e-7 relative; with gamma_a
+    # well above that the optimum moves by far less than 1e-4 (stated tolerance)
+    K, L, Y = _moons(400)
+    kw = dict(L=L, gamma_a=1e-2, gamma_i=1.0, intrinsic_bias=True, max_iter=5000)
+    r64 = lapsvm_pcg(K, Y, tol=1e-8, **kw)
+    for pre in ("paper", "nystroem"):
+        r32 = lapsvm_pcg(K.astype(np.float32), Y, tol=1e-5, preconditioner=pre,
+                         random_state=0, **kw)
+        assert r32.reason == ["tol"]
+        np.testing.assert_allclose(r32.objective, r64.objective, rtol=1e-4)
+        F64, F32 = K @ r64.alpha + r64.b, K @ r32.alpha + r32.b
+        np.testing.assert_allclose(F32, F64, atol=1e-3 * np.abs(F64).max())
+
+
+def test_float32_kernel_never_claims_tol_far_from_the_optimum():
+    # gamma_a = 1e-9 is far below the float32 rounding of K (a float32 K has
+    # negative eigenvalues of about -1e-6): the solver must not report "tol" unless the objective is
+    # that of the float64 optimum (and warns when it gives up on precision)
+    K, L, Y = _moons(300)
+    kw = dict(L=L, gamma_a=1e-9, gamma_i=1.0, intrinsic_bias=True, max_iter=1500)
+    r64 = lapsvm_newton(K, Y, L=L, gamma_a=1e-9, gamma_i=1.0, intrinsic_bias=True)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        r32 = lapsvm_pcg(K.astype(np.float32), Y, tol=1e-6, **kw)
+    if r32.reason == ["tol"]:
+        np.testing.assert_allclose(r32.objective, r64.objective, rtol=1e-3)
+    else:
+        assert r32.reason in (["precision"], ["max_iter"])
+        if r32.reason == ["precision"]:
+            assert any(issubclass(x.category, ConvergenceWarning) for x in w)
+
+
+def test_bad_preconditioner_arguments():
+    K, L, Y = _problem(11)
+    with pytest.raises(ValueError, match="preconditioner"):
+        lapsvm_pcg(K, Y, L=L, preconditioner="jacobi")
+    with pytest.raises(ValueError, match="preconditioner_rank"):
+        lapsvm_pcg(K, Y, L=L, preconditioner="nystroem", preconditioner_rank=0)
+
+
+def test_half_window_stability_rule():
+    K, L, Y = _moons(300)
+    theta = int(np.ceil(np.sqrt(300) / 2))
+    kw = dict(L=L, gamma_a=1e-6, gamma_i=1.0, intrinsic_bias=True, max_iter=3000,
+              early_stopping="stability")
+    last = lapsvm_pcg(K, Y, **kw)
+    half = lapsvm_pcg(K, Y, stability_window="half", **kw)
+    assert half.reason == ["stability"] and last.reason == ["stability"]
+    # the first comparison needs two checks, and stops fall on checks
+    assert half.n_iter[0] >= 2 * theta and half.n_iter[0] % theta == 0
+    # on this problem the growing window is the stricter one (not a theorem)
+    assert half.n_iter[0] >= last.n_iter[0]
+    unstopped = lapsvm_pcg(K, Y, L=L, gamma_a=1e-6, gamma_i=1.0, intrinsic_bias=True,
+                           tol=1e-8, max_iter=5000)
+    assert half.objective[0] >= unstopped.objective[0] * (1 - 1e-9)
+    with pytest.raises(ValueError, match="stability_window"):
+        lapsvm_pcg(K, Y, stability_window="all", **kw)
+
+
+def test_estimator_preconditioners_agree():
+    from semisvm import LapSVM
+
+    X, y, yt = make_two_moons(300, n_labeled_per_class=2, random_state=1)
+    kw = dict(early_stopping=None, tol=1e-9, max_iter=5000, random_state=0)
+    a = LapSVM(preconditioner="paper", **kw).fit(X, y)
+    b = LapSVM(preconditioner="nystroem", **kw).fit(X, y)
+    assert a.objective_ == pytest.approx(b.objective_, rel=1e-6)
+    np.testing.assert_allclose(b.decision_function(X), a.decision_function(X),
+                               atol=1e-4 * np.abs(a.decision_function(X)).max())
+    assert b.n_iter_ < a.n_iter_
