@@ -154,7 +154,7 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
             return None  # the base estimator raises its own error
         if counts.min() < 2:
             return (
-                f"class {classes[np.argmin(counts)]!r} has {counts.min()} labeled "
+                f"class {classes[np.argmin(counts)]} has {counts.min()} labeled "
                 "point(s); cross-validation needs at least two labeled points per "
                 "class (one to train, one to test)"
             )
