@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.model_selection import StratifiedKFold
+from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._validation import Interval, Options, check_finite, validate_params
@@ -181,10 +182,13 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
             ensure_min_samples=2, ensure_all_finite=False, y_numeric=False,
         )
         check_finite(X, "X")
+        check_classification_targets(y)
         y = np.asarray(y)
         template = self._template()
         t_start = time.perf_counter()
         lab_mask = labeled_mask(y)
+        if np.unique(y[lab_mask]).size < 2:
+            clone(template).fit(X, y)  # raises the base estimator's error
         reason = self._check_fallback(y[lab_mask])
         self.fallback_reason_ = reason
         if reason is not None:

@@ -312,6 +312,11 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
         from ..model_selection._scorer import labeled_mask
 
         mask = labeled_mask(y)
+        if not mask.any():
+            raise ValueError(
+                "score: y has no labeled row (every y is -1), so there is nothing to "
+                "score; pass the true labels of the rows to evaluate."
+            )
         if mask.all():
             return float(accuracy_score(y, self.predict(X), sample_weight=sample_weight))
         rows = np.flatnonzero(mask)
