@@ -152,18 +152,30 @@ def test_shared_system_matches_direct_solvers(normalized, intrinsic_bias):
     system = SharedLaplacianSystem(K, L, Q, intrinsic_bias)
     train = np.arange(0, 16, 2)
     for ga, gi in [(1e-2, 1.0), (1e-1, 0.0), (1.0, 10.0), (1e-3, 1e-1)]:
-        w = system.weights(ga, gi)
+        w = system.weights(ga, gi, full=True)
         Y = np.zeros((120, 1))
         Y[Q[train], 0] = np.where(y_true[Q[train]] == 1, 1.0, -1.0)
         ref = laprls_direct(K, Y, L=L, gamma_a=ga, gamma_i=gi,
                             intrinsic_bias=intrinsic_bias)
-        o = w.laprls(train, Y[Q[train]])
-        np.testing.assert_allclose(o, K[Q] @ ref.alpha + ref.b, rtol=1e-6, atol=1e-8)
+        o, o_all = w.laprls(train, Y[Q[train]], full=True)
+        np.testing.assert_allclose(o_all, K @ ref.alpha + ref.b, rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(o, o_all[Q])
         ref = lapsvm_newton(K, Y, L=L, gamma_a=ga, gamma_i=gi,
                             intrinsic_bias=intrinsic_bias)
-        o, E, _ = w.lapsvm(train, Y[Q[train], 0])
-        np.testing.assert_allclose(o, (K[Q] @ ref.alpha + ref.b)[:, 0], rtol=1e-6,
+        o, E, _, o_all = w.lapsvm(train, Y[Q[train], 0], full=True)
+        np.testing.assert_allclose(o_all, (K @ ref.alpha + ref.b)[:, 0], rtol=1e-6,
                                    atol=1e-8)
+        # loss weights: weight 2 on a point = the point twice in the loss
+        c = np.ones(train.size)
+        c[:3] = 2.0
+        o_w, _ = w.laprls(train, Y[Q[train]], c=c)
+        twice = np.r_[train, train[:3]]
+        o_d, _ = w.laprls(twice, Y[Q[twice]])
+        np.testing.assert_allclose(o_w, o_d, rtol=1e-8, atol=1e-10)
+        # uniform weight 2 = both regularization weights halved
+        o_2, _ = w.laprls(train, Y[Q[train]], c=np.full(train.size, 2.0))
+        o_h, _ = system.weights(ga / 2, gi / 2).laprls(train, Y[Q[train]])
+        np.testing.assert_allclose(o_2, o_h, rtol=1e-8, atol=1e-10)
 
 
 def _brute_force_scores(cvcls, base, X, y, grid, n_splits, rs, **base_kw):

@@ -248,6 +248,7 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
         if min(gas) <= 0 or min(gis) < 0:
             raise ValueError("gamma_a values must be > 0 and gamma_i values >= 0.")
         need_graph = max(gis) > 0
+        fold_weights = [_label_weights(template, yq[tr], classes) for tr, _ in folds]
         rows: list[dict] = []
         progress = _Progress(len(widths) * len(ks), type(self).__name__, self.verbose)
         t_factor = 0.0
@@ -266,17 +267,30 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
                     )
                     t_factor += time.perf_counter() - t0
                     E_prev: dict = {}
+                    n = K.shape[0]
+                    balance = getattr(template, "class_balance", None) == "mean"
                     for ga, gi in itertools.product(gas, gis):
-                        t0 = time.perf_counter()
-                        wts = system.weights(ga, gi if L is not None else 0.0)
-                        t_factor += time.perf_counter() - t0
                         scores, losses = [], []
                         for f, (tr, te) in enumerate(folds):
-                            O, nf = self._fold_outputs(
-                                wts, tr, Tq, E_prev, f, K, L, Q, ga, gi,
-                                template.intrinsic_bias,
+                            t0 = time.perf_counter()
+                            c = fold_weights[f]
+                            wsum = float(tr.size if c is None else c.sum())
+                            g_a, g_i = _solver_weights(
+                                template, ga, gi, n=n, weight_sum=wsum, L=L
+                            )
+                            wts = system.weights(
+                                g_a, g_i if L is not None else 0.0, full=balance
+                            )
+                            t_factor += time.perf_counter() - t0
+                            O, O_all, nf = self._fold_outputs(
+                                wts, tr, Tq, c, E_prev, f, K, L, Q, g_a, g_i,
+                                template.intrinsic_bias, balance,
                             )
                             n_fallback += nf
+                            if balance:
+                                O = O + _balance_offsets(
+                                    template, O_all, Q[tr], Tq[tr], classes.size
+                                )
                             O_te = O[te]
                             if O_te.shape[1] == 1:
                                 pred = classes[(O_te[:, 0] > 0).astype(int)]
@@ -304,8 +318,8 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
         self._store_results(rows, n_splits)
 
     def _fold_outputs(
-        self, wts, tr, Tq, E_prev, f, K, L, Q, ga, gi, intrinsic_bias
-    ) -> tuple[np.ndarray, int]:
+        self, wts, tr, Tq, c, E_prev, f, K, L, Q, ga, gi, intrinsic_bias, full
+    ) -> tuple[np.ndarray, np.ndarray | None, int]:
         raise NotImplementedError
 
     @staticmethod
@@ -367,6 +381,62 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
         kernel = (self.estimator_params or {}).get("kernel", "rbf")
         tags.input_tags.pairwise = kernel == "precomputed"
         return tags
+
+
+def _solver_weights(
+    template: Any, gamma_a: float, gamma_i: float, *, n: int, weight_sum: float, L: Any
+) -> tuple[float, float]:
+    """The solver's (paper's) weights for the estimator's ``gamma_a``, ``gamma_i``.
+
+    Estimators with a ``regularization`` parameter read their weights in a
+    normalized form (:func:`semisvm.models._adaptive.paper_regularization`); the
+    search converts them exactly as ``fit`` does, per fold (the labeled weight sum
+    changes with the fold).  Without it the weights are the paper's.
+    """
+    mode = getattr(template, "regularization", None)
+    if mode is None:
+        return float(gamma_a), float(gamma_i)
+    from ..models._adaptive import paper_regularization
+
+    return paper_regularization(
+        mode, gamma_a, gamma_i, n=n, weight_sum=weight_sum, L=L,
+        power=template.laplacian_power,
+    )
+
+
+def _label_weights(template: Any, y_tr: np.ndarray, classes: np.ndarray):
+    """Loss weights of the fold's training labels from ``class_weight`` (or None)."""
+    cw = getattr(template, "class_weight", None)
+    if cw is None:
+        return None
+    from ..models._adaptive import label_weights
+
+    y_enc = np.searchsorted(classes, y_tr)
+    return label_weights(y_enc, np.ones(y_tr.size, dtype=bool), classes, cw)
+
+
+def _full_weights(c: np.ndarray, idx: np.ndarray, K: np.ndarray) -> np.ndarray:
+    w = np.ones(K.shape[0])
+    w[idx] = c
+    return w
+
+
+def _balance_offsets(
+    template: Any, O_all: np.ndarray, train_idx: np.ndarray, T_tr: np.ndarray,
+    n_classes: int,
+) -> np.ndarray:
+    """The estimator's ``class_balance='mean'`` bias shift for one fold."""
+    from ..models._adaptive import balance_offsets
+
+    unl = np.ones(O_all.shape[0], dtype=bool)
+    unl[train_idx] = False
+    prior = getattr(template, "class_prior", None)
+    if prior is None:
+        idx = (T_tr[:, 0] > 0).astype(int) if T_tr.shape[1] == 1 else T_tr.argmax(1)
+        prior = np.bincount(idx, minlength=n_classes) / idx.size
+    else:
+        prior = np.asarray(prior, dtype=np.float64) / np.sum(prior)
+    return balance_offsets(O_all, unl, prior)
 
 
 def _fmt(v: Any) -> str:
@@ -463,8 +533,11 @@ class LapRLSCV(_ManifoldCV):
     def _loss(O: np.ndarray, T: np.ndarray) -> float:
         return float(np.mean((O - T) ** 2))
 
-    def _fold_outputs(self, wts, tr, Tq, E_prev, f, K, L, Q, ga, gi, intrinsic_bias):
-        return wts.laprls(tr, Tq[tr]), 0
+    def _fold_outputs(
+        self, wts, tr, Tq, c, E_prev, f, K, L, Q, ga, gi, intrinsic_bias, full
+    ):
+        O, O_all = wts.laprls(tr, Tq[tr], c, full)
+        return O, O_all, 0
 
 
 LapRLSCV.__doc__ = (
@@ -494,26 +567,33 @@ class LapSVMCV(_ManifoldCV):
     def _loss(O: np.ndarray, T: np.ndarray) -> float:
         return float(np.mean(np.maximum(0.0, 1.0 - T * O) ** 2))
 
-    def _fold_outputs(self, wts, tr, Tq, E_prev, f, K, L, Q, ga, gi, intrinsic_bias):
+    def _fold_outputs(
+        self, wts, tr, Tq, c, E_prev, f, K, L, Q, ga, gi, intrinsic_bias, full
+    ):
         C = Tq.shape[1]
         O = np.empty((Q.size, C))
+        O_all = np.empty((K.shape[0], C)) if full else None
         n_fb = 0
-        for c in range(C):
-            y_tr = Tq[tr, c]
-            o, E, _ = wts.lapsvm(tr, y_tr, E0=E_prev.get((f, c)))
+        for j in range(C):
+            y_tr = Tq[tr, j]
+            o, E, _, o_all = wts.lapsvm(tr, y_tr, E0=E_prev.get((f, j)), c=c, full=full)
             if o is None:  # error set did not settle: exact Newton with line search
                 n_fb += 1
                 Y = np.zeros((K.shape[0], 1))
                 Y[Q[tr], 0] = y_tr
+                kw = {} if c is None else {"sample_weight": _full_weights(c, Q[tr], K)}
                 res = lapsvm_newton(
                     K, Y, L=L, gamma_a=ga, gamma_i=gi if L is not None else 0.0,
-                    intrinsic_bias=intrinsic_bias,
+                    intrinsic_bias=intrinsic_bias, **kw,
                 )
-                o = (K[Q] @ res.alpha[:, 0]) + res.b[0]
+                o_all = (K @ res.alpha[:, 0]) + res.b[0]
+                o = o_all[Q]
                 E = y_tr * o[tr] < 1.0
-            E_prev[(f, c)] = E
-            O[:, c] = o
-        return O, n_fb
+            E_prev[(f, j)] = E
+            O[:, j] = o
+            if full:
+                O_all[:, j] = o_all
+        return O, O_all, n_fb
 
 
 LapSVMCV.__doc__ = (

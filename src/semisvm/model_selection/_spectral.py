@@ -88,13 +88,15 @@ class SharedLaplacianSystem:
             self.Kell = self.K @ self.ell
             self.one_ell = float(self.ell.sum())
         self.beta = 1.0 if (intrinsic_bias and self.has_L) else 0.0
-        self._cache: dict[float, tuple[np.ndarray, np.ndarray, float]] = {}
+        self._cache: dict[float, tuple] = {}
         self.n_factorizations = 0
 
-    def _ratio(self, r: float) -> tuple[np.ndarray, np.ndarray, float]:
-        """``(K (I + rLK)^{-1} P_Q)_Q``, ``(.)^T K ell`` and ``ell^T K (I+rLK)^{-1} ell``."""
+    def _ratio(self, r: float, full: bool) -> tuple:
+        r"""Unscaled :math:`G_{QQ}`, :math:`(G\ell)_Q`, :math:`\ell^TG\ell` (and the
+        rows of every point, ``full``) for the ratio :math:`r = \gamma_I/\gamma_A`."""
         key = round(float(np.log(r)), 9)
-        if key not in self._cache:
+        hit = self._cache.get(key)
+        if hit is None or (full and hit[3] is None):
             n = self.K.shape[0]
             A = r * self.LK
             A[np.diag_indices(n)] += 1.0
@@ -107,17 +109,26 @@ class SharedLaplacianSystem:
             Gqq = self.KQ @ Z[:, :-1]
             gl = Z[:, :-1].T @ self.Kell
             s = float(self.Kell @ Z[:, -1])
-            self._cache[key] = (0.5 * (Gqq + Gqq.T), gl, s)
-        return self._cache[key]
+            Gn = self.K @ Z if full else None  # G P_Q and G ell, up to 1/gamma_a
+            hit = (0.5 * (Gqq + Gqq.T), gl, s, Gn)
+            self._cache[key] = hit
+        return hit
 
-    def weights(self, gamma_a: float, gamma_i: float) -> _Weighted:
-        """The quantities :math:`G_{QQ}`, :math:`(G\\ell)_Q`, :math:`\\ell^TG\\ell`."""
+    def weights(self, gamma_a: float, gamma_i: float, full: bool = False) -> _Weighted:
+        r"""The quantities :math:`G_{QQ}`, :math:`(G\ell)_Q`, :math:`\ell^TG\ell`.
+
+        With ``full``, also :math:`G_{:,Q}` and :math:`G\ell` on every point (for
+        outputs on all the training points).
+        """
         if not self.has_L or gamma_i == 0:
             m = self.Q.size
-            return _Weighted(self.KQQ / gamma_a, np.zeros(m), 0.0, 0.0, 0.0)
-        Gqq, gl, s = self._ratio(gamma_i / gamma_a)
+            Gnq = self.K[:, self.Q] / gamma_a if full else None
+            gln = np.zeros(self.K.shape[0]) if full else None
+            return _Weighted(self.KQQ / gamma_a, np.zeros(m), 0.0, 0.0, 0.0, Gnq, gln)
+        Gqq, gl, s, Gn = self._ratio(gamma_i / gamma_a, full)
         return _Weighted(
-            Gqq / gamma_a, gl / gamma_a, s / gamma_a, self.one_ell, self.beta * gamma_i
+            Gqq / gamma_a, gl / gamma_a, s / gamma_a, self.one_ell, self.beta * gamma_i,
+            Gn[:, :-1] / gamma_a if full else None, Gn[:, -1] / gamma_a if full else None,
         )
 
 
@@ -128,9 +139,14 @@ class _Weighted:
     s: float
     one_ell: float
     bg: float  # beta * gamma_i
+    Gnq: np.ndarray | None = None  # G[:, Q] (full outputs)
+    gln: np.ndarray | None = None  # G ell
 
-    def solve(self, E: np.ndarray, Y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        r"""Exact minimiser with loss on the positions E (into Q).
+    def solve(
+        self, E: np.ndarray, Y: np.ndarray, c: np.ndarray | None = None,
+        full: bool = False,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        r"""Exact minimiser with (weighted) loss on the positions E (into Q).
 
         Parameters
         ----------
@@ -138,46 +154,65 @@ class _Weighted:
             Positions (into the labeled set Q) of the points in the loss.
         Y : ndarray of shape (|E|, C)
             Targets of those points.
+        c : ndarray of shape (|E|,), default=None
+            Loss weights (``class_weight``); 1 by default.  The Woodbury
+            identity then reads :math:`(M + P C P^T)^{-1} = G - G P (C^{-1} +
+            G_{EE})^{-1} P^T G`.
+        full : bool, default=False
+            Also return the outputs on every training point.
 
         Returns
         -------
         o : ndarray of shape (|Q|, C)
             Outputs :math:`f + b` on every point of Q.
         b : ndarray of shape (C,)
+        o_all : ndarray of shape (n, C) or None
         """
         Y = np.asarray(Y, dtype=np.float64).reshape(E.size, -1)
+        c = np.ones(E.size) if c is None else np.asarray(c, dtype=np.float64)
+        cY = c[:, None] * Y
         GE = self.Gqq[:, E]
         A = self.Gqq[np.ix_(E, E)].copy()
-        A[np.diag_indices_from(A)] += 1.0
+        A[np.diag_indices_from(A)] += 1.0 / c
         cf = sla.cho_factor(A, check_finite=False)
         glE = self.gl[E]
-        # v0 = P_E y (C columns), w = P_E 1 + beta gamma_I ell
-        Gv0 = GE @ Y
-        lGv0 = glE @ Y
-        Gw = GE.sum(axis=1) + self.bg * self.gl
-        lGw = glE.sum() + self.bg * self.s
+        # v0 = P_E C y (C columns), w = P_E c + beta gamma_I ell
+        Gv0 = GE @ cY
+        lGv0 = glE @ cY
+        Gw = GE @ c + self.bg * self.gl
+        lGw = glE @ c + self.bg * self.s
         Z0 = sla.cho_solve(cf, Gv0[E], check_finite=False)
         zw = sla.cho_solve(cf, Gw[E], check_finite=False)
         f0 = Gv0 - GE @ Z0
         lf0 = lGv0 - glE @ Z0
         f1 = Gw - GE @ zw
         lf1 = lGw - glE @ zw
-        num = (Y - f0[E]).sum(axis=0) - self.bg * lf0
-        den = E.size - f1[E].sum() + self.bg * (self.one_ell - lf1)
+        num = (c[:, None] * (Y - f0[E])).sum(axis=0) - self.bg * lf0
+        den = c.sum() - c @ f1[E] + self.bg * (self.one_ell - lf1)
         if not den > 0:
             raise FloatingPointError("singular bias equation (no point in the loss)")
         b = num / den
         o = f0 - f1[:, None] * b[None, :] + b[None, :]
-        return o, b
+        o_all = None
+        if full:
+            GnE = self.Gnq[:, E]
+            f0n = GnE @ (cY - Z0)
+            f1n = GnE @ (c - zw) + self.bg * self.gln
+            o_all = f0n - f1n[:, None] * b[None, :] + b[None, :]
+        return o, b, o_all
 
-    def laprls(self, train: np.ndarray, Y: np.ndarray) -> np.ndarray:
-        """LapRLS outputs on Q, loss on the positions ``train``; Y: (|train|, C)."""
-        return self.solve(train, Y)[0]
+    def laprls(
+        self, train: np.ndarray, Y: np.ndarray, c: np.ndarray | None = None,
+        full: bool = False,
+    ) -> tuple[np.ndarray, np.ndarray | None]:
+        """LapRLS outputs on Q (and on every point with ``full``), loss on ``train``."""
+        o, _, o_all = self.solve(train, Y, c, full)
+        return o, o_all
 
     def lapsvm(
         self, train: np.ndarray, y: np.ndarray, E0: np.ndarray | None = None,
-        max_iter: int = 50,
-    ) -> tuple[np.ndarray | None, np.ndarray, int]:
+        c: np.ndarray | None = None, full: bool = False, max_iter: int = 50,
+    ) -> tuple[np.ndarray | None, np.ndarray, int, np.ndarray | None]:
         """LapSVM (squared hinge) by primal Newton on error-vector sets, one column.
 
         Parameters
@@ -188,6 +223,10 @@ class _Weighted:
             +1 / -1 targets.
         E0 : ndarray of bool of shape (|train|,), default=None
             Starting error-vector set (warm start); all points by default.
+        c : ndarray of shape (|train|,), default=None
+            Loss weights.
+        full : bool, default=False
+            Also return the outputs on every training point.
         max_iter : int, default=50
 
         Returns
@@ -197,20 +236,22 @@ class _Weighted:
         E : ndarray of bool
             Final error-vector set.
         n_iter : int
+        o_all : ndarray of shape (n,) or None
         """
         E = np.ones(train.size, dtype=bool) if E0 is None else E0.copy()
+        c = np.ones(train.size) if c is None else np.asarray(c, dtype=np.float64)
         seen: set[bytes] = set()
         for it in range(1, max_iter + 1):
             if not E.any():
                 E = np.ones(train.size, dtype=bool)
             key = E.tobytes()
             if key in seen:  # cycling between error sets: not settled
-                return None, E, it
+                return None, E, it, None
             seen.add(key)
-            o, _ = self.solve(train[E], y[E][:, None])
+            o, _, o_all = self.solve(train[E], y[E][:, None], c[E], full)
             o = o[:, 0]
             E_new = y * o[train] < 1.0
             if np.array_equal(E_new, E):
-                return o, E, it
+                return o, E, it, None if o_all is None else o_all[:, 0]
             E = E_new
-        return None, E, max_iter
+        return None, E, max_iter, None
