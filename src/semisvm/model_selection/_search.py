@@ -144,7 +144,10 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
         from ..kernels import resolve_gamma
 
         try:
-            g0 = resolve_gamma(X, base, "rbf")
+            try:  # width rules that depend on the graph size take n_neighbors
+                g0 = resolve_gamma(X, base, "rbf", template.n_neighbors)
+            except TypeError:
+                g0 = resolve_gamma(X, base, "rbf")
         except (TypeError, ValueError):  # a width rule that needs more than X
             return [base]
         return [g0 / f**2 for f in _SIGMA_FACTORS]
