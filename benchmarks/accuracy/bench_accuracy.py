@@ -414,7 +414,8 @@ def main(argv: list[str] | None = None) -> int:
     ddir = data_dir(args.data)
     default_csv = RESULTS / ("accuracy_quick.csv" if args.quick else "accuracy_cells.csv")
     path = Path(args.csv) if args.csv else default_csv
-    if args.no_save:
+    scratch = args.no_save and not args.csv and not args.summarize
+    if scratch:  # a throw-away CSV
         path = Path(os.environ.get("TMPDIR", "/tmp")) / f"accuracy_{os.getpid()}.csv"
     command = "python benchmarks/accuracy/bench_accuracy.py " + " ".join(
         argv if argv is not None else sys.argv[1:])
@@ -460,7 +461,7 @@ def main(argv: list[str] | None = None) -> int:
     print(body)
     if not args.no_save:
         append_results("accuracy", "Accuracy benchmark", command, body, machine)
-    else:
+    elif scratch:
         path.unlink(missing_ok=True)
     return 0
 

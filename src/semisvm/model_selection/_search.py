@@ -125,7 +125,11 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------ helpers
     def _template(self) -> Any:
-        est = self._base(**(self.estimator_params or {}))
+        params = dict(self.estimator_params or {})
+        # the candidates are scored at their exact optimum: refit that same model
+        # (no early stopping) unless the user asks otherwise
+        params.setdefault("early_stopping", None)
+        est = self._base(**params)
         for p in ("gamma_a", "gamma_i", "gamma", "n_neighbors"):
             if self.estimator_params and p in self.estimator_params:
                 raise ValueError(
@@ -205,7 +209,7 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
             self.best_score_ = None
             self.cv_results_ = {}
             self.n_splits_ = 0
-            self._refit(template, X, y)
+            self._refit(self._base(**(self.estimator_params or {})), X, y)
             self.search_time_ = time.perf_counter() - t_start
             return self
         self._search(template, X, y, lab_mask)
@@ -492,6 +496,8 @@ _CV_DOC = r"""
     estimator_params : dict, default=None
         Other parameters of the base estimator (``kernel``, ``graph_weight``,
         ``normalize_laplacian``, ``solver``, ...), used for the search and the refit.
+        ``early_stopping`` defaults to ``None`` here: the candidates are scored at
+        their exact optimum, and the refit computes that same model.
     refit : bool, default=True
         Refit the best candidate on all the data (needed for ``predict``).
     random_state : int, RandomState or None, default=None
