@@ -10,7 +10,8 @@ parallel (``--jobs``).  At the end, or with ``--summarize`` alone, the tables
 (mean +- std per cell and method, wins/ties/losses per method, time per fit) are
 printed and appended to ``benchmarks/results/accuracy.md``.
 
-    python benchmarks/accuracy/bench_accuracy.py                 # everything
+    python benchmarks/accuracy/bench_accuracy.py --jobs 2        # everything
+    python benchmarks/accuracy/bench_accuracy.py --fresh --jobs 2  # new CSV
     python benchmarks/accuracy/bench_accuracy.py --quick         # CI smoke
     python benchmarks/accuracy/bench_accuracy.py --only moons circles --jobs 2
     python benchmarks/accuracy/bench_accuracy.py --cost          # CV cost target
@@ -409,6 +410,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="skip dense n x n methods above this many training points")
     p.add_argument("--data", default=None)
     p.add_argument("--csv", default=None, help="per-draw rows (appended, resumable)")
+    p.add_argument("--fresh", action="store_true",
+                   help="start a new CSV (the old one is renamed *.<date>.csv)")
     p.add_argument("--summarize", action="store_true",
                    help="only print/append the summary of the CSV")
     p.add_argument("--cost", action="store_true", help="only the CV cost measurement")
@@ -422,6 +425,9 @@ def main(argv: list[str] | None = None) -> int:
     scratch = args.no_save and not args.csv and not args.summarize
     if scratch:  # a throw-away CSV
         path = Path(os.environ.get("TMPDIR", "/tmp")) / f"accuracy_{os.getpid()}.csv"
+    if args.fresh and path.exists() and not args.summarize:
+        stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(path.stat().st_mtime))
+        path.rename(path.with_suffix(f".{stamp}.csv"))
     command = "python benchmarks/accuracy/bench_accuracy.py " + " ".join(
         argv if argv is not None else sys.argv[1:])
     machine = machine_description()
