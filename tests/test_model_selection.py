@@ -284,3 +284,21 @@ EXPECTED_FAILURES = {
 )
 def test_sklearn_common_checks(estimator, check):
     check(estimator)
+
+
+def test_cv_precomputed_kernel_and_pipeline(moons):
+    from sklearn.metrics.pairwise import rbf_kernel
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    X, y, y_true = moons
+    grid = dict(gamma_a=(1e-3, 1e-1), gamma_i=(0.0, 1.0), cv=3, random_state=0)
+    a = LapRLSCV(gamma=2.0, **grid).fit(X, y)
+    b = LapRLSCV(estimator_params={"kernel": "precomputed"}, **grid).fit(
+        rbf_kernel(X, gamma=2.0), y)
+    np.testing.assert_allclose(a.cv_results_["mean_test_score"],
+                               b.cv_results_["mean_test_score"])
+    np.testing.assert_allclose(a.decision_function(X[:7]),
+                               b.decision_function(rbf_kernel(X[:7], X, gamma=2.0)))
+    pipe = make_pipeline(StandardScaler(), LapSVMCV(gamma="median", **grid)).fit(X, y)
+    assert pipe.score(X, y_true) >= 0.9
