@@ -76,7 +76,7 @@ def load(name: str, ddir: Path) -> tuple[Any, np.ndarray, np.ndarray | None]:
     """X, y (0..k-1) and the protocol's test mask (None: a stratified quarter)."""
     from sklearn import datasets as skd
 
-    if name.startswith(("moons", "circles")):
+    if name.startswith(("moons-", "circles-")):
         kind, n = name.split("-")[0], int(name.split("-")[1])
         if kind == "moons":
             X, y = skd.make_moons(n, noise=0.1, random_state=0)
@@ -457,7 +457,12 @@ def main(argv: list[str] | None = None) -> int:
                                   args.quick, args.max_dense, threads): (n, s)
                         for n, s, d in jobs}
                 for f in as_completed(futs):
-                    append_rows(path, f.result())
+                    try:
+                        append_rows(path, f.result())
+                    except Exception:  # one broken cell must not stop the run
+                        traceback.print_exc(file=sys.stderr)
+                        print(f"# FAILED {futs[f]}", file=sys.stderr, flush=True)
+                        continue
                     print(f"# done {futs[f]}", file=sys.stderr, flush=True)
         else:
             for n, s, d in jobs:

@@ -84,6 +84,7 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
     """Shared machinery of LapSVMCV and LapRLSCV."""
 
     _base: type
+    _refit_defaults: dict = {}
     _parameter_constraints: dict = {
         "gamma_a": ["array-like", Interval(numbers.Real, 0, None, closed="neither")],
         "gamma_i": ["array-like", Interval(numbers.Real, 0, None, closed="left")],
@@ -129,6 +130,8 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
         # the candidates are scored at their exact optimum: refit that same model
         # (no early stopping) unless the user asks otherwise
         params.setdefault("early_stopping", None)
+        for key, value in self._refit_defaults.items():
+            params.setdefault(key, value)
         est = self._base(**params)
         for p in ("gamma_a", "gamma_i", "gamma", "n_neighbors"):
             if self.estimator_params and p in self.estimator_params:
@@ -571,6 +574,7 @@ LapRLSCV.__doc__ = (
 
 class LapSVMCV(_ManifoldCV):
     _base = LapSVM
+    _refit_defaults = {"solver": "newton"}
 
     @staticmethod
     def _loss(O: np.ndarray, T: np.ndarray) -> float:
@@ -612,8 +616,9 @@ LapSVMCV.__doc__ = (
     Each candidate is the exact minimiser of the primal LapSVM objective (Eq. 7 of
     Melacci & Belkin 2011) for the fold's labeled points, found by primal Newton
     on error-vector sets (Eq. 11) warm-started from the error set of the previous
-    grid point; the refit uses :class:`~semisvm.LapSVM` with ``estimator_params``
-    (by default its PCG solver)."""
+    grid point; the refit uses :class:`~semisvm.LapSVM` with ``estimator_params``,
+    by default ``solver='newton'`` (the same exact optimum the search scored; pass
+    ``estimator_params={'solver': 'pcg'}`` for large n)."""
     + _CV_DOC
     + r"""
     Examples
