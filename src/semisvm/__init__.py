@@ -8,14 +8,17 @@ exact transductive SVM, as scikit-learn estimators.
 __version__ = "0.1.0"
 
 from .kernels import SemiSupervisedKernel
+from .model_selection import LapRLSCV, LapSVMCV
 from .models import ExactTSVM, LapRLS, LapSVC, LapSVM, LapSVMPath, plot_path
 from .solvers import lapsvm_path
 
 __all__ = [
     "ExactTSVM",
     "LapRLS",
+    "LapRLSCV",
     "LapSVC",
     "LapSVM",
+    "LapSVMCV",
     "LapSVMPath",
     "SemiSupervisedKernel",
     "__version__",

@@ -374,6 +374,45 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
         P = np.exp(self.predict_log_proba(X))
         return P / P.sum(axis=1, keepdims=True)
 
+    def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
+        """Mean accuracy on the labeled rows of ``(X, y)`` (``y == -1`` rows ignored).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            True labels; ``-1`` marks unlabeled rows, which are not scored.
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        float
+            Accuracy over the rows with ``y != -1``.
+
+        Raises
+        ------
+        ValueError
+            If every row of ``y`` is ``-1`` (nothing to score).
+        """
+        from sklearn.metrics import accuracy_score
+        from sklearn.utils import _safe_indexing
+
+        from ..model_selection._scorer import labeled_mask
+
+        mask = labeled_mask(y)
+        if not mask.any():
+            raise ValueError(
+                "score: y has no labeled row (every y is -1), so there is nothing to "
+                "score; pass the true labels of the rows to evaluate."
+            )
+        if mask.all():
+            return float(accuracy_score(y, self.predict(X), sample_weight=sample_weight))
+        rows = np.flatnonzero(mask)
+        sw = None if sample_weight is None else np.asarray(sample_weight)[rows]
+        return float(accuracy_score(
+            np.asarray(y)[rows], self.predict(_safe_indexing(X, rows)), sample_weight=sw
+        ))
+
     def __sklearn_tags__(self):  # noqa: D105
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True

@@ -1,0 +1,486 @@
+"""The accuracy users get: semisvm's untuned defaults and CV estimators against
+scikit-learn's supervised and semi-supervised baselines, in the same run.
+
+Cells are (data set, label setting); each cell runs ten label draws (seeds 0-9)
+and every method on the same draws.  Per draw and method one CSV row is appended
+(error on the unlabeled training points, error on a held-out test part, fit time)
+to ``--csv`` (default ``benchmarks/results/accuracy_cells.csv``), so that a run can
+be stopped and resumed (rows already in the CSV are skipped) and cells run in
+parallel (``--jobs``).  At the end, or with ``--summarize`` alone, the tables
+(mean +- std per cell and method, wins/ties/losses per method, time per fit) are
+printed and appended to ``benchmarks/results/accuracy.md``.
+
+    python benchmarks/accuracy/bench_accuracy.py --jobs 2        # everything
+    python benchmarks/accuracy/bench_accuracy.py --fresh --jobs 2  # new CSV
+    python benchmarks/accuracy/bench_accuracy.py --quick         # CI smoke
+    python benchmarks/accuracy/bench_accuracy.py --only moons circles --jobs 2
+    python benchmarks/accuracy/bench_accuracy.py --cost          # CV cost target
+
+Data sets: the paper sets in ``--data`` / ``$SEMISVM_DATA`` / ``../shared/data``
+(G50C, COIL20(B), PCMAC, USPST(B), COIL20, USPST with the protocol of Melacci &
+Belkin 2011, Table 2: |L|, |V| and the test fold; and with 1, 5, 10 labels per
+class), the full USPS (train part / ``is_test``), scikit-learn's digits, breast
+cancer, wine, iris, two moons and two circles at n = 200, 2,000, 20,000 (1 and 5
+labels per class) and one imbalanced two-moons set (1:4).  A quarter of each set
+(stratified) is the held-out test part unless the protocol gives one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import sys
+import time
+import traceback
+import warnings
+from collections import defaultdict
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+from _common import (  # noqa: E402
+    RESULTS,
+    append_results,
+    data_dir,
+    interleaved,
+    machine_description,
+    markdown_table,
+)
+
+METHODS = [
+    "LapSVM", "LapRLS", "LapSVMCV", "LapRLSCV", "SVC", "SVC-CV",
+    "LabelSpreading-knn", "LabelSpreading-rbf", "SelfTraining-SVC",
+]
+#: methods that hold an n x n dense matrix (skipped above --max-dense points)
+DENSE = {"LapSVM", "LapRLS", "LapSVMCV", "LapRLSCV", "LabelSpreading-rbf",
+         "SelfTraining-SVC"}
+FIELDS = ["dataset", "setting", "draw", "method", "n", "n_labeled", "err_unlabeled",
+          "err_test", "fit_time", "note"]
+N_DRAWS = 10
+PAPER_SETS = ["g50c", "coil20_b", "pcmac", "uspst_b", "coil20", "uspst"]
+
+
+# ------------------------------------------------------------------ data
+def _standardize(X: np.ndarray) -> np.ndarray:
+    from sklearn.preprocessing import StandardScaler
+
+    return StandardScaler().fit_transform(X)
+
+
+def load(name: str, ddir: Path) -> tuple[Any, np.ndarray, np.ndarray | None]:
+    """X, y (0..k-1) and the protocol's test mask (None: a stratified quarter)."""
+    from sklearn import datasets as skd
+
+    if name.startswith(("moons-", "circles-")):
+        kind, n = name.split("-")[0], int(name.split("-")[1])
+        if kind == "moons":
+            X, y = skd.make_moons(n, noise=0.1, random_state=0)
+        else:
+            X, y = skd.make_circles(n, noise=0.05, factor=0.5, random_state=0)
+        return X, y, None
+    if name == "moons_imbalanced":
+        X, y = skd.make_moons(2500, noise=0.1, random_state=0)
+        rng = np.random.RandomState(0)
+        keep = np.r_[rng.choice(np.flatnonzero(y == 0), 1000, replace=False),
+                     rng.choice(np.flatnonzero(y == 1), 250, replace=False)]
+        keep.sort()
+        return X[keep], y[keep], None
+    if name == "digits":
+        X, y = skd.load_digits(return_X_y=True)
+        return X / 16.0, y, None
+    if name in ("breast_cancer", "wine", "iris"):
+        X, y = getattr(skd, f"load_{name}")(return_X_y=True)
+        return _standardize(X), y, None
+    from semisvm.datasets import load_benchmark
+
+    b = load_benchmark(name, ddir)
+    test = b.get("is_test") if name == "usps_full" else None
+    return b.X, np.asarray(b.y), test
+
+
+def draw_split(
+    y: np.ndarray, test_mask: np.ndarray | None, setting: str, draw: int, name: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Indices (labeled, unlabeled, test) of one draw."""
+    from sklearn.model_selection import train_test_split
+
+    rng = np.random.RandomState(1000 + draw)
+    if setting == "paper":
+        from semisvm.datasets import TABLE2_SIZES, paper_splits
+
+        nl, _, nv, _ = TABLE2_SIZES[name]
+        s = paper_splits(y, nl, nv, n_splits=N_DRAWS, random_state=0)[draw]
+        unl = np.sort(np.r_[s.unlabeled, s.validation])
+        return s.labeled, unl, s.test
+    idx = np.arange(y.size)
+    if test_mask is not None:
+        train, test = idx[~test_mask], idx[test_mask]
+    else:
+        train, test = train_test_split(idx, test_size=0.25, stratify=y,
+                                       random_state=draw)
+    if setting.startswith("prop"):  # labels proportional to the classes
+        total = int(setting[4:])
+        classes, counts = np.unique(y[train], return_counts=True)
+        per = np.maximum(1, np.round(total * counts / counts.sum())).astype(int)
+    else:
+        classes = np.unique(y[train])
+        per = np.full(classes.size, int(setting.split("/")[0]))
+    lab = np.concatenate([
+        rng.choice(train[y[train] == c], size=k, replace=False)
+        for c, k in zip(classes, per, strict=True)
+    ])
+    lab.sort()
+    unl = np.setdiff1d(train, lab)
+    return lab, unl, np.sort(test)
+
+
+def cells(args: argparse.Namespace) -> list[tuple[str, str]]:
+    """(data set, setting) pairs, cheapest first."""
+    out: list[tuple[str, str]] = []
+    if args.quick:
+        return [("moons-200", "1/class"), ("iris", "5/class"), ("wine", "5/class")]
+    for name in ["iris", "wine", "breast_cancer", "digits"]:
+        out += [(name, f"{k}/class") for k in (1, 5, 10)]
+    for kind in ("moons", "circles"):
+        for n in (200, 2000, 20000):
+            out += [(f"{kind}-{n}", f"{k}/class") for k in (1, 5)]
+    out.append(("moons_imbalanced", "prop10"))
+    ddir = data_dir(args.data)
+    for name in PAPER_SETS + ["usps_full"]:
+        fname = {"coil20_b": "coil20", "uspst_b": "uspst", "pcmac": "pcmac_y"}.get(
+            name, name)
+        if not (ddir / f"{fname}.npz").exists():
+            print(f"# {name}: no data file in {ddir}, skipped", file=sys.stderr)
+            continue
+        if name in PAPER_SETS:
+            out.append((name, "paper"))
+        out += [(name, f"{k}/class") for k in (1, 5, 10)]
+    size = {"iris": 150, "wine": 178, "g50c": 550, "breast_cancer": 569,
+            "coil20": 1440, "coil20_b": 1440, "digits": 1797, "pcmac": 1946,
+            "uspst": 2007, "uspst_b": 2007, "usps_full": 9298,
+            "moons_imbalanced": 1250}
+    def n_of(c):
+        name = c[0]
+        return int(name.split("-")[1]) if "-" in name else size.get(name, 10**6)
+    out.sort(key=n_of)
+    if args.only:
+        out = [c for c in out if any(c[0].startswith(o) for o in args.only)]
+    return out
+
+
+# --------------------------------------------------------------- methods
+def make(method: str, y_lab: np.ndarray, quick: bool) -> tuple[Any, str]:
+    from sklearn.model_selection import GridSearchCV, StratifiedKFold
+    from sklearn.semi_supervised import LabelSpreading, SelfTrainingClassifier
+    from sklearn.svm import SVC
+
+    from semisvm import LapRLS, LapRLSCV, LapSVM, LapSVMCV
+
+    _, counts = np.unique(y_lab, return_counts=True)
+    note = ""
+    if method == "LapSVM":
+        return LapSVM(), note
+    if method == "LapRLS":
+        return LapRLS(), note
+    if method == "LapSVMCV":
+        return LapSVMCV(random_state=0), note
+    if method == "LapRLSCV":
+        return LapRLSCV(random_state=0), note
+    if method == "SVC":
+        return SVC(), note
+    if method == "SVC-CV":
+        if counts.min() < 2:
+            return SVC(), "fallback: <2 labels per class, SVC defaults"
+        grid = {"C": [0.1, 1, 10, 100], "gamma": ["scale", 0.01, 0.1, 1, 10]}
+        cv = StratifiedKFold(int(min(5, counts.min())), shuffle=True, random_state=0)
+        return GridSearchCV(SVC(), grid, cv=cv), note
+    if method == "LabelSpreading-knn":
+        return LabelSpreading(kernel="knn", n_neighbors=7, max_iter=1000), note
+    if method == "LabelSpreading-rbf":
+        return LabelSpreading(kernel="rbf", max_iter=1000), note
+    if method == "SelfTraining-SVC":
+        return SelfTrainingClassifier(SVC(probability=True, random_state=0)), note
+    raise ValueError(method)
+
+
+def run_method(method, X, y, lab, unl, test, quick) -> tuple[float, float, float, str]:
+    """(error on unlabeled, error on test, fit seconds, note) of one fit."""
+    import scipy.sparse as sp
+
+    supervised = method in ("SVC", "SVC-CV")
+    est, note = make(method, y[lab], quick)
+    if supervised:
+        Xtr, ytr = X[lab], y[lab]
+    else:
+        tr = np.sort(np.r_[lab, unl])
+        Xtr = X[tr]
+        ytr = np.where(np.isin(tr, lab), y[tr], -1)
+    if method.startswith("LabelSpreading") and sp.issparse(Xtr):
+        Xtr = Xtr.toarray()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        t0 = time.perf_counter()
+        est.fit(Xtr, ytr)
+        t = time.perf_counter() - t0
+    msgs = {str(w.message).split(";")[0][:80] for w in caught
+            if "fallback" in str(w.message) or "no model selection" in str(w.message)}
+    if msgs:
+        note = (note + " " + " / ".join(sorted(msgs))).strip()
+    Xu, Xt = X[unl], X[test]
+    if method.startswith("LabelSpreading") and sp.issparse(X):
+        Xu, Xt = Xu.toarray(), Xt.toarray()
+    if method.startswith(("Lap", "LabelSpreading")):  # labels of the training rows
+        pos = np.searchsorted(tr, unl)
+        pred_u = np.asarray(est.transduction_)[pos]
+    else:
+        pred_u = est.predict(Xu)
+    err_u = float(np.mean(pred_u != y[unl]))
+    err_t = float(np.mean(est.predict(Xt) != y[test])) if test.size else float("nan")
+    return err_u, err_t, t, note
+
+
+def run_cell(name, setting, draws, methods, ddir, quick, max_dense, threads):
+    """All (draw, method) rows of one cell that are not done yet."""
+    if threads:
+        try:
+            from threadpoolctl import threadpool_limits
+
+            threadpool_limits(threads)
+        except ImportError:
+            pass
+    X, y, test_mask = load(name, Path(ddir))
+    rows = []
+    for draw, todo in draws:
+        lab, unl, test = draw_split(y, test_mask, setting, draw, name)
+        n = lab.size + unl.size
+        for method in todo:
+            row = {"dataset": name, "setting": setting, "draw": draw, "method": method,
+                   "n": n, "n_labeled": lab.size}
+            if method in DENSE and n > max_dense:
+                row.update(err_unlabeled="", err_test="", fit_time="",
+                           note=f"skipped: dense n x n method at n={n} > --max-dense")
+            else:
+                try:
+                    eu, et, t, note = run_method(method, X, y, lab, unl, test, quick)
+                    row.update(err_unlabeled=f"{eu:.6f}", err_test=f"{et:.6f}",
+                               fit_time=f"{t:.4f}", note=note)
+                except Exception as exc:  # recorded, not hidden
+                    row.update(err_unlabeled="", err_test="", fit_time="",
+                               note=f"error: {type(exc).__name__}: {exc}"[:200])
+                    traceback.print_exc(file=sys.stderr)
+            rows.append(row)
+    return rows
+
+
+# ---------------------------------------------------------------- csv io
+def read_rows(path: Path) -> list[dict]:
+    if not path.exists():
+        return []
+    with open(path, newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def append_rows(path: Path, rows: list[dict]) -> None:
+    new = not path.exists()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=FIELDS)
+        if new:
+            w.writeheader()
+        w.writerows(rows)
+
+
+# --------------------------------------------------------------- summary
+def summarize(rows: list[dict], methods: list[str]) -> str:
+    by = defaultdict(lambda: defaultdict(dict))
+    for r in rows:
+        if r["method"] in methods and r["err_unlabeled"] not in ("", None):
+            by[(r["dataset"], r["setting"])][r["method"]][int(r["draw"])] = r
+    out = []
+    head = ["data set", "setting", "draws"] + methods
+    for metric, title in (("err_unlabeled", "Error on the unlabeled points (%)"),
+                          ("err_test", "Error on the held-out test part (%)")):
+        table = []
+        for (ds, st), m in sorted(by.items()):
+            nd = max(len(v) for v in m.values())
+            line = [ds, st, nd]
+            for meth in methods:
+                vals = [float(r[metric]) for r in m.get(meth, {}).values()
+                        if r[metric] not in ("", "nan")]
+                line.append(f"{100*np.mean(vals):.1f}±{100*np.std(vals):.1f}"
+                            if vals else "-")
+            table.append(line)
+        out.append(f"### {title}, mean ± std over the label draws\n\n"
+                   + markdown_table(head, table))
+    # wins / ties / losses on the unlabeled error: per cell, a method within 0.5
+    # points of the best mean ties (several) or wins (alone); others lose.
+    wtl = {m: [0, 0, 0] for m in methods}
+    vs_svc = {m: [0, 0, 0] for m in methods}
+    overall = {m: [] for m in methods}
+    for m in by.values():
+        means = {meth: np.mean([float(r["err_unlabeled"]) for r in d.values()])
+                 for meth, d in m.items()}
+        if not means:
+            continue
+        best = min(means.values())
+        near = [k for k, v in means.items() if v <= best + 0.005]
+        for meth in methods:
+            if meth not in means:
+                continue
+            overall[meth].append(means[meth])
+            if meth in near:
+                wtl[meth][0 if len(near) == 1 else 1] += 1
+            else:
+                wtl[meth][2] += 1
+            if "SVC" in means and meth != "SVC":
+                d = means[meth] - means["SVC"]
+                vs_svc[meth][0 if d < -0.01 else (2 if d > 0.01 else 1)] += 1
+    times = defaultdict(list)
+    for r in rows:
+        if r["fit_time"] not in ("", None) and r["method"] in methods:
+            times[r["method"]].append(float(r["fit_time"]))
+    t2 = [[m, *wtl[m], *vs_svc[m],
+           f"{100*np.mean(overall[m]):.2f}" if overall[m] else "-", len(overall[m]),
+           f"{np.median(times[m]):.3g}" if times[m] else "-",
+           f"{np.max(times[m]):.3g}" if times[m] else "-"] for m in methods]
+    out.append(
+        "### Wins / ties / losses (unlabeled error; tie = within 0.5 points of the "
+        "best mean of the cell), against SVC on the labels (±1 point), mean error "
+        "over the cells a method ran, time per fit (s; median and max)\n\n"
+        + markdown_table(["method", "wins", "ties", "losses", "better than SVC",
+                          "same", "worse", "mean err % (cells)", "cells",
+                          "median fit s", "max fit s"], t2))
+    notes = sorted({(r["dataset"], r["method"], r["note"]) for r in rows
+                    if r.get("note")})
+    if notes:
+        out.append("### Notes (skips, fallbacks, errors)\n\n" + "\n".join(
+            f"- {d} / {m}: {n}" for d, m, n in notes[:60]))
+    return "\n\n".join(out)
+
+
+# ------------------------------------------------------------------ cost
+def cost(args: argparse.Namespace) -> str:
+    """CV estimator over a 5 x 5 grid, 5 folds, n = 2,000, against one default fit."""
+    from sklearn.datasets import make_moons
+
+    from semisvm import LapRLS, LapRLSCV, LapSVM, LapSVMCV
+
+    n = 400 if args.quick else 2000
+    X, y_true = make_moons(n, noise=0.1, random_state=0)
+    rng = np.random.RandomState(0)
+    y = np.full(n, -1)
+    for c in (0, 1):
+        idx = rng.choice(np.flatnonzero(y_true == c), 10, replace=False)
+        y[idx] = c
+    rows = []
+    for base, cvcls in ((LapSVM, LapSVMCV), (LapRLS, LapRLSCV)):
+        cv = cvcls(gamma="median", cv=5, random_state=0)
+        t = interleaved({"default": lambda b=base: b().fit(X, y),
+                         "cv": lambda c=cv: c.fit(X, y)}, repeat=3)
+        n_fits = len(cv.cv_results_["params"]) * cv.n_splits_ + 1
+        rows.append([cvcls.__name__, n, 20, len(cv.cv_results_["params"]),
+                     cv.n_splits_, cv.n_factorizations_, t["default"], t["cv"],
+                     t["cv"] / t["default"], n_fits,
+                     cv.factor_time_ / (cv.search_time_ or 1.0)])
+    return ("### Cost: CV estimator (5 x 5 grid of gamma_a x gamma_i, one width, "
+            "one graph, 5 folds) against one default fit of the base estimator, "
+            "two moons, 10 labels per class; medians of 3 interleaved runs\n\n"
+            + markdown_table(["estimator", "n", "labels", "grid", "folds",
+                              "LU factorizations", "default fit s", "CV fit s",
+                              "ratio (target <= 10)",
+                              "fits a plain grid search makes",
+                              "share of the CV fit in kernels/graphs/factorizations"],
+                             rows))
+
+
+# ------------------------------------------------------------------ main
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--quick", action="store_true", help="CI smoke: 3 small cells")
+    p.add_argument("--only", nargs="*", help="data set name prefixes to run")
+    p.add_argument("--methods", nargs="*", default=METHODS, choices=METHODS)
+    p.add_argument("--draws", type=int, default=N_DRAWS)
+    p.add_argument("--jobs", type=int, default=1, help="cells run in parallel")
+    p.add_argument("--max-dense", type=int, default=10000,
+                   help="skip dense n x n methods above this many training points")
+    p.add_argument("--data", default=None)
+    p.add_argument("--csv", default=None, help="per-draw rows (appended, resumable)")
+    p.add_argument("--fresh", action="store_true",
+                   help="start a new CSV (the old one is renamed *.<date>.csv)")
+    p.add_argument("--summarize", action="store_true",
+                   help="only print/append the summary of the CSV")
+    p.add_argument("--cost", action="store_true", help="only the CV cost measurement")
+    p.add_argument("--no-save", action="store_true")
+    args = p.parse_args(argv)
+    if args.quick and args.draws == N_DRAWS:
+        args.draws = 3
+    ddir = data_dir(args.data)
+    default_csv = RESULTS / ("accuracy_quick.csv" if args.quick else "accuracy_cells.csv")
+    path = Path(args.csv) if args.csv else default_csv
+    scratch = args.no_save and not args.csv and not args.summarize
+    if scratch:  # a throw-away CSV
+        path = Path(os.environ.get("TMPDIR", "/tmp")) / f"accuracy_{os.getpid()}.csv"
+    if args.fresh and path.exists() and not args.summarize:
+        stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(path.stat().st_mtime))
+        path.rename(path.with_suffix(f".{stamp}.csv"))
+    command = "python benchmarks/accuracy/bench_accuracy.py " + " ".join(
+        argv if argv is not None else sys.argv[1:])
+    machine = machine_description()
+    if args.cost:
+        body = cost(args)
+        print(body)
+        if not args.no_save:
+            append_results("accuracy", "Accuracy benchmark", command, body, machine)
+        return 0
+    if not args.summarize:
+        done = {(r["dataset"], r["setting"], int(r["draw"]), r["method"])
+                for r in read_rows(path)}
+        jobs = []
+        for name, setting in cells(args):
+            draws = []
+            for d in range(args.draws):
+                todo = [m for m in args.methods if (name, setting, d, m) not in done]
+                if todo:
+                    draws.append((d, todo))
+            if draws:
+                jobs.append((name, setting, draws))
+        print(f"# {len(jobs)} cells to run, CSV {path}", file=sys.stderr)
+        threads = 1 if args.jobs > 1 else None
+        if args.jobs > 1:
+            with ProcessPoolExecutor(args.jobs) as ex:
+                futs = {ex.submit(run_cell, n, s, d, args.methods, str(ddir),
+                                  args.quick, args.max_dense, threads): (n, s)
+                        for n, s, d in jobs}
+                for f in as_completed(futs):
+                    try:
+                        append_rows(path, f.result())
+                    except Exception:  # one broken cell must not stop the run
+                        traceback.print_exc(file=sys.stderr)
+                        print(f"# FAILED {futs[f]}", file=sys.stderr, flush=True)
+                        continue
+                    print(f"# done {futs[f]}", file=sys.stderr, flush=True)
+        else:
+            for n, s, d in jobs:
+                t0 = time.perf_counter()
+                append_rows(path, run_cell(n, s, d, args.methods, str(ddir),
+                                           args.quick, args.max_dense, threads))
+                print(f"# done {(n, s)} in {time.perf_counter() - t0:.1f} s",
+                      file=sys.stderr, flush=True)
+    rows = read_rows(path)
+    body = (f"Per-draw rows: `{path.relative_to(HERE.parent.parent) if path.is_relative_to(HERE.parent.parent) else path}`"
+            f" ({len(rows)} rows).\n\n" + summarize(rows, args.methods))
+    print(body)
+    if not args.no_save:
+        append_results("accuracy", "Accuracy benchmark", command, body, machine)
+    elif scratch:
+        path.unlink(missing_ok=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

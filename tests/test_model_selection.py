@@ -1,0 +1,304 @@
+"""Scoring, splitting and built-in model selection on semi-supervised data."""
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.metrics import accuracy_score, balanced_accuracy_score
+from sklearn.model_selection import (
+    GridSearchCV,
+    StratifiedKFold,
+    cross_val_score,
+    cross_validate,
+)
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from semisvm import LapRLS, LapRLSCV, LapSVM, LapSVMCV
+from semisvm.datasets import make_two_moons
+from semisvm.model_selection import (
+    LabeledKFold,
+    LabeledStratifiedKFold,
+    labeled_scorer,
+    make_labeled_scorer,
+)
+from semisvm.model_selection._spectral import SharedLaplacianSystem
+from semisvm.solvers import laprls_direct, lapsvm_newton
+
+
+@pytest.fixture(scope="module")
+def moons():
+    X, y, y_true = make_two_moons(160, n_labeled_per_class=6, random_state=3)
+    return X, y, y_true
+
+
+def _three_blobs(n=90, per_class=5, seed=0):
+    rng = np.random.RandomState(seed)
+    centers = np.array([[0, 0], [4, 0], [0, 4]])
+    y_true = np.repeat([0, 1, 2], n // 3)
+    X = centers[y_true] + rng.randn(n, 2)
+    y = np.full(n, -1)
+    for c in range(3):
+        y[rng.choice(np.flatnonzero(y_true == c), per_class, replace=False)] = c
+    return X, y, y_true
+
+
+# ----------------------------------------------------------------- score
+def test_score_ignores_unlabeled_rows(moons):
+    X, y, y_true = moons
+    clf = LapSVM().fit(X, y)
+    y_eval = y_true.copy()
+    y_eval[::3] = -1
+    keep = y_eval != -1
+    expected = accuracy_score(y_true[keep], clf.predict(X[keep]))
+    assert clf.score(X, y_eval) == pytest.approx(expected)
+    # the old behaviour counted -1 rows as errors: strictly lower here
+    assert accuracy_score(y_eval, clf.predict(X)) < expected
+    w = np.linspace(1, 2, y.size)
+    assert clf.score(X, y_eval, sample_weight=w) == pytest.approx(
+        accuracy_score(y_true[keep], clf.predict(X[keep]), sample_weight=w[keep])
+    )
+
+
+def test_score_without_labels_raises(moons):
+    X, y, _ = moons
+    clf = LapRLS().fit(X, y)
+    with pytest.raises(ValueError, match="no labeled row"):
+        clf.score(X, np.full(y.size, -1))
+    with pytest.raises(ValueError, match="no labeled row"):
+        labeled_scorer()(clf, X, np.full(y.size, -1))
+
+
+def test_labeled_scorers(moons):
+    X, y, y_true = moons
+    clf = LapRLS().fit(X, y)
+    y_eval = y_true.copy()
+    y_eval[1::2] = -1
+    keep = y_eval != -1
+    pred = clf.predict(X[keep])
+    assert labeled_scorer()(clf, X, y_eval) == pytest.approx(
+        accuracy_score(y_true[keep], pred))
+    assert labeled_scorer("balanced_accuracy")(clf, X, y_eval) == pytest.approx(
+        balanced_accuracy_score(y_true[keep], pred))
+    sc = make_labeled_scorer(balanced_accuracy_score)
+    assert sc(clf, X, y_eval) == pytest.approx(balanced_accuracy_score(y_true[keep], pred))
+    with pytest.raises(TypeError, match="scoring"):
+        labeled_scorer(3)
+
+
+# -------------------------------------------------------------- splitters
+@pytest.mark.parametrize("cls", [LabeledKFold, LabeledStratifiedKFold])
+def test_splitters_keep_unlabeled_in_training(cls):
+    X, y, _ = _three_blobs(per_class=4)
+    unl = set(np.flatnonzero(y == -1))
+    lab = np.flatnonzero(y != -1)
+    cv = cls(4, shuffle=True, random_state=0)
+    assert cv.get_n_splits(X, y) == 4
+    seen = []
+    for train, test in cv.split(X, y):
+        assert unl <= set(train)
+        assert (y[test] != -1).all()
+        assert not set(train) & set(test)
+        assert set(train) | set(test) == set(range(y.size))
+        seen.extend(test)
+        if cls is LabeledStratifiedKFold:
+            assert np.array_equal(np.bincount(y[test], minlength=3), [1, 1, 1])
+    assert sorted(seen) == list(lab)
+
+
+def test_splitter_errors():
+    y = np.array([0, 1, -1, -1])
+    with pytest.raises(ValueError, match="labeled"):
+        list(LabeledKFold(3).split(np.zeros((4, 1)), y))
+    with pytest.raises(ValueError, match="needs y"):
+        list(LabeledKFold(2).split(np.zeros((4, 1))))
+
+
+def test_gridsearch_with_splitter_scores_labeled_accuracy(moons):
+    X, y, y_true = moons
+    cv = LabeledStratifiedKFold(3, shuffle=True, random_state=0)
+    grid = {"gamma_i": [0.0, 1.0], "gamma_a": [1e-6, 1e-2]}
+    search = GridSearchCV(LapSVM(), grid, cv=cv).fit(X, y)
+    # best_score_ is the mean accuracy on the held-out labeled points, recomputed
+    best = clone(LapSVM()).set_params(**search.best_params_)
+    accs = []
+    for train, test in cv.split(X, y):
+        est = clone(best).fit(X[train], y[train])
+        accs.append(accuracy_score(y[test], est.predict(X[test])))
+    assert search.best_score_ == pytest.approx(np.mean(accs))
+    assert search.best_score_ >= 0.9
+    assert (search.best_estimator_.transduction_ == y_true).mean() >= 0.9
+    # with the same folds, the labeled scorer gives the same numbers
+    res = cross_validate(LapSVM(gamma_i=1.0), X, y, cv=cv, scoring=labeled_scorer())
+    np.testing.assert_allclose(
+        res["test_score"], cross_val_score(LapSVM(gamma_i=1.0), X, y, cv=cv))
+
+
+def test_gridsearch_default_cv_uses_labeled_score(moons):
+    # StratifiedKFold treats -1 as a class; score() must ignore those test rows
+    X, y, _ = moons
+    search = GridSearchCV(LapRLS(), {"gamma_i": [0.1, 1.0]},
+                          cv=StratifiedKFold(3)).fit(X, y)
+    assert search.best_score_ > 0.8
+
+
+# ------------------------------------------------- shared factorization
+@pytest.mark.parametrize("normalized", [True, False])
+@pytest.mark.parametrize("intrinsic_bias", [True, False])
+def test_shared_system_matches_direct_solvers(normalized, intrinsic_bias):
+    X, y, y_true = make_two_moons(120, n_labeled_per_class=None, random_state=1)
+    est = LapRLS(normalize_laplacian=normalized, intrinsic_bias=intrinsic_bias)
+    K, L = est._build(X, None, True)
+    rng = np.random.RandomState(0)
+    Q = np.sort(rng.choice(120, 16, replace=False))
+    system = SharedLaplacianSystem(K, L, Q, intrinsic_bias)
+    train = np.arange(0, 16, 2)
+    for ga, gi in [(1e-2, 1.0), (1e-1, 0.0), (1.0, 10.0), (1e-3, 1e-1)]:
+        w = system.weights(ga, gi, full=True)
+        Y = np.zeros((120, 1))
+        Y[Q[train], 0] = np.where(y_true[Q[train]] == 1, 1.0, -1.0)
+        ref = laprls_direct(K, Y, L=L, gamma_a=ga, gamma_i=gi,
+                            intrinsic_bias=intrinsic_bias)
+        o, o_all = w.laprls(train, Y[Q[train]], full=True)
+        np.testing.assert_allclose(o_all, K @ ref.alpha + ref.b, rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(o, o_all[Q])
+        ref = lapsvm_newton(K, Y, L=L, gamma_a=ga, gamma_i=gi,
+                            intrinsic_bias=intrinsic_bias)
+        o, E, _, o_all = w.lapsvm(train, Y[Q[train], 0], full=True)
+        np.testing.assert_allclose(o_all, (K @ ref.alpha + ref.b)[:, 0], rtol=1e-6,
+                                   atol=1e-8)
+        # loss weights: weight 2 on a point = the point twice in the loss
+        c = np.ones(train.size)
+        c[:3] = 2.0
+        o_w, _ = w.laprls(train, Y[Q[train]], c=c)
+        twice = np.r_[train, train[:3]]
+        o_d, _ = w.laprls(twice, Y[Q[twice]])
+        np.testing.assert_allclose(o_w, o_d, rtol=1e-8, atol=1e-10)
+        # uniform weight 2 = both regularization weights halved
+        o_2, _ = w.laprls(train, Y[Q[train]], c=np.full(train.size, 2.0))
+        o_h, _ = system.weights(ga / 2, gi / 2).laprls(train, Y[Q[train]])
+        np.testing.assert_allclose(o_2, o_h, rtol=1e-8, atol=1e-10)
+
+
+def _brute_force_scores(cvcls, base, X, y, grid, n_splits, rs, **base_kw):
+    Q = np.flatnonzero(y != -1)
+    folds = list(StratifiedKFold(n_splits, shuffle=True, random_state=rs).split(
+        np.zeros((Q.size, 1)), y[Q]))
+    out = []
+    for ga, gi in grid:
+        accs = []
+        for _, te in folds:
+            yf = y.copy()
+            yf[Q[te]] = -1
+            est = base(gamma_a=ga, gamma_i=gi, **base_kw).fit(X, yf)
+            accs.append(np.mean(est.transduction_[Q[te]] == y[Q[te]]))
+        out.append(np.mean(accs))
+    return np.array(out)
+
+
+@pytest.mark.parametrize(
+    "cvcls, base, kw",
+    [(LapRLSCV, LapRLS, {}), (LapSVMCV, LapSVM, {"solver": "newton"})],
+)
+def test_cv_scores_equal_brute_force(cvcls, base, kw):
+    X, y, _ = _three_blobs(per_class=6, seed=2)
+    gas, gis = (1e-3, 1e-1), (0.0, 0.1, 10.0)
+    cv = cvcls(gamma_a=gas, gamma_i=gis, gamma="median", cv=3, random_state=0,
+               estimator_params=kw).fit(X, y)
+    grid = [(ga, gi) for ga in gas for gi in gis]
+    ref = _brute_force_scores(cvcls, base, X, y, grid, 3, 0, **kw)
+    np.testing.assert_allclose(cv.cv_results_["mean_test_score"], ref)
+    assert cv.best_score_ == pytest.approx(ref.max())
+    assert cv.cv_results_["rank_test_score"][cv.best_index_] == 1
+    assert cv.n_newton_fallbacks_ == 0 if cvcls is LapSVMCV else True
+
+
+@pytest.mark.parametrize("cvcls", [LapRLSCV, LapSVMCV])
+def test_cv_estimator_moons(cvcls, moons):
+    X, y, y_true = moons
+    clf = cvcls(cv=3, random_state=0, n_neighbors=(6, 10)).fit(X, y)
+    n_cand = 3 * 2 * 5 * 5
+    assert len(clf.cv_results_["params"]) == n_cand
+    assert set(clf.best_params_) == {"gamma", "gamma_a", "gamma_i", "n_neighbors"}
+    for k, v in clf.best_params_.items():
+        assert clf.best_estimator_.get_params()[k] == v
+    assert clf.best_score_ == pytest.approx(clf.cv_results_["mean_test_score"].max())
+    # one factorization per distinct ratio gamma_i / gamma_a (8 for the default
+    # grids) and per (width, graph)
+    assert clf.n_factorizations_ == 8 * 3 * 2
+    assert (clf.transduction_ == y_true).mean() >= 0.95
+    assert clf.score(X, y_true) == pytest.approx(
+        accuracy_score(y_true, clf.predict(X)))
+
+
+def test_cv_estimator_multiclass_balanced():
+    X, y, y_true = _three_blobs(per_class=4)
+    clf = LapSVMCV(cv=2, scoring="balanced_accuracy", random_state=0).fit(X, y)
+    assert clf.classes_.tolist() == [0, 1, 2]
+    assert clf.decision_function(X).shape == (X.shape[0], 3)
+    assert (clf.predict(X) == y_true).mean() > 0.85
+
+
+@pytest.mark.parametrize("cvcls, base", [(LapRLSCV, LapRLS), (LapSVMCV, LapSVM)])
+def test_fallback_with_one_label_per_class(cvcls, base):
+    X, y, _ = make_two_moons(100, n_labeled_per_class=1, random_state=0)
+    with pytest.warns(UserWarning, match="at least two labeled points per class"):
+        clf = cvcls().fit(X, y)
+    assert clf.best_params_ == {} and clf.fallback_reason_
+    np.testing.assert_array_equal(clf.predict(X), base().fit(X, y).predict(X))
+
+
+def test_fewer_folds_warning(moons):
+    X, y, _ = moons
+    with pytest.warns(UserWarning, match="6 folds|instead of cv=8"):
+        clf = LapRLSCV(cv=8, gamma="median").fit(X, y)
+    assert clf.n_splits_ == 6
+
+
+def test_bad_parameters(moons):
+    X, y, _ = moons
+    with pytest.raises(ValueError, match="gamma_a"):
+        LapRLSCV(gamma_a=(-1.0,)).fit(X, y)
+    with pytest.raises(ValueError, match="estimator_params"):
+        LapSVMCV(estimator_params={"gamma_i": 1.0}).fit(X, y)
+    with pytest.raises(ValueError, match="cv"):
+        LapSVMCV(cv=1).fit(X, y)
+
+
+def test_verbose_progress(moons, capsys):
+    X, y, _ = moons
+    LapRLSCV(gamma=(0.5, 1.0), cv=2, verbose=1).fit(X, y)
+    err = capsys.readouterr().err
+    assert "LapRLSCV" in err
+
+
+# ------------------------------------------- scikit-learn common checks
+EXPECTED_FAILURES = {
+    # -1 marks unlabeled points (scikit-learn's semi-supervised convention)
+    "check_classifiers_classes": "trains on labels {-1, 1}; -1 marks unlabeled points",
+}
+
+
+@parametrize_with_checks(
+    [LapRLSCV(gamma_a=(1e-2, 1.0), gamma_i=(0.0, 0.1), gamma="median", cv=2),
+     LapSVMCV(gamma_a=(1e-2,), gamma_i=(0.0, 0.1), gamma="median", cv=2)],
+    expected_failed_checks=lambda est: EXPECTED_FAILURES,
+)
+def test_sklearn_common_checks(estimator, check):
+    check(estimator)
+
+
+def test_cv_precomputed_kernel_and_pipeline(moons):
+    from sklearn.metrics.pairwise import rbf_kernel
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    X, y, y_true = moons
+    grid = dict(gamma_a=(1e-3, 1e-1), gamma_i=(0.0, 1.0), cv=3, random_state=0)
+    a = LapRLSCV(gamma=2.0, **grid).fit(X, y)
+    b = LapRLSCV(estimator_params={"kernel": "precomputed"}, **grid).fit(
+        rbf_kernel(X, gamma=2.0), y)
+    np.testing.assert_allclose(a.cv_results_["mean_test_score"],
+                               b.cv_results_["mean_test_score"])
+    np.testing.assert_allclose(a.decision_function(X[:7]),
+                               b.decision_function(rbf_kernel(X[:7], X, gamma=2.0)))
+    pipe = make_pipeline(StandardScaler(), LapSVMCV(gamma="median", **grid)).fit(X, y)
+    assert pipe.score(X, y_true) >= 0.9
