@@ -293,12 +293,16 @@ def test_cv_precomputed_kernel_and_pipeline(moons):
 
     X, y, y_true = moons
     grid = dict(gamma_a=(1e-3, 1e-1), gamma_i=(0.0, 1.0), cv=3, random_state=0)
-    a = LapRLSCV(gamma=2.0, **grid).fit(X, y)
-    b = LapRLSCV(estimator_params={"kernel": "precomputed"}, **grid).fit(
-        rbf_kernel(X, gamma=2.0), y)
+    # binary weights: the kNN sets from X and from the kernel-induced distance
+    # 2 - 2 k(x, z) coincide, the distance-based ("local", "heat") weights do not
+    a = LapRLSCV(gamma=2.0, estimator_params={"graph_weight": "binary"}, **grid).fit(X, y)
+    b = LapRLSCV(estimator_params={"kernel": "precomputed", "graph_weight": "binary"},
+                 **grid).fit(rbf_kernel(X, gamma=2.0), y)
     np.testing.assert_allclose(a.cv_results_["mean_test_score"],
                                b.cv_results_["mean_test_score"])
     np.testing.assert_allclose(a.decision_function(X[:7]),
                                b.decision_function(rbf_kernel(X[:7], X, gamma=2.0)))
-    pipe = make_pipeline(StandardScaler(), LapSVMCV(gamma="median", **grid)).fit(X, y)
+    # gamma_a is a normalized weight (default 1e-6): the grid spans that scale
+    grid_p = dict(grid, gamma_a=(1e-6, 1e-3))
+    pipe = make_pipeline(StandardScaler(), LapSVMCV(gamma="median", **grid_p)).fit(X, y)
     assert pipe.score(X, y_true) >= 0.9
