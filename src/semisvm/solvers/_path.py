@@ -85,6 +85,11 @@ __all__ = [
 _R, _E, _L = 0, 1, 2
 _STATE_NAME = {_R: "R", _E: "E", _L: "L"}
 
+# smallest lambda followed, relative to the scale max_i sum_j |Q_ij| of the
+# labeled Gram matrix: slacks h = Q alpha + y alpha_0 - lambda carry an absolute
+# round-off of about eps * scale, and y f - 1 = h / lambda must stay accurate
+_LAMBDA_FLOOR = 1e-7
+
 # enumerate every subset of the ambiguous points when there are at most this many
 _MAX_ENUM = 12
 
@@ -122,11 +127,17 @@ class LapSVMPathResult:
         ``(i, from_set, to_set)`` with sets ``'L'``, ``'E'``, ``'R'``.
     n_events : int
         Breakpoints after :math:`\lambda^0` at which a set changed.
-    stop_reason : {'empty_L', 'lambda_min', 'max_events', 'no_more_events'}
+    stop_reason : {'empty_L', 'lambda_min', 'lambda_floor', 'max_events', 'no_more_events'}
         ``'empty_L'``: no labeled point left inside the margin; below the last
         breakpoint the decision function no longer changes
         (:math:`\alpha, \alpha_0 \propto \lambda`).  ``'no_more_events'``: the last
         segment extends to :math:`\lambda \to 0` without event.
+        ``'lambda_floor'``: the next event lies below ``1e-7`` times
+        :math:`\max_i \sum_j |Q_{ij}|` (labels the kernel cannot separate, so
+        events pile up towards :math:`\lambda = 0`); there the margins
+        :math:`y_i f(x_i) - 1 = h_i/\lambda` can no longer be computed in double
+        precision, so the path ends with a breakpoint at that floor (which still
+        satisfies the KKT conditions) and is not extrapolated below it.
     init : {'balanced', 'unbalanced'}
         Which initialisation (Lemma 1 or Lemma 2) was used.
     head_slope : float
@@ -384,7 +395,8 @@ def lapsvm_path(
     lambda_min : float, default=None
         Stop when the path reaches this :math:`\lambda` (a final breakpoint is
         placed there).  ``None``: follow the path until no labeled point is left
-        inside the margin (set L empty) or no further event occurs.
+        inside the margin (set L empty), no further event occurs, or the next
+        event lies below the numerical floor (``stop_reason='lambda_floor'``).
     max_events : int, default=None
         Guard on the number of events; ``None`` means ``max(100, 20 l)``.
     tol : float, default=1e-10
@@ -785,6 +797,7 @@ def _solve_path(
         u_c = float(u[maj & (alpha == 1.0)].max())
     lam = float(((u[mnr] + u_c) / 2.0).max())
     scale_u = max(1.0, float(np.abs(Q).sum(axis=1).max()))
+    lam_floor = _LAMBDA_FLOOR * scale_u
     if not lam > 1e-12 * scale_u:
         raise ValueError(
             "Degenerate path: the labeled points cannot be separated by the kernel "
@@ -877,19 +890,32 @@ def _solve_path(
         kind[cross] = 2
         t_star = float(t_ev.min())
         t_room = lam - lambda_min
-        if not np.isfinite(t_star) or t_star >= t_room:
-            if lambda_min > 0 and t_room > 0:
-                alpha = np.clip(alpha + t_room * a, 0.0, 1.0)
-                a0 = a0 + t_room * da0
-                lam = lambda_min
-                lambdas.append(lam)
-                alphas.append(alpha.copy())
-                alpha0s.append(a0)
-                elbows.append(d.E.copy())
-                events.append(())
-                stop_reason = "lambda_min"
-            elif lambda_min > 0:
-                stop_reason = "lambda_min"
+        # an event below the floor cannot be resolved in double precision
+        below_floor = bool(0.0 < lam - t_star < lam_floor)
+        if not np.isfinite(t_star) or t_star >= t_room or below_floor:
+            stop = lambda_min if lambda_min >= lam_floor else lam_floor
+            t_room = lam - stop
+            if below_floor or lambda_min > 0:
+                if t_room > 0:
+                    alpha = np.clip(alpha + t_room * a, 0.0, 1.0)
+                    a0 = a0 + t_room * da0
+                    lam = stop
+                    lambdas.append(lam)
+                    alphas.append(alpha.copy())
+                    alpha0s.append(a0)
+                    elbows.append(d.E.copy())
+                    events.append(())
+                if lambda_min >= lam_floor:
+                    stop_reason = "lambda_min"
+                else:
+                    stop_reason = "lambda_floor"
+                    notes.append(
+                        f"the next event lies below lambda={lam_floor:.3g} "
+                        f"(= {_LAMBDA_FLOOR:g} x the scale of the labeled Gram "
+                        "matrix), where the margins can no longer be resolved in "
+                        "double precision (labels not separable by the kernel); the "
+                        "path stops there"
+                    )
             else:
                 stop_reason, tail = "no_more_events", "linear"
                 tail_slope = -np.r_[a, da0]
