@@ -111,6 +111,11 @@ def _problem(kind):
             t[np.flatnonzero(t == -1)[:3]] = 0.0
         K = kernel_matrix(X, gamma=2.0)
         L = graph_laplacian(knn_graph(X, 6), normalized=True)
+    elif kind == "linear":  # labels a linear kernel cannot separate
+        X, y, _ = make_two_moons(200, noise=0.2, n_labeled_per_class=15, random_state=0)
+        t = np.where(y == -1, 0.0, 2.0 * y - 1.0)
+        K = kernel_matrix(X, kernel="linear")
+        L = graph_laplacian(knn_graph(X, 6), normalized=True)
     elif kind == "blobs":  # overlapping classes: many events, re-entries
         X = np.r_[rng.normal(0, 1, (80, 2)), rng.normal(1.2, 1, (80, 2))]
         yt = np.r_[-np.ones(80), np.ones(80)]
@@ -151,15 +156,19 @@ def _quiet_path(*args, **kw):
 
 
 # ------------------------------------------------------------- path vs dual QP
-@pytest.mark.parametrize("kind", ["balanced", "unbalanced", "blobs"])
+@pytest.mark.parametrize("kind", ["balanced", "unbalanced", "blobs", "linear"])
 def test_path_equals_dual_qp_at_random_lambdas(kind):
     K, L, t, _ = _problem(kind)
     path = _quiet_path(K, L, t, rho=RHO)
-    assert path.init == ("balanced" if kind == "balanced" else "unbalanced")
-    assert path.stop_reason == "empty_L"
+    assert path.init == ("balanced" if kind in ("balanced", "linear") else "unbalanced")
+    # non-separable labels: the path ends at the numerical floor, not at a
+    # round-off event near lambda = 0
+    assert path.stop_reason == ("lambda_floor" if kind == "linear" else "empty_L")
     assert path.n_events >= 3
     rng = np.random.default_rng(0)
     lo, hi = np.log(path.lambdas[-1]), np.log(path.lambdas[0])
+    if kind == "linear":  # LIBSVM (the reference) stalls on G / lambda this close to 0
+        lo = np.log(10 * path.lambdas[-1])
     lams = np.exp(rng.uniform(lo, hi, 20))
     F = path.decision_function(K, lams)
     for j, lam in enumerate(lams):
@@ -187,7 +196,7 @@ def test_path_below_last_breakpoint_is_the_hard_margin_solution():
 
 
 # ---------------------------------------------------------------- KKT conditions
-@pytest.mark.parametrize("kind", ["balanced", "unbalanced", "blobs"])
+@pytest.mark.parametrize("kind", ["balanced", "unbalanced", "blobs", "linear"])
 def test_kkt_conditions_at_every_breakpoint(kind):
     K, L, t, _ = _problem(kind)
     path = _quiet_path(K, L, t)
@@ -210,6 +219,12 @@ def test_kkt_conditions_at_every_breakpoint(kind):
         assert np.all(np.abs(h[inner]) <= tol)
         if k > 0:  # the elbow of the previous segment is still on y f = 1
             assert np.all(np.abs(h[path.elbows[k - 1]]) <= tol)
+        # in the units of the margin, y f - 1 = h / lambda, at every breakpoint
+        # (the reference recomputes P by its own solve: ~1e-10 absolute in h)
+        viol = np.where(
+            a == 0.0, np.maximum(-h, 0), np.where(a == 1.0, np.maximum(h, 0), np.abs(h))
+        )
+        assert viol.max() / path.lambdas[k] <= 1e-6, (k, path.lambdas[k])
 
 
 @pytest.mark.parametrize("kind", ["balanced", "unbalanced"])
@@ -365,14 +380,15 @@ def moons():
 
 def test_estimator_matches_solver_and_interpolates(moons):
     X, y, y_true, Xv, yv = moons
-    clf = LapSVMPath(gamma=2.0, normalize_laplacian=False).fit(X, y)
+    clf = LapSVMPath(gamma=2.0, n_neighbors=6, normalize_laplacian=False).fit(X, y)
     K = kernel_matrix(X, gamma=2.0)
     L = graph_laplacian(knn_graph(X, 6), normalized=False)
     t = np.where(y == -1, 0.0, 2.0 * y - 1.0)
     path = _quiet_path(K, L, t)
     np.testing.assert_allclose(clf.lambdas_, path.lambdas, rtol=1e-9)
     np.testing.assert_allclose(clf.alphas_, path.alphas, atol=1e-9)
-    assert clf.selection_ == "end_of_path" and clf.lambda_ == clf.lambdas_[-1]
+    # default: lambda by 5-fold cross-validation over the labels, not the path's end
+    assert clf.selection_ == "cv" and clf.lambdas_[-1] < clf.lambda_
     lams = np.geomspace(clf.lambdas_[-1], clf.lambdas_[0] * 2, 7)
     F = clf.decision_function(Xv, lams)
     assert F.shape == (Xv.shape[0], 7)
@@ -410,16 +426,22 @@ def test_cross_validation_selection(moons):
     assert clf.selection_ == "cv"
     assert clf.lambda_ > 0 and 0.0 <= clf.selection_error_ <= 1.0
     assert clf.predict(Xv).shape == yv.shape
-    with pytest.raises(ValueError, match="labeled points per class"):
-        LapSVMPath(cv=10).fit(X, y)
+    # more folds than labels in a class: as many folds as the smaller class has
+    clf10 = LapSVMPath(gamma=2.0, cv=10, random_state=0).fit(X, y)
+    clf6 = LapSVMPath(gamma=2.0, cv=6, random_state=0).fit(X, y)
+    assert clf10.selection_ == "cv" and clf10.lambda_ == clf6.lambda_
+    # no cross-validation: the documented midpoint rule
+    mid = LapSVMPath(gamma=2.0, cv=None).fit(X, y)
+    assert mid.selection_ == "midpoint" and mid.selection_error_ is None
+    assert mid.lambda_ == pytest.approx(np.sqrt(mid.lambdas_[0] * mid.lambdas_[-1]))
 
 
 def test_estimator_errors(moons):
     X, y, _, Xv, yv = moons
-    y3 = y.copy()
-    y3[np.flatnonzero(y == -1)[:3]] = 2
-    with pytest.raises(ValueError, match="binary"):
-        LapSVMPath().fit(X, y3)
+    with pytest.raises(ValueError, match="continuous"):
+        LapSVMPath().fit(X, np.where(y == -1, -1, y + 0.5))
+    with pytest.raises(ValueError, match="n_neighbors=180"):
+        LapSVMPath(n_neighbors=180).fit(X, y)
     with pytest.raises(ValueError, match="rho"):
         LapSVMPath(rho=-1.0).fit(X, y)
     with pytest.raises(ValueError, match="both X_val and y_val"):
@@ -457,3 +479,50 @@ def test_plot_path(moons):
     fig2, ax = plt.subplots()
     assert plot_path(clf, ax=ax) is fig2
     plt.close("all")
+
+
+# ------------------------------------------------- default lambda, multi-class
+def test_default_lambda_beats_the_end_of_the_path():
+    """Label noise: the end of the path (least regularised) overfits; the default
+    lambda (cross-validation over the labels) must do better on the true labels."""
+    for seed in (2, 4, 6):
+        X, y, yt = make_two_moons(300, noise=0.25, n_labeled_per_class=15, random_state=seed)
+        rng = np.random.default_rng(seed)
+        flip = rng.choice(np.flatnonzero(y != -1), 4, replace=False)
+        y = y.copy()
+        y[flip] = 1 - y[flip]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PathWarning)
+            clf = LapSVMPath().fit(X, y)
+        assert clf.selection_ == "cv"
+        err_default = np.mean(clf.predict(X) != yt)
+        err_end = np.mean(clf.predict(X, clf.lambdas_[-1]) != yt)
+        assert err_default < err_end, seed
+
+
+def test_multiclass_is_one_vs_rest_with_unlabeled_kept_unlabeled():
+    rng = np.random.default_rng(3)
+    centers = np.array([[0.0, 0.0], [3.0, 0.0], [0.0, 3.0]])
+    X = np.concatenate([c + rng.normal(0, 0.8, (40, 2)) for c in centers])
+    y_true = np.repeat(np.array([5, 7, 9]), 40)
+    y = np.full(120, -1)
+    lab = np.concatenate([rng.choice(np.flatnonzero(y_true == c), 4, replace=False) for c in (5, 7, 9)])
+    y[lab] = y_true[lab]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PathWarning)
+        clf = LapSVMPath(gamma=0.5, n_neighbors=6).fit(X, y)
+        np.testing.assert_array_equal(clf.classes_, [5, 7, 9])  # -1 is not a class
+        assert len(clf.paths_) == 3 and clf.lambda_.shape == (3,)
+        F = clf.decision_function(X)
+        assert F.shape == (120, 3)
+        np.testing.assert_array_equal(clf.predict(X), clf.classes_[np.argmax(F, axis=1)])
+        for j, c in enumerate(clf.classes_):
+            # the binary path of "c against the rest", -1 still unlabeled
+            yc = np.where(y == -1, -1, (y == c).astype(int))
+            bin_ = LapSVMPath(gamma=0.5, n_neighbors=6, cv=None).fit(X, yc)
+            np.testing.assert_allclose(clf.paths_[j].lambdas, bin_.lambdas_, rtol=1e-9)
+            lam = float(clf.lambda_[j])
+            np.testing.assert_allclose(F[:, j], bin_.decision_function(X, lam), atol=1e-9)
+    assert np.mean(clf.predict(X) == y_true) > 0.9
+    with pytest.raises(ValueError, match="single float"):
+        clf.decision_function(X, [1.0, 2.0])

@@ -402,6 +402,7 @@ class SemiSupervisedKernel(BaseEstimator):
         if isinstance(self.kernel, str):
             X = check_array(
                 X,
+                accept_sparse="csr",
                 dtype=[np.float64, np.float32],
                 ensure_all_finite=False,
                 input_name=name,

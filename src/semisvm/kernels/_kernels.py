@@ -18,6 +18,8 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from .._validation import warn_if_unscaled
+
 __all__ = [
     "KERNELS",
     "kernel_matrix",
@@ -76,7 +78,13 @@ def median_gamma(X: Any, *, max_samples: int = 1000, random_state: int = 0) -> f
 
 
 def resolve_gamma(X: Any, gamma: float | str | None, kernel: str) -> float:
-    """Turn the user's ``gamma`` (number, ``"median"``, ``"scale"``) into a float."""
+    """Turn the user's ``gamma`` (number, ``"median"``, ``"scale"``) into a float.
+
+    For the RBF kernel, warns (:class:`semisvm._validation.DataScaleWarning`)
+    when the features of X are on very different scales.
+    """
+    if kernel == "rbf":
+        warn_if_unscaled(X, "the RBF kernel")
     n_features = X.shape[1]
     if gamma is None or gamma == "median":
         if kernel == "rbf":

@@ -9,9 +9,15 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.svm import SVC
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._validation import Interval, split_labeled, validate_params
+from .._validation import (
+    Interval,
+    check_finite,
+    check_semi_supervised_targets,
+    split_labeled,
+    validate_params,
+)
 from ..kernels._deformed import SemiSupervisedKernel
 
 __all__ = ["LapSVC"]
@@ -163,15 +169,31 @@ class LapSVC(ClassifierMixin, BaseEstimator):
         self : LapSVC
         """
         validate_params(self.get_params(deep=False), self._parameter_constraints)
+        if isinstance(self.kernel, str):
+            X, y = validate_data(
+                self,
+                X,
+                y,
+                accept_sparse="csr",
+                dtype=[np.float64, np.float32],
+                ensure_min_samples=2,
+                y_numeric=False,
+            )
+            check_finite(X, "X")
+        elif y is None:
+            raise ValueError(
+                "LapSVC requires y to be passed, but the target y is None."
+            )
+        y = check_semi_supervised_targets(y)
+        if len(y) != X.shape[0]:
+            raise ValueError(
+                f"y has {len(y)} entries but X has {X.shape[0]} rows."
+            )
+        labeled, classes, y_enc = split_labeled(y)
         kernel_params = {
             k: getattr(self, k) for k in SemiSupervisedKernel._parameter_constraints
         }
         ssk = SemiSupervisedKernel(**kernel_params).fit(X, adjacency=adjacency)
-        n = ssk.X_fit_.shape[0]
-        y = np.asarray(y)
-        if y.shape != (n,):
-            raise ValueError(f"y must have shape (n_samples,) = ({n},), got {y.shape}.")
-        labeled, classes, y_enc = split_labeled(y)
         lab = np.flatnonzero(labeled)
         K_ll = ssk.gram_fit(lab)
         svc = SVC(
@@ -186,7 +208,8 @@ class LapSVC(ClassifierMixin, BaseEstimator):
         self.svc_ = svc
         self.classes_ = classes
         self.labeled_indices_ = lab
-        self.n_features_in_ = ssk.n_features_in_
+        if not isinstance(self.kernel, str):
+            self.n_features_in_ = ssk.n_features_in_
         self.n_iter_ = svc.n_iter_
         pred = np.asarray(svc.predict(ssk.gram_fit(None, lab)), dtype=np.intp)
         pred[lab] = y_enc[lab]
@@ -194,6 +217,12 @@ class LapSVC(ClassifierMixin, BaseEstimator):
         return self
 
     def _gram(self, X: Any) -> np.ndarray:
+        check_is_fitted(self)
+        if isinstance(self.kernel, str):
+            X = validate_data(
+                self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False
+            )
+            check_finite(X, "X")
         return self.kernel_.gram(X, self.kernel_.X_fit_[self.labeled_indices_])
 
     def _predict_enc(self, X: Any) -> np.ndarray:
@@ -228,3 +257,8 @@ class LapSVC(ClassifierMixin, BaseEstimator):
         """
         check_is_fitted(self)
         return self.classes_[self._predict_enc(X)]
+
+    def __sklearn_tags__(self):  # noqa: D105
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
