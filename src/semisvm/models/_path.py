@@ -19,6 +19,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .. import _defaults
 from .._validation import (
     Interval,
     Options,
@@ -36,7 +37,6 @@ from ..solvers._path import (
     _solve_path,
     translating_matrix,
 )
-from . import _defaults
 
 __all__ = ["LapSVMPath", "plot_path", "path_error_pieces"]
 

@@ -11,6 +11,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.svm import SVC
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .. import _defaults
 from .._validation import (
     Interval,
     check_finite,
@@ -50,17 +51,21 @@ class LapSVC(ClassifierMixin, BaseEstimator):
     coef0 : float, default=1.0
     kernel_params : dict, default=None
     n_neighbors : int, default=10
+        Must be smaller than ``n_samples``.
         Neighbours of the symmetric kNN graph over all points.
     graph_weight : {'binary', 'heat'}, default='binary'
     heat_t : float, default=None
     normalize_laplacian : bool, default=True
     laplacian_power : int, default=1
-    gamma_a : float, default=1.0
+    gamma_a : float, default=1e-6
         Ambient regularisation :math:`\gamma_A > 0`; the SVC gets
         ``C = 1 / (2 gamma_a)``.
+        The library-wide default ``semisvm._defaults.GAMMA_A``, shared with
+        :class:`~semisvm.LapSVM`.
     gamma_i : float, default=1.0
         Intrinsic regularisation :math:`\gamma_I \ge 0`; ``0`` gives a plain SVC
         trained on the labeled points only.
+        The library-wide default ``semisvm._defaults.GAMMA_I``.
     tol : float, default=1e-3
         LIBSVM stopping tolerance.
     max_iter : int, default=-1
@@ -122,17 +127,17 @@ class LapSVC(ClassifierMixin, BaseEstimator):
         self,
         kernel: str | Callable = "rbf",
         *,
-        gamma: float | str = "median",
+        gamma: float | str = _defaults.GAMMA,
         degree: int = 3,
         coef0: float = 1.0,
         kernel_params: dict | None = None,
-        n_neighbors: int = 10,
-        graph_weight: str = "binary",
+        n_neighbors: int = _defaults.N_NEIGHBORS,
+        graph_weight: str = _defaults.GRAPH_WEIGHT,
         heat_t: float | None = None,
-        normalize_laplacian: bool = True,
-        laplacian_power: int = 1,
-        gamma_a: float = 1.0,
-        gamma_i: float = 1.0,
+        normalize_laplacian: bool = _defaults.NORMALIZE_LAPLACIAN,
+        laplacian_power: int = _defaults.LAPLACIAN_POWER,
+        gamma_a: float = _defaults.GAMMA_A,
+        gamma_i: float = _defaults.GAMMA_I,
         tol: float = 1e-3,
         max_iter: int = -1,
     ) -> None:
