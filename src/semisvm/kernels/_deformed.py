@@ -281,7 +281,9 @@ class SemiSupervisedKernel(BaseEstimator):
         X = self._check_X(X, reset=True)
         n = X.shape[0]
         if n < 2:
-            raise ValueError(f"SemiSupervisedKernel needs at least 2 points, got {n}.")
+            raise ValueError(
+                f"SemiSupervisedKernel needs at least 2 points, got n_samples={n}."
+            )
         gamma = (
             resolve_gamma(X, self.gamma, self.kernel)
             if isinstance(self.kernel, str)
@@ -390,6 +392,11 @@ class SemiSupervisedKernel(BaseEstimator):
         return DeformedGPKernel(self)
 
     # -------------------------------------------------------------- helpers
+    def __sklearn_tags__(self):  # noqa: D105
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = isinstance(self.kernel, str)
+        return tags
+
     def __sklearn_clone__(self):
         if _is_fitted(self):
             return self
