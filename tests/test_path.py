@@ -149,10 +149,16 @@ def _slacks(K, L, t, path, k, lam=None):
     return yl * (g + alpha0) - lam
 
 
-def _quiet_path(*args, **kw):
+def _quiet_path(K, L, t, **kw):
+    args = (K, L, _labels(t))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PathWarning)
         return lapsvm_path(*args, **kw)
+
+
+def _labels(t):
+    """Internal targets t in {-1, 0, +1} -> estimator-style labels (0/1, -1 unlabeled)."""
+    return np.where(t == 0, -1, (t > 0).astype(int))
 
 
 # ------------------------------------------------------------- path vs dual QP
@@ -261,7 +267,7 @@ def test_two_moons_one_label_per_class_has_no_event():
     L = graph_laplacian(knn_graph(X, 6))
     with warnings.catch_warnings():
         warnings.simplefilter("error", PathWarning)
-        path = lapsvm_path(K, L, t)
+        path = lapsvm_path(K, L, _labels(t))
     assert path.n_events == 0
     assert path.lambdas.size == 1
     assert path.stop_reason == "empty_L"
@@ -289,7 +295,7 @@ def test_ties_from_mirror_symmetry_warn_and_stay_exact():
     K = kernel_matrix(X, gamma=1.0)
     L = graph_laplacian(knn_graph(X, 6))
     with pytest.warns(PathWarning, match="ties"):
-        path = lapsvm_path(K, L, t)
+        path = lapsvm_path(K, L, _labels(t))
     assert path.n_ties > 0 and path.n_inexact == 0
     for lam in np.geomspace(path.lambdas[-1], path.lambdas[0], 6)[1:-1]:
         f_ref, _, _ = reference_dual(K, L, t, lam)
@@ -305,7 +311,7 @@ def test_duplicate_labeled_points_singular_elbow_system():
     K = kernel_matrix(X, gamma=1.0)
     L = graph_laplacian(knn_graph(X, 6), normalized=False)
     with pytest.warns(PathWarning, match="singular"):
-        path = lapsvm_path(K, L, t)
+        path = lapsvm_path(K, L, _labels(t))
     assert path.n_singular > 0 and path.n_inexact == 0
     rng = np.random.default_rng(1)
     lams = np.exp(rng.uniform(np.log(path.lambdas[-1]), np.log(path.lambdas[0]), 6))
@@ -319,7 +325,7 @@ def test_reentries_are_counted_and_reported():
     K, L, t, _ = _problem("blobs")
     with warnings.catch_warnings(record=True) as rec:
         warnings.simplefilter("always")
-        path = lapsvm_path(K, L, t)
+        path = lapsvm_path(K, L, _labels(t))
     entries = {}
     for ev in path.events:
         for i, _, to in ev:
@@ -352,20 +358,27 @@ def test_lambda_min_and_max_events():
     with pytest.raises(ValueError, match="below the computed path"):
         part.coefficients(lam_min / 2)
     with pytest.warns(PathWarning, match="max_events"):
-        short = lapsvm_path(K, L, t, max_events=3)
+        short = lapsvm_path(K, L, _labels(t), max_events=3)
     assert short.stop_reason == "max_events" and short.n_events == 3
 
 
 def test_input_validation():
     K, L, t, _ = _problem("balanced")
+    y = _labels(t)
     with pytest.raises(ValueError, match="square"):
-        lapsvm_path(K[:, :-1], L, t)
-    with pytest.raises(ValueError, match=r"\+1 / -1"):
-        lapsvm_path(K, L, np.where(t == 0, 2.0, t))
-    with pytest.raises(ValueError, match="each class"):
-        lapsvm_path(K, L, np.abs(t))
+        lapsvm_path(K[:, :-1], L, y)
+    with pytest.raises(ValueError, match="3 classes"):  # -1 unlabeled, 0/1/2 classes
+        lapsvm_path(K, L, np.where(y == -1, 2, y))
+    with pytest.raises(ValueError, match="single class"):
+        lapsvm_path(K, L, np.where(y == 0, -1, y))
+    with pytest.raises(ValueError, match="continuous"):
+        lapsvm_path(K, L, np.where(y == 1, 0.5, y))
     with pytest.raises(ValueError, match="rho"):
-        lapsvm_path(K, L, t, rho=0.0)
+        lapsvm_path(K, L, y, rho=0.0)
+    # estimator-style labels give the same path as their +-1 encoding, any class names
+    p1 = _quiet_path(K, L, t)
+    p2 = lapsvm_path(K, L, np.where(y == -1, -1, np.where(y == 1, 7, 3)))
+    np.testing.assert_allclose(p1.lambdas, p2.lambdas, rtol=1e-12)
 
 
 # ----------------------------------------------------------------- estimator

@@ -74,6 +74,8 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 from scipy.optimize import minimize
 
+from .._validation import check_semi_supervised_targets, split_labeled
+
 __all__ = [
     "LapSVMPathResult",
     "PathWarning",
@@ -343,6 +345,7 @@ def translating_matrix(
 
 
 def _check_inputs(K: Any, L: Any, y: Any) -> tuple[np.ndarray, Any, np.ndarray]:
+    """Validate ``K``, ``L`` and labels ``y`` (``-1`` unlabeled); return ±1/0 targets."""
     K = np.asarray(K, dtype=np.float64)
     if K.ndim != 2 or K.shape[0] != K.shape[1]:
         raise ValueError(f"K must be a square (n, n) Gram matrix, got shape {K.shape}.")
@@ -354,17 +357,19 @@ def _check_inputs(K: Any, L: Any, y: Any) -> tuple[np.ndarray, Any, np.ndarray]:
     Ld = L.data if sp.issparse(L) else np.asarray(L)
     if not np.isfinite(Ld).all():
         raise ValueError("L contains NaN or infinity.")
-    y = np.asarray(y)
+    y = check_semi_supervised_targets(y)
     if y.shape != (n,):
         raise ValueError(f"y must have shape ({n},) like K, got {y.shape}.")
-    if not np.isin(y, (-1, 0, 1)).all():
+    labeled, classes, y_enc = split_labeled(y)
+    if classes.size != 2:
         raise ValueError(
-            "y must hold +1 / -1 for labeled points and 0 for unlabeled ones; got "
-            f"values {np.unique(y)[:10]!r}."
+            f"lapsvm_path is a two-class path; the labeled points hold {classes.size} "
+            f"classes {classes!r} (-1 marks unlabeled points). Use LapSVMPath, which "
+            "follows one path per class (one-vs-rest)."
         )
-    if not ((y == 1).any() and (y == -1).any()):
-        raise ValueError("The path needs at least one labeled point of each class.")
-    return K, L, y.astype(np.float64)
+    t = np.zeros(n)
+    t[labeled] = np.where(y_enc[labeled] == 1, 1.0, -1.0)
+    return K, L, t
 
 
 def lapsvm_path(
@@ -389,7 +394,9 @@ def lapsvm_path(
     L : sparse matrix or ndarray of shape (n, n)
         Graph Laplacian of the same points.
     y : array-like of shape (n,)
-        ``+1`` / ``-1`` for labeled points, ``0`` for unlabeled ones (any order).
+        Class labels of two classes, ``-1`` for unlabeled points (any order),
+        as for the estimators; the larger label is the positive class
+        (:math:`f > 0`).  For example ``{0, 1}`` with ``-1`` unlabeled.
     rho : float, default=1e-3
         Ratio of ambient to intrinsic regularization (paper's :math:`\rho`).
     lambda_min : float, default=None
@@ -442,10 +449,9 @@ def lapsvm_path(
     >>> from semisvm.kernels import kernel_matrix
     >>> from semisvm.solvers._path import lapsvm_path
     >>> X, y, _ = make_two_moons(100, n_labeled_per_class=4, random_state=0)
-    >>> t = np.where(y == -1, 0, 2 * y - 1)
     >>> K = kernel_matrix(X, gamma=2.0)
     >>> L = graph_laplacian(knn_graph(X, 6))
-    >>> path = lapsvm_path(K, L, t)
+    >>> path = lapsvm_path(K, L, y)  # y: classes 0 / 1, -1 unlabeled
     >>> bool(np.all(np.diff(path.lambdas) < 0))
     True
     """
