@@ -144,7 +144,10 @@ class LapSVMPathResult:
         Which initialisation (Lemma 1 or Lemma 2) was used.
     head_slope : float
         :math:`d\alpha_0/d\lambda` above :math:`\lambda^0` (``alpha`` is constant
-        there): :math:`\beta_0^0` (Lemma 1) or the majority label (Lemma 2).
+        there): ``0`` for balanced classes (Lemma 1; the optimal
+        :math:`\alpha_0` form an interval around :math:`\alpha_0^0` growing with
+        :math:`\lambda`; the constant is its midpoint, as the dual QP returns)
+        or the majority label (Lemma 2).
     tail : {'scale', 'linear', 'none'}
         How the path continues below ``lambdas[-1]``.
     tail_slope : ndarray of shape (l + 1,) or None
@@ -811,7 +814,14 @@ def _solve_path(
             "labels or a constant kernel."
         )
     a0 = s * (lam - u_c)
-    head_slope = a0 / lam if init == "balanced" else s
+    # Above lambda^0 alpha is fixed and the KKT conditions only ask
+    # h_i = u_i + y_i alpha_0 - lambda <= 0 on L (and = 0 on a fractional
+    # majority point).  Balanced: alpha_0 in [max_neg u - lambda, lambda - max_pos u],
+    # an interval growing with slope -1 / +1 around alpha_0^0, so a constant
+    # alpha_0 stays optimal (it is the interval's midpoint, LIBSVM's choice);
+    # slope beta_0^0 = alpha_0^0 / lambda^0 would leave it when |beta_0^0| > 1.
+    # Unbalanced: the fractional majority points pin the slope to s.
+    head_slope = 0.0 if init == "balanced" else s
 
     def slack(alpha_: np.ndarray, a0_: float, lam_: float) -> np.ndarray:
         return Q @ alpha_ + y * a0_ - lam_
