@@ -119,8 +119,7 @@ def knn_graph(
     ----------
     X : {ndarray, sparse matrix} of shape (n_samples, n_features)
     n_neighbors : int, default=10
-        Neighbours of each point (itself excluded); must be smaller than
-        ``n_samples``.
+        Neighbours of each point (itself excluded).
     weight : {'binary', 'heat'}, default='binary'
     t : float, default=None
         Heat-kernel width; ``None`` uses the mean distance over the graph's edges.

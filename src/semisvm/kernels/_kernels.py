@@ -78,13 +78,7 @@ def median_gamma(X: Any, *, max_samples: int = 1000, random_state: int = 0) -> f
 
 
 def resolve_gamma(X: Any, gamma: float | str | None, kernel: str) -> float:
-    """Turn the user's ``gamma`` (number, ``"median"``, ``"scale"``) into a float.
-
-    For the RBF kernel, warns (:class:`semisvm._validation.DataScaleWarning`)
-    when the features of X are on very different scales.
-    """
-    if kernel == "rbf":
-        warn_if_unscaled(X, "the RBF kernel")
+    """Turn the user's ``gamma`` (number, ``"median"``, ``"scale"``) into a float."""
     n_features = X.shape[1]
     if gamma is None or gamma == "median":
         if kernel == "rbf":
@@ -169,6 +163,12 @@ def kernel_matrix(
     Returns
     -------
     K : ndarray of shape (n, m)
+
+    Warns
+    -----
+    DataScaleWarning
+        For the RBF kernel with ``Z=None`` (a training Gram matrix), when the
+        features of a dense ``X`` are on very different scales.
     """
     symmetric = Z is None
     if symmetric:
@@ -191,6 +191,8 @@ def kernel_matrix(
             if (X.dtype == np.float32 and Z.dtype == np.float32)
             else np.float64
         )
+    if symmetric and kernel == "rbf":  # a training Gram: check the scales once
+        warn_if_unscaled(X, "the RBF kernel")
     Xc = X.astype(dtype, copy=False)
     Zc = Xc if symmetric else Z.astype(dtype, copy=False)
     check_memory(X.shape[0], Z.shape[0], dtype)
