@@ -164,7 +164,9 @@ class LapSVMPath(ClassifierMixin, BaseEstimator):
     lambda_min : float, default=None
         Stop the path at this :math:`\lambda`; ``None`` follows it until no
         labeled point is inside the margin (then the classifier no longer
-        changes).
+        changes) or, with labels the kernel cannot separate, down to the
+        numerical floor (``stop_reason_ == 'lambda_floor'``, see
+        :class:`~semisvm.solvers.LapSVMPathResult`).
     max_events : int, default=None
         Guard on the number of events (``None``: ``max(100, 20 l)``).
     cv : int or None, default=5
