@@ -171,8 +171,8 @@ def main(argv: list[str] | None = None) -> int:
                     rng.choice(np.flatnonzero(ytr < 0), nl // 2, replace=False),
                     rng.choice(np.flatnonzero(ytr > 0), nl - nl // 2, replace=False),
                 ]
-                t = np.zeros(ytr.size)
-                t[lab] = ytr[lab]
+                t = np.full(ytr.size, -1)  # -1: unlabeled; classes 0 / 1
+                t[lab] = (ytr[lab] > 0).astype(int)
                 t0 = time.perf_counter()
                 with warnings.catch_warnings(record=True) as w:
                     warnings.simplefilter("always", PathWarning)

@@ -12,7 +12,6 @@ from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from semisvm import LapRLS, LapSVM
 from semisvm.datasets import hide_labels, make_clock, make_two_moons
@@ -276,22 +275,6 @@ def test_memory_guard_message():
 
 
 # ------------------------------------------------- scikit-learn common checks
-
-EXPECTED_FAILURES = {
-    # -1 is our "unlabeled" marker (scikit-learn's semi-supervised convention):
-    # a check that trains on labels {-1, 1} sees a single labeled class.
-    "check_classifiers_classes": "trains on labels {-1, 1}; -1 marks unlabeled points",
-}
-
-
-@parametrize_with_checks(
-    [LapSVM(), LapSVM(solver="newton"), LapSVM(solver="dual"), LapRLS(),
-     LapRLS(solver="pcg", tol=1e-4)],
-    expected_failed_checks=lambda est: EXPECTED_FAILURES,
-)
-def test_sklearn_common_checks(estimator, check):
-    check(estimator)
-
 
 def test_plots(tmp_path):
     import matplotlib

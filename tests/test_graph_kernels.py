@@ -167,3 +167,90 @@ def test_solvers_accept_laplacian_operator():
     b = lapsvm_dual(K, graph_laplacian(W, power=3, form="operator"), Y, gamma_a=1e-2,
                     gamma_i=0.5)
     np.testing.assert_allclose(K @ b.alpha + b.b, K @ a.alpha + a.b, atol=1e-6)
+
+
+# ------------------------------------------------- loud mistakes (issue 15, item 6)
+def test_n_neighbors_not_below_n_samples_is_an_error():
+    from semisvm.graph import knn_graph, knn_graph_from_kernel
+    from semisvm.kernels import kernel_matrix
+
+    X = np.random.default_rng(0).normal(size=(8, 2))
+    knn_graph(X, 7)  # n - 1 neighbours: every other point
+    for k in (8, 20):
+        with pytest.raises(ValueError, match=f"n_neighbors={k} must be smaller"):
+            knn_graph(X, k)
+        with pytest.raises(ValueError, match=f"n_neighbors={k} must be smaller"):
+            knn_graph_from_kernel(kernel_matrix(X, gamma=1.0), 1.0, k)
+
+
+def test_unscaled_features_warn_only_when_unscaled():
+    import warnings
+
+    from semisvm._validation import DataScaleWarning, warn_if_unscaled
+    from semisvm.graph import knn_graph
+
+    rng = np.random.default_rng(0)
+    age = rng.uniform(20, 70, 60)
+    income = rng.lognormal(10, 1, 60) * 100  # dollars: std ~1e6 vs ~15
+    X = np.c_[age, income]
+    with pytest.warns(DataScaleWarning, match="feature 1 is .* times that of feature 0"):
+        knn_graph(X, 5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DataScaleWarning)
+        # standardized features, pixel-like data in a fixed range with nearly
+        # constant border pixels, constant columns, sparse input: no warning
+        Z = (X - X.mean(0)) / X.std(0)
+        assert not warn_if_unscaled(Z.copy())
+        pix = rng.uniform(-1, 1, (60, 16))
+        pix[:, 0] = -1.0
+        pix[:3, 1] = -0.99
+        pix[3:, 1] = -1.0
+        assert not warn_if_unscaled(pix)
+        assert not warn_if_unscaled(np.c_[Z, np.zeros(60)])
+        import scipy.sparse as sp
+
+        assert not warn_if_unscaled(sp.csr_array(X))
+    assert warn_if_unscaled(X.copy())
+
+
+def test_label_column_mistakes_are_loud():
+    from semisvm._validation import check_semi_supervised_targets
+
+    ok = check_semi_supervised_targets(np.array(["cat", "dog", -1, "cat"], dtype=object))
+    np.testing.assert_array_equal(ok, ["cat", "dog", "-1", "cat"])
+    np.testing.assert_array_equal(
+        check_semi_supervised_targets(np.array([0.0, 1.0, -1.0])), [0.0, 1.0, -1.0]
+    )
+    with pytest.raises(ValueError, match="continuous"):
+        check_semi_supervised_targets(np.array([0.3, 1.7, -1.0]))
+    with pytest.raises(ValueError, match="NaN"):
+        check_semi_supervised_targets(np.array([0.0, 1.0, np.nan]))
+    with pytest.raises(ValueError, match="None"):
+        check_semi_supervised_targets(np.array(["a", None, "b"], dtype=object))
+    with pytest.raises(ValueError, match="mixes strings with numbers"):
+        check_semi_supervised_targets(np.array(["a", 2, "b"], dtype=object))
+
+
+def test_string_labels_with_int_minus_one_through_the_path_estimator():
+    from semisvm import LapSVMPath
+    from semisvm.datasets import make_two_moons
+
+    X, y, _ = make_two_moons(80, n_labeled_per_class=3, random_state=0)
+    ys = np.array([-1 if v == -1 else ("left" if v == 0 else "right") for v in y],
+                  dtype=object)
+    clf = LapSVMPath(gamma=2.0, n_neighbors=6, random_state=0).fit(X, ys)
+    np.testing.assert_array_equal(clf.classes_, ["left", "right"])
+    ref = LapSVMPath(gamma=2.0, n_neighbors=6, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(clf.predict(X) == "right", ref.predict(X) == 1)
+
+
+def test_max_iter_warning_says_what_happened():
+    from sklearn.exceptions import ConvergenceWarning
+
+    from semisvm import LapSVM
+    from semisvm.datasets import make_two_moons
+
+    X, y, _ = make_two_moons(120, n_labeled_per_class=4, random_state=0)
+    with pytest.warns(ConvergenceWarning, match=r"stopped at max_iter=2 iterations "
+                      r"without meeting tol=1e-06 .*last iterate \(objective [0-9.e+-]+\)"):
+        LapSVM(max_iter=2, early_stopping=None, n_neighbors=6).fit(X, y)

@@ -111,6 +111,11 @@ def _problem(kind):
             t[np.flatnonzero(t == -1)[:3]] = 0.0
         K = kernel_matrix(X, gamma=2.0)
         L = graph_laplacian(knn_graph(X, 6), normalized=True)
+    elif kind == "linear":  # labels a linear kernel cannot separate
+        X, y, _ = make_two_moons(200, noise=0.2, n_labeled_per_class=15, random_state=0)
+        t = np.where(y == -1, 0.0, 2.0 * y - 1.0)
+        K = kernel_matrix(X, kernel="linear")
+        L = graph_laplacian(knn_graph(X, 6), normalized=True)
     elif kind == "blobs":  # overlapping classes: many events, re-entries
         X = np.r_[rng.normal(0, 1, (80, 2)), rng.normal(1.2, 1, (80, 2))]
         yt = np.r_[-np.ones(80), np.ones(80)]
@@ -144,22 +149,32 @@ def _slacks(K, L, t, path, k, lam=None):
     return yl * (g + alpha0) - lam
 
 
-def _quiet_path(*args, **kw):
+def _quiet_path(K, L, t, **kw):
+    args = (K, L, _labels(t))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PathWarning)
         return lapsvm_path(*args, **kw)
 
 
+def _labels(t):
+    """Internal targets t in {-1, 0, +1} -> estimator-style labels (0/1, -1 unlabeled)."""
+    return np.where(t == 0, -1, (t > 0).astype(int))
+
+
 # ------------------------------------------------------------- path vs dual QP
-@pytest.mark.parametrize("kind", ["balanced", "unbalanced", "blobs"])
+@pytest.mark.parametrize("kind", ["balanced", "unbalanced", "blobs", "linear"])
 def test_path_equals_dual_qp_at_random_lambdas(kind):
     K, L, t, _ = _problem(kind)
     path = _quiet_path(K, L, t, rho=RHO)
-    assert path.init == ("balanced" if kind == "balanced" else "unbalanced")
-    assert path.stop_reason == "empty_L"
+    assert path.init == ("balanced" if kind in ("balanced", "linear") else "unbalanced")
+    # non-separable labels: the path ends at the numerical floor, not at a
+    # round-off event near lambda = 0
+    assert path.stop_reason == ("lambda_floor" if kind == "linear" else "empty_L")
     assert path.n_events >= 3
     rng = np.random.default_rng(0)
     lo, hi = np.log(path.lambdas[-1]), np.log(path.lambdas[0])
+    if kind == "linear":  # LIBSVM (the reference) stalls on G / lambda this close to 0
+        lo = np.log(10 * path.lambdas[-1])
     lams = np.exp(rng.uniform(lo, hi, 20))
     F = path.decision_function(K, lams)
     for j, lam in enumerate(lams):
@@ -187,7 +202,7 @@ def test_path_below_last_breakpoint_is_the_hard_margin_solution():
 
 
 # ---------------------------------------------------------------- KKT conditions
-@pytest.mark.parametrize("kind", ["balanced", "unbalanced", "blobs"])
+@pytest.mark.parametrize("kind", ["balanced", "unbalanced", "blobs", "linear"])
 def test_kkt_conditions_at_every_breakpoint(kind):
     K, L, t, _ = _problem(kind)
     path = _quiet_path(K, L, t)
@@ -210,6 +225,12 @@ def test_kkt_conditions_at_every_breakpoint(kind):
         assert np.all(np.abs(h[inner]) <= tol)
         if k > 0:  # the elbow of the previous segment is still on y f = 1
             assert np.all(np.abs(h[path.elbows[k - 1]]) <= tol)
+        # in the units of the margin, y f - 1 = h / lambda, at every breakpoint
+        # (the reference recomputes P by its own solve: ~1e-10 absolute in h)
+        viol = np.where(
+            a == 0.0, np.maximum(-h, 0), np.where(a == 1.0, np.maximum(h, 0), np.abs(h))
+        )
+        assert viol.max() / path.lambdas[k] <= 1e-6, (k, path.lambdas[k])
 
 
 @pytest.mark.parametrize("kind", ["balanced", "unbalanced"])
@@ -246,7 +267,7 @@ def test_two_moons_one_label_per_class_has_no_event():
     L = graph_laplacian(knn_graph(X, 6))
     with warnings.catch_warnings():
         warnings.simplefilter("error", PathWarning)
-        path = lapsvm_path(K, L, t)
+        path = lapsvm_path(K, L, _labels(t))
     assert path.n_events == 0
     assert path.lambdas.size == 1
     assert path.stop_reason == "empty_L"
@@ -274,7 +295,7 @@ def test_ties_from_mirror_symmetry_warn_and_stay_exact():
     K = kernel_matrix(X, gamma=1.0)
     L = graph_laplacian(knn_graph(X, 6))
     with pytest.warns(PathWarning, match="ties"):
-        path = lapsvm_path(K, L, t)
+        path = lapsvm_path(K, L, _labels(t))
     assert path.n_ties > 0 and path.n_inexact == 0
     for lam in np.geomspace(path.lambdas[-1], path.lambdas[0], 6)[1:-1]:
         f_ref, _, _ = reference_dual(K, L, t, lam)
@@ -290,7 +311,7 @@ def test_duplicate_labeled_points_singular_elbow_system():
     K = kernel_matrix(X, gamma=1.0)
     L = graph_laplacian(knn_graph(X, 6), normalized=False)
     with pytest.warns(PathWarning, match="singular"):
-        path = lapsvm_path(K, L, t)
+        path = lapsvm_path(K, L, _labels(t))
     assert path.n_singular > 0 and path.n_inexact == 0
     rng = np.random.default_rng(1)
     lams = np.exp(rng.uniform(np.log(path.lambdas[-1]), np.log(path.lambdas[0]), 6))
@@ -304,7 +325,7 @@ def test_reentries_are_counted_and_reported():
     K, L, t, _ = _problem("blobs")
     with warnings.catch_warnings(record=True) as rec:
         warnings.simplefilter("always")
-        path = lapsvm_path(K, L, t)
+        path = lapsvm_path(K, L, _labels(t))
     entries = {}
     for ev in path.events:
         for i, _, to in ev:
@@ -337,20 +358,27 @@ def test_lambda_min_and_max_events():
     with pytest.raises(ValueError, match="below the computed path"):
         part.coefficients(lam_min / 2)
     with pytest.warns(PathWarning, match="max_events"):
-        short = lapsvm_path(K, L, t, max_events=3)
+        short = lapsvm_path(K, L, _labels(t), max_events=3)
     assert short.stop_reason == "max_events" and short.n_events == 3
 
 
 def test_input_validation():
     K, L, t, _ = _problem("balanced")
+    y = _labels(t)
     with pytest.raises(ValueError, match="square"):
-        lapsvm_path(K[:, :-1], L, t)
-    with pytest.raises(ValueError, match=r"\+1 / -1"):
-        lapsvm_path(K, L, np.where(t == 0, 2.0, t))
-    with pytest.raises(ValueError, match="each class"):
-        lapsvm_path(K, L, np.abs(t))
+        lapsvm_path(K[:, :-1], L, y)
+    with pytest.raises(ValueError, match="3 classes"):  # -1 unlabeled, 0/1/2 classes
+        lapsvm_path(K, L, np.where(y == -1, 2, y))
+    with pytest.raises(ValueError, match="single class"):
+        lapsvm_path(K, L, np.where(y == 0, -1, y))
+    with pytest.raises(ValueError, match="continuous"):
+        lapsvm_path(K, L, np.where(y == 1, 0.5, y))
     with pytest.raises(ValueError, match="rho"):
-        lapsvm_path(K, L, t, rho=0.0)
+        lapsvm_path(K, L, y, rho=0.0)
+    # estimator-style labels give the same path as their +-1 encoding, any class names
+    p1 = _quiet_path(K, L, t)
+    p2 = lapsvm_path(K, L, np.where(y == -1, -1, np.where(y == 1, 7, 3)))
+    np.testing.assert_allclose(p1.lambdas, p2.lambdas, rtol=1e-12)
 
 
 # ----------------------------------------------------------------- estimator
@@ -365,14 +393,15 @@ def moons():
 
 def test_estimator_matches_solver_and_interpolates(moons):
     X, y, y_true, Xv, yv = moons
-    clf = LapSVMPath(gamma=2.0, normalize_laplacian=False).fit(X, y)
+    clf = LapSVMPath(gamma=2.0, n_neighbors=6, normalize_laplacian=False).fit(X, y)
     K = kernel_matrix(X, gamma=2.0)
     L = graph_laplacian(knn_graph(X, 6), normalized=False)
     t = np.where(y == -1, 0.0, 2.0 * y - 1.0)
     path = _quiet_path(K, L, t)
     np.testing.assert_allclose(clf.lambdas_, path.lambdas, rtol=1e-9)
     np.testing.assert_allclose(clf.alphas_, path.alphas, atol=1e-9)
-    assert clf.selection_ == "end_of_path" and clf.lambda_ == clf.lambdas_[-1]
+    # default: lambda by 5-fold cross-validation over the labels, not the path's end
+    assert clf.selection_ == "cv" and clf.lambdas_[-1] < clf.lambda_
     lams = np.geomspace(clf.lambdas_[-1], clf.lambdas_[0] * 2, 7)
     F = clf.decision_function(Xv, lams)
     assert F.shape == (Xv.shape[0], 7)
@@ -410,16 +439,22 @@ def test_cross_validation_selection(moons):
     assert clf.selection_ == "cv"
     assert clf.lambda_ > 0 and 0.0 <= clf.selection_error_ <= 1.0
     assert clf.predict(Xv).shape == yv.shape
-    with pytest.raises(ValueError, match="labeled points per class"):
-        LapSVMPath(cv=10).fit(X, y)
+    # more folds than labels in a class: as many folds as the smaller class has
+    clf10 = LapSVMPath(gamma=2.0, cv=10, random_state=0).fit(X, y)
+    clf6 = LapSVMPath(gamma=2.0, cv=6, random_state=0).fit(X, y)
+    assert clf10.selection_ == "cv" and clf10.lambda_ == clf6.lambda_
+    # no cross-validation: the documented midpoint rule
+    mid = LapSVMPath(gamma=2.0, cv=None).fit(X, y)
+    assert mid.selection_ == "midpoint" and mid.selection_error_ is None
+    assert mid.lambda_ == pytest.approx(np.sqrt(mid.lambdas_[0] * mid.lambdas_[-1]))
 
 
 def test_estimator_errors(moons):
     X, y, _, Xv, yv = moons
-    y3 = y.copy()
-    y3[np.flatnonzero(y == -1)[:3]] = 2
-    with pytest.raises(ValueError, match="binary"):
-        LapSVMPath().fit(X, y3)
+    with pytest.raises(ValueError, match="continuous"):
+        LapSVMPath().fit(X, np.where(y == -1, -1, y + 0.5))
+    with pytest.raises(ValueError, match="n_neighbors=180"):
+        LapSVMPath(n_neighbors=180).fit(X, y)
     with pytest.raises(ValueError, match="rho"):
         LapSVMPath(rho=-1.0).fit(X, y)
     with pytest.raises(ValueError, match="both X_val and y_val"):
@@ -457,3 +492,50 @@ def test_plot_path(moons):
     fig2, ax = plt.subplots()
     assert plot_path(clf, ax=ax) is fig2
     plt.close("all")
+
+
+# ------------------------------------------------- default lambda, multi-class
+def test_default_lambda_beats_the_end_of_the_path():
+    """Label noise: the end of the path (least regularised) overfits; the default
+    lambda (cross-validation over the labels) must do better on the true labels."""
+    for seed in (2, 4, 6):
+        X, y, yt = make_two_moons(300, noise=0.25, n_labeled_per_class=15, random_state=seed)
+        rng = np.random.default_rng(seed)
+        flip = rng.choice(np.flatnonzero(y != -1), 4, replace=False)
+        y = y.copy()
+        y[flip] = 1 - y[flip]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PathWarning)
+            clf = LapSVMPath().fit(X, y)
+        assert clf.selection_ == "cv"
+        err_default = np.mean(clf.predict(X) != yt)
+        err_end = np.mean(clf.predict(X, clf.lambdas_[-1]) != yt)
+        assert err_default < err_end, seed
+
+
+def test_multiclass_is_one_vs_rest_with_unlabeled_kept_unlabeled():
+    rng = np.random.default_rng(3)
+    centers = np.array([[0.0, 0.0], [3.0, 0.0], [0.0, 3.0]])
+    X = np.concatenate([c + rng.normal(0, 0.8, (40, 2)) for c in centers])
+    y_true = np.repeat(np.array([5, 7, 9]), 40)
+    y = np.full(120, -1)
+    lab = np.concatenate([rng.choice(np.flatnonzero(y_true == c), 4, replace=False) for c in (5, 7, 9)])
+    y[lab] = y_true[lab]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PathWarning)
+        clf = LapSVMPath(gamma=0.5, n_neighbors=6).fit(X, y)
+        np.testing.assert_array_equal(clf.classes_, [5, 7, 9])  # -1 is not a class
+        assert len(clf.paths_) == 3 and clf.lambda_.shape == (3,)
+        F = clf.decision_function(X)
+        assert F.shape == (120, 3)
+        np.testing.assert_array_equal(clf.predict(X), clf.classes_[np.argmax(F, axis=1)])
+        for j, c in enumerate(clf.classes_):
+            # the binary path of "c against the rest", -1 still unlabeled
+            yc = np.where(y == -1, -1, (y == c).astype(int))
+            bin_ = LapSVMPath(gamma=0.5, n_neighbors=6, cv=None).fit(X, yc)
+            np.testing.assert_allclose(clf.paths_[j].lambdas, bin_.lambdas_, rtol=1e-9)
+            lam = float(clf.lambda_[j])
+            np.testing.assert_allclose(F[:, j], bin_.decision_function(X, lam), atol=1e-9)
+    assert np.mean(clf.predict(X) == y_true) > 0.9
+    with pytest.raises(ValueError, match="single float"):
+        clf.decision_function(X, [1.0, 2.0])

@@ -119,3 +119,22 @@ def test_graph_from_K_with_duplicates():
     W = knn_graph_from_kernel(K, 0.2, 8)
     assert W.diagonal().sum() == 0 and np.all(np.isfinite(W.data))
     assert abs(W - W.T).max() == 0
+
+
+def test_pcg_batched_columns_equal_single_columns_at_large_n():
+    # n large enough for the blocked products of the real code path; the batch of
+    # columns (one-vs-rest problems) must reproduce each column solved alone
+    n = 5100
+    X = rng.standard_normal((n, 3))
+    K = kernel_matrix(X, gamma=0.5)
+    L = sp.csgraph.laplacian(knn_graph_from_kernel(K, 0.5, 6), normed=True)
+    Y = np.zeros((n, 2))
+    lab = np.arange(0, n, 97)
+    Y[lab] = -1.0
+    Y[lab, lab % 2] = 1.0
+    kw = dict(L=L, gamma_a=1e-3, gamma_i=1e-2, max_iter=8, tol=0.0)
+    a = lapsvm_pcg(K, Y, **kw)
+    for c in range(2):
+        b = lapsvm_pcg(K, Y[:, [c]], **kw)
+        np.testing.assert_allclose(a.alpha[:, c], b.alpha[:, 0], rtol=0,
+                                   atol=1e-10 * np.abs(b.alpha).max())

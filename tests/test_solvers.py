@@ -129,7 +129,12 @@ def test_exact_line_search_matches_brute_force(seed):
     if psi0 > 0:
         fd, A = -fd, -A
     s, n_int = exact_line_search(f, fd, y, A, B)
-    assert n_int >= 1
+    # intervals visited = 1 + the break points (a point crossing y f = 1) passed
+    # on the way to s, counted by brute force
+    with np.errstate(divide="ignore"):
+        s_cross = (1 - y * f) / (y * fd)
+    crossed = s_cross[np.isfinite(s_cross) & (s_cross > 0)]
+    assert 1 + np.sum(crossed < s) <= n_int <= 1 + np.sum(crossed <= s)
 
     def phi(t):
         return objective_along(t, f, fd, y, 0.0, A, B)
@@ -191,7 +196,8 @@ def test_each_column_stops_by_its_own_rule():
     r = lapsvm_pcg(K, Y, L=L, gamma_a=1e-4, gamma_i=1.0, early_stopping="stability",
                    max_iter=2000)
     assert set(r.reason) <= {"stability", "tol"}
-    assert len(set(r.n_iter.tolist())) >= 1
+    # the columns stop at different iterations (a global stop would give one count)
+    assert len(set(r.n_iter.tolist())) > 1
     theta = int(np.ceil(np.sqrt(150) / 2))
     assert all(it % theta == 0 or reason == "tol" for it, reason in zip(r.n_iter, r.reason, strict=True))
 

@@ -8,6 +8,8 @@ calls :func:`validate_params` at the top of ``fit``.
 from __future__ import annotations
 
 import numbers
+import warnings
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -21,8 +23,16 @@ __all__ = [
     "validate_params",
     "check_finite",
     "split_labeled",
+    "check_semi_supervised_targets",
+    "check_n_neighbors",
+    "warn_if_unscaled",
+    "DataScaleWarning",
     "UNLABELED",
 ]
+
+#: Ratio of the largest to the smallest feature standard deviation above which
+#: a distance-based kernel or graph warns that X looks unscaled.
+UNSCALED_STD_RATIO = 1e3
 
 #: Marker for unlabeled points in ``y`` (scikit-learn's convention).
 UNLABELED = -1
@@ -192,3 +202,125 @@ def split_labeled(y: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     y_enc[labeled] = enc
     return labeled, classes, y_enc
 
+
+
+def check_semi_supervised_targets(y: Any, name: str = "y") -> np.ndarray:
+    """Check a semi-supervised label column and return it as an array.
+
+    Class labels may be ints, strings, or integer-valued floats; ``-1`` (or the
+    string ``"-1"``) marks an unlabeled point.  Strings mixed with the integer
+    ``-1`` are accepted (the ``-1`` entries become ``"-1"``).
+
+    Raises
+    ------
+    ValueError
+        For continuous (non-integer float) labels, NaN or None entries, strings
+        mixed with other numbers, or a column that is not 1-dimensional, with a
+        message saying how unlabeled points are marked.
+    """
+    y = np.asarray(y)
+    if y.ndim != 1:
+        raise ValueError(f"{name} must be 1-dimensional, got shape {y.shape}.")
+    hint = " Class labels must be ints or strings; mark unlabeled points with -1."
+    if y.dtype.kind == "O":
+        if any(v is None for v in y):
+            raise ValueError(f"{name} contains None.{hint}")
+        is_str = np.array([isinstance(v, str) for v in y], dtype=bool)
+        if is_str.all():
+            y = y.astype(str)
+        elif is_str.any():
+            other = y[~is_str]
+            if all(isinstance(v, numbers.Integral) and v == UNLABELED for v in other):
+                y = np.array([str(v) for v in y])
+            else:
+                raise ValueError(
+                    f"{name} mixes strings with numbers other than -1 (e.g. "
+                    f"{other[0]!r}).{hint}"
+                )
+        elif not is_str.any():
+            try:
+                y = y.astype(np.float64)
+            except (TypeError, ValueError):
+                raise ValueError(
+                    f"{name} holds values that are neither numbers nor strings "
+                    f"(e.g. {y[0]!r}).{hint}"
+                ) from None
+    if y.dtype.kind == "f":
+        if not np.isfinite(y).all():
+            raise ValueError(f"{name} contains NaN or infinity.{hint}")
+        lab = y[y != UNLABELED]
+        frac = lab[lab != np.round(lab)]
+        if frac.size:
+            raise ValueError(
+                f"Unknown label type: continuous. {name} holds non-integer values "
+                f"(e.g. {frac[0]!r}), a regression target; this is a classifier."
+                + hint
+            )
+    elif y.dtype.kind not in "iubUS":
+        raise ValueError(f"{name} has an unsupported dtype {y.dtype}.{hint}")
+    return y
+
+
+def check_n_neighbors(n_neighbors: int, n_samples: int) -> None:
+    """Raise if a kNN graph with ``n_neighbors`` cannot be built on ``n_samples`` points."""
+    if n_neighbors >= n_samples:
+        raise ValueError(
+            f"n_neighbors={n_neighbors} must be smaller than the number of points "
+            f"n_samples={n_samples} (each point's neighbours are the other points). "
+            "Lower n_neighbors."
+        )
+
+
+_LAST_CHECKED: list = [None]
+
+
+class DataScaleWarning(UserWarning):
+    """The features of X are on very different scales for a distance-based method."""
+
+
+def warn_if_unscaled(X: Any, what: str = "a distance-based kernel or kNN graph") -> bool:
+    """Warn when the features of a dense ``X`` live on very different scales.
+
+    Criterion: the ratio of the largest to the smallest standard deviation
+    among the non-constant features exceeds ``UNSCALED_STD_RATIO`` (1e3).
+    Data already on a common scale (standardized features, pixels in a fixed
+    range) stay far below it; a feature in dollars next to one in years is
+    above it.  Sparse ``X`` is not checked (its features are usually counts
+    whose spreads differ legitimately).
+
+    Returns
+    -------
+    bool
+        Whether a warning was issued.
+    """
+    if sp.issparse(X):
+        return False
+    last = _LAST_CHECKED[0]() if _LAST_CHECKED[0] is not None else None
+    if last is X:  # already checked during this fit (kernel, then graph)
+        return False
+    try:
+        _LAST_CHECKED[0] = weakref.ref(X)
+    except TypeError:
+        _LAST_CHECKED[0] = None
+    X = np.asarray(X)
+    if X.ndim != 2 or X.shape[0] < 2 or X.shape[1] < 2 or X.dtype.kind not in "fiu":
+        return False
+    std = X.std(axis=0, dtype=np.float64)
+    tiny = 1e-12 * max(float(std.max()), np.finfo(np.float64).tiny)
+    nz = np.flatnonzero(std > tiny)
+    if nz.size < 2:
+        return False
+    hi, lo = nz[np.argmax(std[nz])], nz[np.argmin(std[nz])]
+    ratio = float(std[hi] / std[lo])
+    if ratio <= UNSCALED_STD_RATIO:
+        return False
+    warnings.warn(
+        f"The features of X are on very different scales (standard deviation of "
+        f"feature {hi} is {ratio:.3g} times that of feature {lo}); {what} uses "
+        "Euclidean distances, which the largest-scale features dominate. "
+        "Standardize X first (e.g. sklearn.preprocessing.StandardScaler in a "
+        "Pipeline).",
+        DataScaleWarning,
+        stacklevel=3,
+    )
+    return True

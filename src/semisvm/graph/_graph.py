@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from .._validation import check_n_neighbors, warn_if_unscaled
 from ._power import LaplacianPower
 
 __all__ = [
@@ -157,13 +158,26 @@ def knn_graph(
     -------
     W : scipy.sparse.csr_array of shape (n_samples, n_samples)
         Symmetric, non-negative, zero diagonal.
+
+    Raises
+    ------
+    ValueError
+        If ``n_neighbors >= n_samples``.
+
+    Warns
+    -----
+    DataScaleWarning
+        If the features of a dense ``X`` are on very different scales (see
+        :func:`semisvm._validation.warn_if_unscaled`).
     """
     from sklearn.neighbors import NearestNeighbors
 
     n = X.shape[0]
-    k = min(int(n_neighbors), n - 1)
-    if k < 1:
+    if n < 2:
         raise ValueError(f"A graph needs at least 2 points, got n_samples={n}.")
+    check_n_neighbors(int(n_neighbors), n)
+    k = int(n_neighbors)
+    warn_if_unscaled(X, "the kNN graph")
     nn = NearestNeighbors(n_neighbors=k + 1, algorithm=algorithm, n_jobs=n_jobs)
     nn.fit(X)
     dist, ind = nn.kneighbors(X)
@@ -207,9 +221,10 @@ def knn_graph_from_kernel(
         As in :func:`knn_graph`.
     """
     n = K.shape[0]
-    k = min(int(n_neighbors), n - 1)
-    if k < 1:
+    if n < 2:
         raise ValueError(f"A graph needs at least 2 points, got n_samples={n}.")
+    check_n_neighbors(int(n_neighbors), n)
+    k = int(n_neighbors)
     # at most block_rows rows, and about 32 MB of temporaries, per block
     rows = max(1, min(int(block_rows), _TEMP_ELEMENTS // max(1, n)))
     ind = np.empty((n, k + 1), dtype=np.intp)

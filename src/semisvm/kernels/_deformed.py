@@ -27,6 +27,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.gaussian_process.kernels import Hyperparameter, Kernel
 from sklearn.utils import check_array
 
+from .. import _defaults
 from .._validation import Interval, Options, check_finite, validate_params
 from ..graph import check_adjacency, graph_laplacian, knn_graph
 from ._kernels import kernel_matrix, resolve_gamma, row_norms_sq
@@ -107,6 +108,7 @@ class SemiSupervisedKernel(BaseEstimator):
     kernel_params : dict, default=None
         Extra keyword arguments of a callable kernel.
     n_neighbors : int, default=10
+        Must be smaller than ``n_samples``.
         Neighbours of the symmetric kNN graph (ignored when ``fit`` receives an
         ``adjacency``).
     graph_weight : {'binary', 'heat'}, default='binary'
@@ -117,11 +119,14 @@ class SemiSupervisedKernel(BaseEstimator):
         Use :math:`I - D^{-1/2} W D^{-1/2}` instead of :math:`D - W`.
     laplacian_power : int, default=1
         Iterate the Laplacian: :math:`L^p`.
-    gamma_a : float, default=1.0
+    gamma_a : float, default=1e-6
         Ambient regularisation :math:`\gamma_A > 0` of the LapSVM objective.
+        The library-wide default ``semisvm._defaults.GAMMA_A``, shared with
+        :class:`~semisvm.LapSVM`.
     gamma_i : float, default=1.0
         Intrinsic regularisation :math:`\gamma_I \ge 0`.  ``0`` gives back the
         base kernel.
+        The library-wide default ``semisvm._defaults.GAMMA_I``.
 
     Attributes
     ----------
@@ -229,17 +234,17 @@ class SemiSupervisedKernel(BaseEstimator):
         self,
         kernel: str | Callable = "rbf",
         *,
-        gamma: float | str = "median",
+        gamma: float | str = _defaults.GAMMA,
         degree: int = 3,
         coef0: float = 1.0,
         kernel_params: dict | None = None,
-        n_neighbors: int = 10,
-        graph_weight: str = "binary",
+        n_neighbors: int = _defaults.N_NEIGHBORS,
+        graph_weight: str = _defaults.GRAPH_WEIGHT,
         heat_t: float | None = None,
-        normalize_laplacian: bool = True,
-        laplacian_power: int = 1,
-        gamma_a: float = 1.0,
-        gamma_i: float = 1.0,
+        normalize_laplacian: bool = _defaults.NORMALIZE_LAPLACIAN,
+        laplacian_power: int = _defaults.LAPLACIAN_POWER,
+        gamma_a: float = _defaults.GAMMA_A,
+        gamma_i: float = _defaults.GAMMA_I,
     ) -> None:
         self.kernel = kernel
         self.gamma = gamma
@@ -276,7 +281,9 @@ class SemiSupervisedKernel(BaseEstimator):
         X = self._check_X(X, reset=True)
         n = X.shape[0]
         if n < 2:
-            raise ValueError(f"SemiSupervisedKernel needs at least 2 points, got {n}.")
+            raise ValueError(
+                f"SemiSupervisedKernel needs at least 2 points, got n_samples={n}."
+            )
         gamma = (
             resolve_gamma(X, self.gamma, self.kernel)
             if isinstance(self.kernel, str)
@@ -385,6 +392,11 @@ class SemiSupervisedKernel(BaseEstimator):
         return DeformedGPKernel(self)
 
     # -------------------------------------------------------------- helpers
+    def __sklearn_tags__(self):  # noqa: D105
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = isinstance(self.kernel, str)
+        return tags
+
     def __sklearn_clone__(self):
         if _is_fitted(self):
             return self
@@ -402,6 +414,7 @@ class SemiSupervisedKernel(BaseEstimator):
         if isinstance(self.kernel, str):
             X = check_array(
                 X,
+                accept_sparse="csr",
                 dtype=[np.float64, np.float32],
                 ensure_all_finite=False,
                 input_name=name,

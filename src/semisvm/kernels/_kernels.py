@@ -18,6 +18,8 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from .._validation import warn_if_unscaled
+
 __all__ = [
     "KERNELS",
     "kernel_matrix",
@@ -211,6 +213,12 @@ def kernel_matrix(
     Returns
     -------
     K : ndarray of shape (n, m)
+
+    Warns
+    -----
+    DataScaleWarning
+        For the RBF kernel with ``Z=None`` (a training Gram matrix), when the
+        features of a dense ``X`` are on very different scales.
     """
     symmetric = Z is None
     if symmetric:
@@ -233,6 +241,8 @@ def kernel_matrix(
             if (X.dtype == np.float32 and Z.dtype == np.float32)
             else np.float64
         )
+    if symmetric and kernel == "rbf":  # a training Gram: check the scales once
+        warn_if_unscaled(X, "the RBF kernel")
     Xc = X.astype(dtype, copy=False)
     Zc = Xc if symmetric else Z.astype(dtype, copy=False)
     check_memory(X.shape[0], Z.shape[0], dtype)

@@ -240,10 +240,25 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
         pred[labeled] = y[labeled]
         self.transduction_ = pred
         if any(r == "max_iter" for r in res.reason):
+            hit = [i for i, r in enumerate(res.reason) if r == "max_iter"]
+            which = (
+                "" if len(res.reason) == 1
+                else f" on {len(hit)} of {len(res.reason)} one-vs-rest problems "
+                f"(classes {list(classes[hit])!r})"
+            )
+            rule = getattr(self, "early_stopping", None)
+            crit = f"tol={getattr(self, 'tol', None)!r}"
+            if getattr(self, "tol_criterion", None) is not None:
+                crit += f" on the {self.tol_criterion!r} criterion"
+            if rule is not None:
+                crit += f" nor the {rule!r} early-stopping rule"
+            obj = np.atleast_1d(res.objective)[hit]
             warnings.warn(
-                f"{type(self).__name__} solver {self.solver_!r} reached max_iter="
-                f"{self.max_iter} before converging; increase max_iter, loosen tol, "
-                "or use early_stopping.",
+                f"{type(self).__name__} solver {self.solver_!r} stopped at max_iter="
+                f"{self.max_iter} iterations{which} without meeting {crit}; the "
+                f"model is the last iterate (objective {', '.join(f'{o:.6g}' for o in obj)}"
+                "), not a converged solution. Increase max_iter, loosen tol, or use "
+                "early_stopping.",
                 ConvergenceWarning,
                 stacklevel=3,
             )

@@ -19,16 +19,24 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .. import _defaults
 from .._validation import (
     Interval,
     Options,
     check_finite,
+    check_n_neighbors,
+    check_semi_supervised_targets,
     split_labeled,
     validate_params,
 )
 from ..graph import graph_laplacian, knn_graph
 from ..kernels import kernel_matrix, resolve_gamma
-from ..solvers._path import LapSVMPathResult, _solve_path, lapsvm_path
+from ..solvers._path import (
+    LapSVMPathResult,
+    _replace,
+    _solve_path,
+    translating_matrix,
+)
 
 __all__ = ["LapSVMPath", "plot_path", "path_error_pieces"]
 
@@ -139,12 +147,15 @@ class LapSVMPath(ClassifierMixin, BaseEstimator):
         Kernel, see :func:`semisvm.kernels.kernel_matrix`
         (rbf: :math:`\exp(-\gamma\|x - z\|^2)`).
     gamma : float or {'median', 'scale'}, default='median'
+        ``'median'``: :math:`1/\gamma` is the median squared distance between
+        points; ``'scale'``: ``1 / (n_features X.var())``.
     degree : int, default=3
     coef0 : float, default=1.0
     kernel_params : dict, default=None
         Extra arguments of a callable kernel.
-    n_neighbors : int, default=6
-        Neighbours of the symmetric kNN graph (the paper uses 6).
+    n_neighbors : int, default=10
+        Neighbours of the symmetric kNN graph (the paper uses 6); smaller than
+        ``n_samples``.
     graph_weight : {'binary', 'heat'}, default='binary'
     normalize_laplacian : bool, default=True
         :math:`I - D^{-1/2}WD^{-1/2}` instead of :math:`D - W`.
@@ -153,14 +164,21 @@ class LapSVMPath(ClassifierMixin, BaseEstimator):
     lambda_min : float, default=None
         Stop the path at this :math:`\lambda`; ``None`` follows it until no
         labeled point is inside the margin (then the classifier no longer
-        changes).
+        changes) or, with labels the kernel cannot separate, down to the
+        numerical floor (``stop_reason_ == 'lambda_floor'``, see
+        :class:`~semisvm.solvers.LapSVMPathResult`).
     max_events : int, default=None
         Guard on the number of events (``None``: ``max(100, 20 l)``).
-    cv : int, default=None
-        If given and no validation set is passed to ``fit``, choose
-        :math:`\lambda` by ``cv``-fold stratified cross-validation over the
-        labeled points (the held-out labeled points stay in the graph as
-        unlabeled points).
+    cv : int or None, default=5
+        Without a validation set passed to ``fit``, ``lambda_`` is chosen by
+        ``min(cv, m)``-fold stratified cross-validation over the labeled points,
+        ``m`` being the labeled count of the smaller class (the held-out labeled
+        points stay in the graph as unlabeled points; each fold's path is exact,
+        so the cross-validation error is minimised over all of :math:`\lambda`
+        between the fold paths' breakpoints).  With ``cv=None`` or fewer than
+        two labeled points in a class, the rule is the geometric midpoint
+        :math:`\sqrt{\lambda^0 \lambda_{last}}` of the computed path (never
+        its end, the least regularised and most overfitted solution).
     random_state : int, RandomState or None, default=None
         Shuffling of the cross-validation folds.
     tol : float, default=1e-10
@@ -168,24 +186,34 @@ class LapSVMPath(ClassifierMixin, BaseEstimator):
 
     Attributes
     ----------
-    classes_ : ndarray of shape (2,)
-        ``classes_[1]`` is the positive class (:math:`f > 0`).
+    classes_ : ndarray of shape (n_classes,)
+        With two classes ``classes_[1]`` is the positive class (:math:`f > 0`).
+        With more, one path per class (class against the rest, unlabeled points
+        ``-1`` staying unlabeled in every problem) and ``predict`` takes the
+        largest :math:`f`.
+    paths_ : list of LapSVMPathResult
+        One path (two classes) or one per class.  They share one translating
+        matrix factorisation (:math:`M` does not depend on the labels).
     path_ : LapSVMPathResult
-        The whole path (breakpoints, elbow sets, events, warnings).
+        Two classes only: ``paths_[0]``, the whole path (breakpoints, elbow
+        sets, events, warnings).
     lambdas_ : ndarray of shape (n_breakpoints,)
-        Breakpoints, decreasing.
+        Two classes only: breakpoints, decreasing.
     alphas_ : ndarray of shape (n_breakpoints, n_labeled)
+        Two classes only.
     alpha0s_ : ndarray of shape (n_breakpoints,)
-    n_events_ : int
-    stop_reason_ : str
-    lambda_ : float
-        :math:`\lambda` used by default in ``predict``.
-    selection_ : {'validation', 'cv', 'end_of_path'}
-        How ``lambda_`` was chosen; without validation data or ``cv`` it is the
-        end of the path (least regularised).
-    selection_error_ : float or None
-        Validation (or summed cross-validation) error rate at ``lambda_``.
-    selection_curve_ : tuple of ndarray or None
+        Two classes only.
+    n_events_ : int or ndarray of shape (n_classes,)
+    stop_reason_ : str or list of str
+    lambda_ : float or ndarray of shape (n_classes,)
+        :math:`\lambda` used by default in ``predict`` (one per class with more
+        than two classes).
+    selection_ : {'validation', 'cv', 'midpoint'}
+        How ``lambda_`` was chosen (see ``cv``).
+    selection_error_ : float, ndarray or None
+        Validation (or summed cross-validation) error rate at ``lambda_``
+        (per class with more than two classes; ``None`` for the midpoint rule).
+    selection_curve_ : tuple of ndarray, list of them, or None
         ``(hi, lo, errors)`` pieces of the selection error along the path.
     labeled_ : ndarray of int
         Indices of the labeled training points.
@@ -236,17 +264,17 @@ class LapSVMPath(ClassifierMixin, BaseEstimator):
         rho: float = 1e-3,
         *,
         kernel: str | Any = "rbf",
-        gamma: float | str = "median",
+        gamma: float | str = _defaults.GAMMA,
         degree: int = 3,
         coef0: float = 1.0,
         kernel_params: dict | None = None,
-        n_neighbors: int = 6,
-        graph_weight: str = "binary",
-        normalize_laplacian: bool = True,
-        laplacian_power: int = 1,
+        n_neighbors: int = _defaults.N_NEIGHBORS,
+        graph_weight: str = _defaults.GRAPH_WEIGHT,
+        normalize_laplacian: bool = _defaults.NORMALIZE_LAPLACIAN,
+        laplacian_power: int = _defaults.LAPLACIAN_POWER,
         lambda_min: float | None = None,
         max_events: int | None = None,
-        cv: int | None = None,
+        cv: int | None = 5,
         random_state: Any = None,
         tol: float = 1e-10,
     ) -> None:
@@ -291,14 +319,14 @@ class LapSVMPath(ClassifierMixin, BaseEstimator):
 
     # --------------------------------------------------------------------- fit
     def fit(self, X: Any, y: Any, X_val: Any = None, y_val: Any = None) -> LapSVMPath:
-        """Compute the whole path and choose ``lambda_``.
+        """Compute the whole path (one per class for more than two) and choose ``lambda_``.
 
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Labeled and unlabeled training points.
         y : array-like of shape (n_samples,)
-            Labels of two classes, ``-1`` for unlabeled points.
+            Class labels, ``-1`` for unlabeled points.
         X_val, y_val : array-like, default=None
             Labeled validation set; ``lambda_`` then minimises its error over the
             path (exactly, see :func:`path_error_pieces`).
@@ -308,27 +336,23 @@ class LapSVMPath(ClassifierMixin, BaseEstimator):
         self : LapSVMPath
         """
         validate_params(self.get_params(deep=False), self._parameter_constraints)
-        X = validate_data(
-            self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=True
+        X, y = validate_data(
+            self,
+            X,
+            y,
+            accept_sparse="csr",
+            dtype=[np.float64, np.float32],
+            ensure_min_samples=2,
+            y_numeric=False,
         )
         check_finite(X, "X")
-        y = np.asarray(y)
-        if y.shape != (X.shape[0],):
-            raise ValueError(
-                f"y must have shape ({X.shape[0]},) like X, got {y.shape}."
-            )
+        y = check_semi_supervised_targets(y)
         labeled, classes, y_enc = split_labeled(y)
-        if classes.size != 2:
-            raise ValueError(
-                f"LapSVMPath is a binary classifier; the labeled points hold "
-                f"{classes.size} classes {classes!r}. Train one-vs-rest models "
-                "instead."
-            )
+        check_n_neighbors(self.n_neighbors, X.shape[0])
         if (X_val is None) != (y_val is None):
             raise ValueError("Pass both X_val and y_val, or neither.")
         self.classes_ = classes
-        t = np.zeros(X.shape[0])
-        t[labeled] = np.where(y_enc[labeled] == 1, 1.0, -1.0)
+        lab = np.flatnonzero(labeled)
 
         kernel = self.kernel if isinstance(self.kernel, str) else "callable"
         self.gamma_ = resolve_gamma(X, self.gamma, kernel)
@@ -337,39 +361,66 @@ class LapSVMPath(ClassifierMixin, BaseEstimator):
         L = graph_laplacian(
             W, normalized=self.normalize_laplacian, power=self.laplacian_power
         )
-        path = lapsvm_path(
-            K,
-            L,
-            t,
-            rho=self.rho,
-            lambda_min=self.lambda_min,
-            max_events=self.max_events,
-            tol=self.tol,
-        )
+        # M = J K (rho I + L K)^{-1} J^T does not depend on the labels: one LU
+        # serves every one-vs-rest problem, P_c = P_1 diag(t_c)
+        P1, M = translating_matrix(K, L, lab, np.ones(lab.size), self.rho)
+        if classes.size == 2:
+            targets = [np.where(y_enc[lab] == 1, 1.0, -1.0)]
+        else:
+            targets = [np.where(y_enc[lab] == c, 1.0, -1.0) for c in range(classes.size)]
+        paths = []
+        for t in targets:
+            res = _solve_path(
+                M,
+                t,
+                rho=self.rho,
+                lambda_min=self.lambda_min,
+                max_events=self.max_events,
+                tol=self.tol,
+            )
+            paths.append(_replace(res, P=P1 * t[None, :], labeled=lab))
         self.X_fit_ = X
-        self.path_ = path
-        self.labeled_ = path.labeled
-        self.lambdas_ = path.lambdas
-        self.alphas_ = path.alphas
-        self.alpha0s_ = path.alpha0s
-        self.n_events_ = path.n_events
-        self.stop_reason_ = path.stop_reason
-        self.lambda_ = float(path.lambdas[-1])
-        self.selection_ = "end_of_path"
-        self.selection_error_ = None
-        self.selection_curve_ = None
+        self.paths_ = paths
+        self.labeled_ = lab
+        self.n_events_ = (
+            paths[0].n_events if len(paths) == 1 else np.array([p.n_events for p in paths])
+        )
+        self.stop_reason_ = (
+            paths[0].stop_reason if len(paths) == 1 else [p.stop_reason for p in paths]
+        )
+        if len(paths) == 1:
+            self.path_ = paths[0]
+            self.lambdas_ = self.path_.lambdas
+            self.alphas_ = self.path_.alphas
+            self.alpha0s_ = self.path_.alpha0s
         if X_val is not None:
             self.select_lambda(X_val, y_val)
-        elif self.cv is not None:
-            self._select_cv(t[path.labeled])
+        else:
+            choices = [self._select_cv(M, t, p) for t, p in zip(targets, paths, strict=True)]
+            self._store_selection(choices)
         return self
+
+    def _store_selection(self, choices: list) -> None:
+        lams, errs, curves, how = zip(*choices, strict=True)
+        if len(choices) == 1:
+            self.lambda_ = lams[0]
+            self.selection_error_ = errs[0]
+            self.selection_curve_ = curves[0]
+        else:
+            self.lambda_ = np.asarray(lams)
+            self.selection_error_ = (
+                None if errs[0] is None else np.asarray(errs, dtype=np.float64)
+            )
+            self.selection_curve_ = list(curves)
+        self.selection_ = how[0]
 
     def select_lambda(self, X_val: Any, y_val: Any) -> LapSVMPath:
         """Set ``lambda_`` to the validation-error minimiser over the whole path.
 
         The error is piecewise constant in lambda and is computed exactly; among
         equal minima the widest interval (in log lambda) wins and ``lambda_`` is
-        its geometric midpoint.
+        its geometric midpoint.  With more than two classes each one-vs-rest
+        path gets its own ``lambda_`` from its own (class vs rest) error.
 
         Parameters
         ----------
@@ -380,7 +431,7 @@ class LapSVMPath(ClassifierMixin, BaseEstimator):
         -------
         self : LapSVMPath
         """
-        check_is_fitted(self, "path_")
+        check_is_fitted(self, "paths_")
         X_val = validate_data(
             self,
             X_val,
@@ -389,30 +440,37 @@ class LapSVMPath(ClassifierMixin, BaseEstimator):
             reset=False,
         )
         check_finite(X_val, "X_val")
-        yv = self._encode(y_val, "y_val")
-        if yv.shape != (X_val.shape[0],):
+        y_val = np.asarray(y_val)
+        if y_val.shape != (X_val.shape[0],):
             raise ValueError("X_val and y_val have different numbers of samples.")
-        KP = self._kernel(X_val, self.X_fit_) @ self.path_.P
-        hi, lo, err = path_error_pieces(self.path_, KP, yv)
-        self.lambda_, best = _best_piece(hi, lo, err)
-        self.selection_ = "validation"
-        self.selection_error_ = best / yv.size
-        self.selection_curve_ = (hi, lo, err)
+        known = np.isin(y_val, self.classes_)
+        if not known.all():
+            raise ValueError(
+                f"y_val holds labels {np.unique(y_val[~known])[:5]!r} that are not "
+                f"among the training classes {self.classes_!r}."
+            )
+        Kv = self._kernel(X_val, self.X_fit_)
+        positive = [self.classes_[1]] if len(self.paths_) == 1 else self.classes_
+        choices = []
+        for path, c in zip(self.paths_, positive, strict=True):
+            yv = np.where(y_val == c, 1.0, -1.0)
+            hi, lo, err = path_error_pieces(path, Kv @ path.P, yv)
+            lam, best = _best_piece(hi, lo, err)
+            choices.append((lam, best / yv.size, (hi, lo, err), "validation"))
+        self._store_selection(choices)
         return self
 
-    def _select_cv(self, y_l: np.ndarray) -> None:
+    def _select_cv(self, M: np.ndarray, y_l: np.ndarray, path: LapSVMPathResult):
+        """``(lambda, error, curve, how)`` by cross-validation, else the midpoint rule."""
+        n_min = int(min((y_l > 0).sum(), (y_l < 0).sum()))
+        if self.cv is None or n_min < 2:
+            lams = path.lambdas
+            lam = float(np.sqrt(lams[0] * lams[-1]))
+            return lam, None, None, "midpoint"
         from sklearn.model_selection import StratifiedKFold
 
-        n_min = int(min((y_l > 0).sum(), (y_l < 0).sum()))
-        if n_min < self.cv:
-            raise ValueError(
-                f"cv={self.cv} folds need at least {self.cv} labeled points per "
-                f"class; the smallest class has {n_min}. Lower cv or pass a "
-                "validation set."
-            )
-        M = self.path_.M
         skf = StratifiedKFold(
-            n_splits=self.cv, shuffle=True, random_state=self.random_state
+            n_splits=min(self.cv, n_min), shuffle=True, random_state=self.random_state
         )
         folds = []
         for tr, va in skf.split(np.zeros(y_l.size), y_l):
@@ -434,12 +492,12 @@ class LapSVMPath(ClassifierMixin, BaseEstimator):
         else:
             cand_hi, cand_lo = bnd[:-1], bnd[1:]
         mids = np.sqrt(cand_hi * cand_lo)
-        total = sum(_count_errors(res, KP, yv, mids) for res, KP, yv, _ in folds)
-        lam, best = _best_piece(cand_hi, cand_lo, np.asarray(total))
-        self.lambda_ = max(lam, self.path_.lambda_end) if lam > 0 else lam
-        self.selection_ = "cv"
-        self.selection_error_ = best / y_l.size
-        self.selection_curve_ = (cand_hi, cand_lo, np.asarray(total))
+        total = np.asarray(
+            sum(_count_errors(res, KP, yv, mids) for res, KP, yv, _ in folds)
+        )
+        lam, best = _best_piece(cand_hi, cand_lo, total)
+        lam = max(lam, path.lambda_end)
+        return lam, best / y_l.size, (cand_hi, cand_lo, total), "cv"
 
     # ----------------------------------------------------------------- predict
     def decision_function(self, X: Any, lam: Any = None) -> np.ndarray:
@@ -449,20 +507,38 @@ class LapSVMPath(ClassifierMixin, BaseEstimator):
         ----------
         X : {array-like, sparse matrix} of shape (m, n_features)
         lam : float or array-like of shape (k,), default=None
-            Any :math:`\lambda > 0` on the path (default ``lambda_``).
+            Any :math:`\lambda > 0` on the path (default ``lambda_``).  With
+            more than two classes, a single float (or ``None``: each class at
+            its own ``lambda_``).
 
         Returns
         -------
-        ndarray of shape (m,) for a scalar ``lam``, else (m, k)
-            Positive values predict ``classes_[1]``.
+        ndarray
+            Two classes: shape (m,) for a scalar ``lam``, else (m, k); positive
+            values predict ``classes_[1]``.  More classes: (m, n_classes)
+            one-vs-rest scores.
         """
-        check_is_fitted(self, "path_")
+        check_is_fitted(self, "paths_")
         X = validate_data(
             self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False
         )
         check_finite(X, "X")
-        lam = self.lambda_ if lam is None else lam
-        return self.path_.decision_function(self._kernel(X, self.X_fit_), lam)
+        Kt = self._kernel(X, self.X_fit_)
+        if len(self.paths_) == 1:
+            lam = self.lambda_ if lam is None else lam
+            return self.path_.decision_function(Kt, lam)
+        if lam is None:
+            lams = self.lambda_
+        elif np.ndim(lam) == 0:
+            lams = np.full(len(self.paths_), float(lam))
+        else:
+            raise ValueError(
+                "With more than two classes, lam must be a single float or None "
+                f"(each class at its own lambda_); got an array of shape {np.shape(lam)}."
+            )
+        return np.column_stack(
+            [p.decision_function(Kt, float(lm)) for p, lm in zip(self.paths_, lams, strict=True)]
+        )
 
     def predict(self, X: Any, lam: Any = None) -> np.ndarray:
         """Class labels at ``lam`` (default ``lambda_``).
@@ -472,7 +548,14 @@ class LapSVMPath(ClassifierMixin, BaseEstimator):
         ndarray of shape (m,) for a scalar ``lam``, else (m, k)
         """
         f = self.decision_function(X, lam)
-        return self.classes_[(f > 0).astype(int)]
+        if len(self.paths_) == 1:
+            return self.classes_[(f > 0).astype(int)]
+        return self.classes_[np.argmax(f, axis=1)]
+
+    def __sklearn_tags__(self):  # noqa: D105
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
 
 
 # -------------------------------------------------------------------- plotting
@@ -510,7 +593,12 @@ def plot_path(
     """
     import matplotlib.pyplot as plt
 
-    check_is_fitted(estimator, "path_")
+    check_is_fitted(estimator, "paths_")
+    if len(estimator.paths_) != 1:
+        raise ValueError(
+            "plot_path draws a two-class path; this estimator has "
+            f"{len(estimator.paths_)} one-vs-rest paths. Fit it on two classes."
+        )
     path = estimator.path_
     lams = path.lambdas
     has_val = X_val is not None

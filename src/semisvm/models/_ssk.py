@@ -9,9 +9,16 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.svm import SVC
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._validation import Interval, split_labeled, validate_params
+from .. import _defaults
+from .._validation import (
+    Interval,
+    check_finite,
+    check_semi_supervised_targets,
+    split_labeled,
+    validate_params,
+)
 from ..kernels._deformed import SemiSupervisedKernel
 
 __all__ = ["LapSVC"]
@@ -44,17 +51,21 @@ class LapSVC(ClassifierMixin, BaseEstimator):
     coef0 : float, default=1.0
     kernel_params : dict, default=None
     n_neighbors : int, default=10
+        Must be smaller than ``n_samples``.
         Neighbours of the symmetric kNN graph over all points.
     graph_weight : {'binary', 'heat'}, default='binary'
     heat_t : float, default=None
     normalize_laplacian : bool, default=True
     laplacian_power : int, default=1
-    gamma_a : float, default=1.0
+    gamma_a : float, default=1e-6
         Ambient regularisation :math:`\gamma_A > 0`; the SVC gets
         ``C = 1 / (2 gamma_a)``.
+        The library-wide default ``semisvm._defaults.GAMMA_A``, shared with
+        :class:`~semisvm.LapSVM`.
     gamma_i : float, default=1.0
         Intrinsic regularisation :math:`\gamma_I \ge 0`; ``0`` gives a plain SVC
         trained on the labeled points only.
+        The library-wide default ``semisvm._defaults.GAMMA_I``.
     tol : float, default=1e-3
         LIBSVM stopping tolerance.
     max_iter : int, default=-1
@@ -116,17 +127,17 @@ class LapSVC(ClassifierMixin, BaseEstimator):
         self,
         kernel: str | Callable = "rbf",
         *,
-        gamma: float | str = "median",
+        gamma: float | str = _defaults.GAMMA,
         degree: int = 3,
         coef0: float = 1.0,
         kernel_params: dict | None = None,
-        n_neighbors: int = 10,
-        graph_weight: str = "binary",
+        n_neighbors: int = _defaults.N_NEIGHBORS,
+        graph_weight: str = _defaults.GRAPH_WEIGHT,
         heat_t: float | None = None,
-        normalize_laplacian: bool = True,
-        laplacian_power: int = 1,
-        gamma_a: float = 1.0,
-        gamma_i: float = 1.0,
+        normalize_laplacian: bool = _defaults.NORMALIZE_LAPLACIAN,
+        laplacian_power: int = _defaults.LAPLACIAN_POWER,
+        gamma_a: float = _defaults.GAMMA_A,
+        gamma_i: float = _defaults.GAMMA_I,
         tol: float = 1e-3,
         max_iter: int = -1,
     ) -> None:
@@ -163,15 +174,31 @@ class LapSVC(ClassifierMixin, BaseEstimator):
         self : LapSVC
         """
         validate_params(self.get_params(deep=False), self._parameter_constraints)
+        if isinstance(self.kernel, str):
+            X, y = validate_data(
+                self,
+                X,
+                y,
+                accept_sparse="csr",
+                dtype=[np.float64, np.float32],
+                ensure_min_samples=2,
+                y_numeric=False,
+            )
+            check_finite(X, "X")
+        elif y is None:
+            raise ValueError(
+                "LapSVC requires y to be passed, but the target y is None."
+            )
+        y = check_semi_supervised_targets(y)
+        if len(y) != X.shape[0]:
+            raise ValueError(
+                f"y has {len(y)} entries but X has {X.shape[0]} rows."
+            )
+        labeled, classes, y_enc = split_labeled(y)
         kernel_params = {
             k: getattr(self, k) for k in SemiSupervisedKernel._parameter_constraints
         }
         ssk = SemiSupervisedKernel(**kernel_params).fit(X, adjacency=adjacency)
-        n = ssk.X_fit_.shape[0]
-        y = np.asarray(y)
-        if y.shape != (n,):
-            raise ValueError(f"y must have shape (n_samples,) = ({n},), got {y.shape}.")
-        labeled, classes, y_enc = split_labeled(y)
         lab = np.flatnonzero(labeled)
         K_ll = ssk.gram_fit(lab)
         svc = SVC(
@@ -186,7 +213,8 @@ class LapSVC(ClassifierMixin, BaseEstimator):
         self.svc_ = svc
         self.classes_ = classes
         self.labeled_indices_ = lab
-        self.n_features_in_ = ssk.n_features_in_
+        if not isinstance(self.kernel, str):
+            self.n_features_in_ = ssk.n_features_in_
         self.n_iter_ = svc.n_iter_
         pred = np.asarray(svc.predict(ssk.gram_fit(None, lab)), dtype=np.intp)
         pred[lab] = y_enc[lab]
@@ -194,6 +222,12 @@ class LapSVC(ClassifierMixin, BaseEstimator):
         return self
 
     def _gram(self, X: Any) -> np.ndarray:
+        check_is_fitted(self)
+        if isinstance(self.kernel, str):
+            X = validate_data(
+                self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False
+            )
+            check_finite(X, "X")
         return self.kernel_.gram(X, self.kernel_.X_fit_[self.labeled_indices_])
 
     def _predict_enc(self, X: Any) -> np.ndarray:
@@ -228,3 +262,8 @@ class LapSVC(ClassifierMixin, BaseEstimator):
         """
         check_is_fitted(self)
         return self.classes_[self._predict_enc(X)]
+
+    def __sklearn_tags__(self):  # noqa: D105
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags

@@ -74,6 +74,8 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 from scipy.optimize import minimize
 
+from .._validation import check_semi_supervised_targets, split_labeled
+
 __all__ = [
     "LapSVMPathResult",
     "PathWarning",
@@ -84,6 +86,11 @@ __all__ = [
 # state codes of a labeled point
 _R, _E, _L = 0, 1, 2
 _STATE_NAME = {_R: "R", _E: "E", _L: "L"}
+
+# smallest lambda followed, relative to the scale max_i sum_j |Q_ij| of the
+# labeled Gram matrix: slacks h = Q alpha + y alpha_0 - lambda carry an absolute
+# round-off of about eps * scale, and y f - 1 = h / lambda must stay accurate
+_LAMBDA_FLOOR = 1e-7
 
 # enumerate every subset of the ambiguous points when there are at most this many
 _MAX_ENUM = 12
@@ -122,16 +129,25 @@ class LapSVMPathResult:
         ``(i, from_set, to_set)`` with sets ``'L'``, ``'E'``, ``'R'``.
     n_events : int
         Breakpoints after :math:`\lambda^0` at which a set changed.
-    stop_reason : {'empty_L', 'lambda_min', 'max_events', 'no_more_events'}
+    stop_reason : {'empty_L', 'lambda_min', 'lambda_floor', 'max_events', 'no_more_events'}
         ``'empty_L'``: no labeled point left inside the margin; below the last
         breakpoint the decision function no longer changes
         (:math:`\alpha, \alpha_0 \propto \lambda`).  ``'no_more_events'``: the last
         segment extends to :math:`\lambda \to 0` without event.
+        ``'lambda_floor'``: the next event lies below ``1e-7`` times
+        :math:`\max_i \sum_j |Q_{ij}|` (labels the kernel cannot separate, so
+        events pile up towards :math:`\lambda = 0`); there the margins
+        :math:`y_i f(x_i) - 1 = h_i/\lambda` can no longer be computed in double
+        precision, so the path ends with a breakpoint at that floor (which still
+        satisfies the KKT conditions) and is not extrapolated below it.
     init : {'balanced', 'unbalanced'}
         Which initialisation (Lemma 1 or Lemma 2) was used.
     head_slope : float
         :math:`d\alpha_0/d\lambda` above :math:`\lambda^0` (``alpha`` is constant
-        there): :math:`\beta_0^0` (Lemma 1) or the majority label (Lemma 2).
+        there): ``0`` for balanced classes (Lemma 1; the optimal
+        :math:`\alpha_0` form an interval around :math:`\alpha_0^0` growing with
+        :math:`\lambda`; the constant is its midpoint, as the dual QP returns)
+        or the majority label (Lemma 2).
     tail : {'scale', 'linear', 'none'}
         How the path continues below ``lambdas[-1]``.
     tail_slope : ndarray of shape (l + 1,) or None
@@ -332,6 +348,7 @@ def translating_matrix(
 
 
 def _check_inputs(K: Any, L: Any, y: Any) -> tuple[np.ndarray, Any, np.ndarray]:
+    """Validate ``K``, ``L`` and labels ``y`` (``-1`` unlabeled); return ±1/0 targets."""
     K = np.asarray(K, dtype=np.float64)
     if K.ndim != 2 or K.shape[0] != K.shape[1]:
         raise ValueError(f"K must be a square (n, n) Gram matrix, got shape {K.shape}.")
@@ -343,17 +360,19 @@ def _check_inputs(K: Any, L: Any, y: Any) -> tuple[np.ndarray, Any, np.ndarray]:
     Ld = L.data if sp.issparse(L) else np.asarray(L)
     if not np.isfinite(Ld).all():
         raise ValueError("L contains NaN or infinity.")
-    y = np.asarray(y)
+    y = check_semi_supervised_targets(y)
     if y.shape != (n,):
         raise ValueError(f"y must have shape ({n},) like K, got {y.shape}.")
-    if not np.isin(y, (-1, 0, 1)).all():
+    labeled, classes, y_enc = split_labeled(y)
+    if classes.size != 2:
         raise ValueError(
-            "y must hold +1 / -1 for labeled points and 0 for unlabeled ones; got "
-            f"values {np.unique(y)[:10]!r}."
+            f"lapsvm_path is a two-class path; the labeled points hold {classes.size} "
+            f"classes {classes!r} (-1 marks unlabeled points). Use LapSVMPath, which "
+            "follows one path per class (one-vs-rest)."
         )
-    if not ((y == 1).any() and (y == -1).any()):
-        raise ValueError("The path needs at least one labeled point of each class.")
-    return K, L, y.astype(np.float64)
+    t = np.zeros(n)
+    t[labeled] = np.where(y_enc[labeled] == 1, 1.0, -1.0)
+    return K, L, t
 
 
 def lapsvm_path(
@@ -378,13 +397,16 @@ def lapsvm_path(
     L : sparse matrix or ndarray of shape (n, n)
         Graph Laplacian of the same points.
     y : array-like of shape (n,)
-        ``+1`` / ``-1`` for labeled points, ``0`` for unlabeled ones (any order).
+        Class labels of two classes, ``-1`` for unlabeled points (any order),
+        as for the estimators; the larger label is the positive class
+        (:math:`f > 0`).  For example ``{0, 1}`` with ``-1`` unlabeled.
     rho : float, default=1e-3
         Ratio of ambient to intrinsic regularization (paper's :math:`\rho`).
     lambda_min : float, default=None
         Stop when the path reaches this :math:`\lambda` (a final breakpoint is
         placed there).  ``None``: follow the path until no labeled point is left
-        inside the margin (set L empty) or no further event occurs.
+        inside the margin (set L empty), no further event occurs, or the next
+        event lies below the numerical floor (``stop_reason='lambda_floor'``).
     max_events : int, default=None
         Guard on the number of events; ``None`` means ``max(100, 20 l)``.
     tol : float, default=1e-10
@@ -430,10 +452,9 @@ def lapsvm_path(
     >>> from semisvm.kernels import kernel_matrix
     >>> from semisvm.solvers._path import lapsvm_path
     >>> X, y, _ = make_two_moons(100, n_labeled_per_class=4, random_state=0)
-    >>> t = np.where(y == -1, 0, 2 * y - 1)
     >>> K = kernel_matrix(X, gamma=2.0)
     >>> L = graph_laplacian(knn_graph(X, 6))
-    >>> path = lapsvm_path(K, L, t)
+    >>> path = lapsvm_path(K, L, y)  # y: classes 0 / 1, -1 unlabeled
     >>> bool(np.all(np.diff(path.lambdas) < 0))
     True
     """
@@ -785,6 +806,7 @@ def _solve_path(
         u_c = float(u[maj & (alpha == 1.0)].max())
     lam = float(((u[mnr] + u_c) / 2.0).max())
     scale_u = max(1.0, float(np.abs(Q).sum(axis=1).max()))
+    lam_floor = _LAMBDA_FLOOR * scale_u
     if not lam > 1e-12 * scale_u:
         raise ValueError(
             "Degenerate path: the labeled points cannot be separated by the kernel "
@@ -792,7 +814,14 @@ def _solve_path(
             "labels or a constant kernel."
         )
     a0 = s * (lam - u_c)
-    head_slope = a0 / lam if init == "balanced" else s
+    # Above lambda^0 alpha is fixed and the KKT conditions only ask
+    # h_i = u_i + y_i alpha_0 - lambda <= 0 on L (and = 0 on a fractional
+    # majority point).  Balanced: alpha_0 in [max_neg u - lambda, lambda - max_pos u],
+    # an interval growing with slope -1 / +1 around alpha_0^0, so a constant
+    # alpha_0 stays optimal (it is the interval's midpoint, LIBSVM's choice);
+    # slope beta_0^0 = alpha_0^0 / lambda^0 would leave it when |beta_0^0| > 1.
+    # Unbalanced: the fractional majority points pin the slope to s.
+    head_slope = 0.0 if init == "balanced" else s
 
     def slack(alpha_: np.ndarray, a0_: float, lam_: float) -> np.ndarray:
         return Q @ alpha_ + y * a0_ - lam_
@@ -877,19 +906,32 @@ def _solve_path(
         kind[cross] = 2
         t_star = float(t_ev.min())
         t_room = lam - lambda_min
-        if not np.isfinite(t_star) or t_star >= t_room:
-            if lambda_min > 0 and t_room > 0:
-                alpha = np.clip(alpha + t_room * a, 0.0, 1.0)
-                a0 = a0 + t_room * da0
-                lam = lambda_min
-                lambdas.append(lam)
-                alphas.append(alpha.copy())
-                alpha0s.append(a0)
-                elbows.append(d.E.copy())
-                events.append(())
-                stop_reason = "lambda_min"
-            elif lambda_min > 0:
-                stop_reason = "lambda_min"
+        # an event below the floor cannot be resolved in double precision
+        below_floor = bool(0.0 < lam - t_star < lam_floor)
+        if not np.isfinite(t_star) or t_star >= t_room or below_floor:
+            stop = lambda_min if lambda_min >= lam_floor else lam_floor
+            t_room = lam - stop
+            if below_floor or lambda_min > 0:
+                if t_room > 0:
+                    alpha = np.clip(alpha + t_room * a, 0.0, 1.0)
+                    a0 = a0 + t_room * da0
+                    lam = stop
+                    lambdas.append(lam)
+                    alphas.append(alpha.copy())
+                    alpha0s.append(a0)
+                    elbows.append(d.E.copy())
+                    events.append(())
+                if lambda_min >= lam_floor:
+                    stop_reason = "lambda_min"
+                else:
+                    stop_reason = "lambda_floor"
+                    notes.append(
+                        f"the next event lies below lambda={lam_floor:.3g} "
+                        f"(= {_LAMBDA_FLOOR:g} x the scale of the labeled Gram "
+                        "matrix), where the margins can no longer be resolved in "
+                        "double precision (labels not separable by the kernel); the "
+                        "path stops there"
+                    )
             else:
                 stop_reason, tail = "no_more_events", "linear"
                 tail_slope = -np.r_[a, da0]

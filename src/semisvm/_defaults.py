@@ -1,0 +1,49 @@
+"""One set of defaults shared by every estimator.
+
+Each estimator's ``__init__`` takes its default values from here, so that a
+parameter with the same name has the same default (and meaning) everywhere:
+``LapSVM``, ``LapRLS``, ``LapSVC``, ``SemiSupervisedKernel``, ``LapSVMPath``
+and ``ExactTSVM`` (for the parameters it has).  Change a default here, not in
+an estimator.
+
+Meaning of the shared parameters:
+
+* ``gamma``: RBF/poly parameter, :math:`k(x, z) = \\exp(-\\gamma\\|x - z\\|^2)`;
+  ``"median"`` sets :math:`1/\\gamma` to the median squared distance between
+  points (``"scale"``: scikit-learn's ``1 / (n_features X.var())``).
+* ``n_neighbors``: neighbours of the symmetric kNN graph over all points (itself
+  excluded); must be smaller than ``n_samples``.
+* ``graph_weight``, ``heat_t``: binary or heat weights of the graph.
+* ``normalize_laplacian``: ``True`` uses :math:`I - D^{-1/2} W D^{-1/2}`,
+  ``False`` :math:`D - W`.
+* ``laplacian_power``: the Laplacian is raised to this integer power.
+* ``gamma_a``, ``gamma_i``: ambient and intrinsic regularization weights
+  :math:`\\gamma_A \\|f\\|_K^2 + \\gamma_I \\mathbf f^T L \\mathbf f`.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "GAMMA",
+    "GAMMA_A",
+    "GAMMA_I",
+    "GRAPH_WEIGHT",
+    "LAPLACIAN_POWER",
+    "N_NEIGHBORS",
+    "NORMALIZE_LAPLACIAN",
+]
+
+#: RBF/poly kernel parameter rule.
+GAMMA = "median"
+#: Neighbours of the kNN graph.
+N_NEIGHBORS = 10
+#: Edge weights of the kNN graph.
+GRAPH_WEIGHT = "binary"
+#: Normalized graph Laplacian.
+NORMALIZE_LAPLACIAN = True
+#: Power of the graph Laplacian.
+LAPLACIAN_POWER = 1
+#: Ambient regularization gamma_A (LapSVM / LapRLS / LapSVC / SemiSupervisedKernel).
+GAMMA_A = 1e-6
+#: Intrinsic regularization gamma_I (LapSVM / LapRLS / LapSVC / SemiSupervisedKernel).
+GAMMA_I = 1.0
