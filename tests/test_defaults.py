@@ -320,7 +320,9 @@ def test_sklearn_wrappers_that_need_probabilities():
     X, yt = load_digits(n_class=2, return_X_y=True)
     X, yt = X[:200], yt[:200]
     y = hide_labels(yt, 5, random_state=0)
-    st = SelfTrainingClassifier(LapSVM(), max_iter=3).fit(X, y)
+    # the wrapper fits its base estimator on the labeled rows only (10 here):
+    # n_neighbors must stay below that (n_neighbors >= n is an error)
+    st = SelfTrainingClassifier(LapSVM(n_neighbors=5), max_iter=3).fit(X, y)
     assert np.mean(st.predict(X) == yt) > 0.9
     cal = CalibratedClassifierCV(LapSVM(), cv=3).fit(X, yt)
     P = cal.predict_proba(X)

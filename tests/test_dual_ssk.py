@@ -222,6 +222,7 @@ def test_ssk_symmetric_psd_and_matches_direct_formula(kernel, normalized):
     ssk = SemiSupervisedKernel(
         kernel,
         n_neighbors=5,
+        graph_weight="binary",
         normalize_laplacian=normalized,
         laplacian_power=2,
         gamma_a=0.05,
@@ -256,7 +257,8 @@ def test_ssk_user_adjacency_and_callable_kernel():
     rng = np.random.default_rng(8)
     X = rng.normal(size=(40, 3))
     W = knn_graph(X, 4).toarray()
-    ssk1 = SemiSupervisedKernel(gamma=0.5, n_neighbors=4, gamma_a=0.1, gamma_i=1.0)
+    ssk1 = SemiSupervisedKernel(gamma=0.5, n_neighbors=4, graph_weight="binary",
+                                gamma_a=0.1, gamma_i=1.0)
     ssk1.fit(X)
     ssk2 = SemiSupervisedKernel(gamma=0.5, n_neighbors=99, gamma_a=0.1, gamma_i=1.0)
     ssk2.fit(X, adjacency=W)
@@ -267,7 +269,8 @@ def test_ssk_user_adjacency_and_callable_kernel():
         return np.exp(-d2 / width)
 
     ssk3 = SemiSupervisedKernel(
-        my_rbf, kernel_params={"width": 2.0}, n_neighbors=4, gamma_a=0.1, gamma_i=1.0
+        my_rbf, kernel_params={"width": 2.0}, n_neighbors=4, graph_weight="binary",
+        gamma_a=0.1, gamma_i=1.0,
     ).fit(X)
     np.testing.assert_allclose(ssk3(X[:5], X[5:9]), ssk1(X[:5], X[5:9]), atol=1e-10)
     np.testing.assert_allclose(ssk3.diag(X[:6]), ssk1.diag(X[:6]), atol=1e-10)

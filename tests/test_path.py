@@ -393,7 +393,8 @@ def moons():
 
 def test_estimator_matches_solver_and_interpolates(moons):
     X, y, y_true, Xv, yv = moons
-    clf = LapSVMPath(gamma=2.0, n_neighbors=6, normalize_laplacian=False).fit(X, y)
+    clf = LapSVMPath(gamma=2.0, n_neighbors=6, graph_weight="binary",
+                     normalize_laplacian=False).fit(X, y)
     K = kernel_matrix(X, gamma=2.0)
     L = graph_laplacian(knn_graph(X, 6), normalized=False)
     t = np.where(y == -1, 0.0, 2.0 * y - 1.0)

@@ -9,7 +9,8 @@ an estimator.
 Meaning of the shared parameters:
 
 * ``gamma``: RBF/poly parameter, :math:`k(x, z) = \\exp(-\\gamma\\|x - z\\|^2)`;
-  ``"median"`` sets :math:`1/\\gamma` to the median squared distance between
+  ``"knn"`` (default) sets :math:`1/(2\\gamma)` to the mean squared distance to the
+  ``n_neighbors``-th neighbour; ``"median"`` sets :math:`1/\\gamma` to the median squared distance between
   points (``"scale"``: scikit-learn's ``1 / (n_features X.var())``).
 * ``n_neighbors``: neighbours of the symmetric kNN graph over all points (itself
   excluded); must be smaller than ``n_samples``.
@@ -18,7 +19,11 @@ Meaning of the shared parameters:
   ``False`` :math:`D - W`.
 * ``laplacian_power``: the Laplacian is raised to this integer power.
 * ``gamma_a``, ``gamma_i``: ambient and intrinsic regularization weights
-  :math:`\\gamma_A \\|f\\|_K^2 + \\gamma_I \\mathbf f^T L \\mathbf f`.
+  :math:`\\gamma_A \\|f\\|_K^2 + \\gamma_I \\mathbf f^T L \\mathbf f`.  ``LapSVM`` and
+  ``LapRLS`` read them as *normalized* weights by default (loss averaged over the
+  labels, graph term divided by :math:`n \\bar d^p`; ``regularization="paper"``
+  gives the raw weights); ``LapSVC``, ``SemiSupervisedKernel`` and ``LapSVMPath``
+  use the raw (paper) weights of the dual formulation.
 """
 
 from __future__ import annotations
@@ -33,14 +38,15 @@ __all__ = [
     "NORMALIZE_LAPLACIAN",
 ]
 
-#: RBF/poly kernel parameter rule.
-GAMMA = "median"
+#: RBF/poly kernel parameter rule (``"knn"``: sigma^2 = mean squared distance to the
+#: ``n_neighbors``-th neighbour, see :func:`semisvm.kernels.knn_gamma`).
+GAMMA = "knn"
 #: Neighbours of the kNN graph.
 N_NEIGHBORS = 10
-#: Edge weights of the kNN graph.
-GRAPH_WEIGHT = "binary"
-#: Normalized graph Laplacian.
-NORMALIZE_LAPLACIAN = True
+#: Edge weights of the kNN graph (``"local"``: self-tuning weights).
+GRAPH_WEIGHT = "local"
+#: Normalized graph Laplacian (False: L = D - W).
+NORMALIZE_LAPLACIAN = False
 #: Power of the graph Laplacian.
 LAPLACIAN_POWER = 1
 #: Ambient regularization gamma_A (LapSVM / LapRLS / LapSVC / SemiSupervisedKernel).

@@ -99,7 +99,7 @@ class SemiSupervisedKernel(BaseEstimator):
         Base kernel (see :func:`semisvm.kernels.kernel_matrix`); ``rbf`` is
         :math:`\exp(-\gamma\|x - z\|^2)`, i.e. ``gamma = 1 / (2 sigma^2)``.
         A callable is called as ``kernel(A, B, **kernel_params)``.
-    gamma : float or {'median', 'scale'}, default='median'
+    gamma : float or {'knn', 'median', 'scale'}, default='knn'
         Base-kernel parameter (see :func:`semisvm.kernels.resolve_gamma`).
     degree : int, default=3
         Degree of the polynomial kernel.
@@ -111,11 +111,11 @@ class SemiSupervisedKernel(BaseEstimator):
         Must be smaller than ``n_samples``.
         Neighbours of the symmetric kNN graph (ignored when ``fit`` receives an
         ``adjacency``).
-    graph_weight : {'binary', 'heat'}, default='binary'
+    graph_weight : {'binary', 'heat', 'local'}, default='local'
         Edge weights of the kNN graph.
     heat_t : float, default=None
         Width of the heat weights; ``None`` uses the mean edge length.
-    normalize_laplacian : bool, default=True
+    normalize_laplacian : bool, default=False
         Use :math:`I - D^{-1/2} W D^{-1/2}` instead of :math:`D - W`.
     laplacian_power : int, default=1
         Iterate the Laplacian: :math:`L^p`.
@@ -216,13 +216,13 @@ class SemiSupervisedKernel(BaseEstimator):
         "kernel": [Options(("rbf", "poly", "linear")), "callable"],
         "gamma": [
             Interval(numbers.Real, 0.0, None, closed="neither"),
-            Options(("median", "scale")),
+            Options(("knn", "median", "scale")),
         ],
         "degree": [Interval(numbers.Integral, 1, None, closed="left")],
         "coef0": [Interval(numbers.Real, None, None)],
         "kernel_params": ["dict", None],
         "n_neighbors": [Interval(numbers.Integral, 1, None, closed="left")],
-        "graph_weight": [Options(("binary", "heat"))],
+        "graph_weight": [Options(("binary", "heat", "local"))],
         "heat_t": [Interval(numbers.Real, 0.0, None, closed="neither"), None],
         "normalize_laplacian": ["boolean"],
         "laplacian_power": [Interval(numbers.Integral, 1, None, closed="left")],
@@ -285,7 +285,7 @@ class SemiSupervisedKernel(BaseEstimator):
                 f"SemiSupervisedKernel needs at least 2 points, got n_samples={n}."
             )
         gamma = (
-            resolve_gamma(X, self.gamma, self.kernel)
+            resolve_gamma(X, self.gamma, self.kernel, self.n_neighbors)
             if isinstance(self.kernel, str)
             else 1.0
         )

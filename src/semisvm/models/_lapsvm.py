@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 from sklearn.utils.validation import validate_data
 
+from .. import _defaults
 from .._validation import Interval, Options, check_finite
 from ..kernels._operators import as_operator
 from ..solvers._newton import laprls_direct, lapsvm_newton
@@ -425,19 +426,19 @@ class LapSVM(_PrimalMixin):
     def __init__(
         self,
         solver: str = "pcg",
-        gamma_a: float = 1e-6,
-        gamma_i: float = 1.0,
+        gamma_a: float = _defaults.GAMMA_A,
+        gamma_i: float = _defaults.GAMMA_I,
         *,
         kernel: Any = "rbf",
-        gamma: Any = "knn",
+        gamma: Any = _defaults.GAMMA,
         degree: int = 3,
         coef0: float = 1.0,
         kernel_params: dict | None = None,
-        n_neighbors: int = 10,
-        graph_weight: str = "local",
+        n_neighbors: int = _defaults.N_NEIGHBORS,
+        graph_weight: str = _defaults.GRAPH_WEIGHT,
         heat_t: float | None = None,
-        normalize_laplacian: bool = False,
-        laplacian_power: int = 1,
+        normalize_laplacian: bool = _defaults.NORMALIZE_LAPLACIAN,
+        laplacian_power: int = _defaults.LAPLACIAN_POWER,
         intrinsic_bias: bool = True,
         early_stopping: str | None = "auto",
         validation_fraction: float | None = None,
@@ -586,19 +587,19 @@ class LapRLS(_PrimalMixin):
     def __init__(
         self,
         solver: str = "direct",
-        gamma_a: float = 1e-6,
-        gamma_i: float = 1.0,
+        gamma_a: float = _defaults.GAMMA_A,
+        gamma_i: float = _defaults.GAMMA_I,
         *,
         kernel: Any = "rbf",
-        gamma: Any = "knn",
+        gamma: Any = _defaults.GAMMA,
         degree: int = 3,
         coef0: float = 1.0,
         kernel_params: dict | None = None,
-        n_neighbors: int = 10,
-        graph_weight: str = "local",
+        n_neighbors: int = _defaults.N_NEIGHBORS,
+        graph_weight: str = _defaults.GRAPH_WEIGHT,
         heat_t: float | None = None,
-        normalize_laplacian: bool = False,
-        laplacian_power: int = 1,
+        normalize_laplacian: bool = _defaults.NORMALIZE_LAPLACIAN,
+        laplacian_power: int = _defaults.LAPLACIAN_POWER,
         intrinsic_bias: bool = True,
         early_stopping: str | None = None,
         validation_fraction: float | None = None,

@@ -146,7 +146,7 @@ class LapSVMPath(ClassifierMixin, BaseEstimator):
     kernel : {'rbf', 'poly', 'linear'} or callable, default='rbf'
         Kernel, see :func:`semisvm.kernels.kernel_matrix`
         (rbf: :math:`\exp(-\gamma\|x - z\|^2)`).
-    gamma : float or {'median', 'scale'}, default='median'
+    gamma : float or {'knn', 'median', 'scale'}, default='knn'
         ``'median'``: :math:`1/\gamma` is the median squared distance between
         points; ``'scale'``: ``1 / (n_features X.var())``.
     degree : int, default=3
@@ -156,8 +156,8 @@ class LapSVMPath(ClassifierMixin, BaseEstimator):
     n_neighbors : int, default=10
         Neighbours of the symmetric kNN graph (the paper uses 6); smaller than
         ``n_samples``.
-    graph_weight : {'binary', 'heat'}, default='binary'
-    normalize_laplacian : bool, default=True
+    graph_weight : {'binary', 'heat', 'local'}, default='local'
+    normalize_laplacian : bool, default=False
         :math:`I - D^{-1/2}WD^{-1/2}` instead of :math:`D - W`.
     laplacian_power : int, default=1
         Use :math:`L^p`.
@@ -243,13 +243,13 @@ class LapSVMPath(ClassifierMixin, BaseEstimator):
         "kernel": [Options(("rbf", "poly", "linear")), "callable"],
         "gamma": [
             Interval(numbers.Real, 0, None, closed="neither"),
-            Options(("median", "scale")),
+            Options(("knn", "median", "scale")),
         ],
         "degree": [Interval(numbers.Integral, 1, None)],
         "coef0": [Interval(numbers.Real, None, None)],
         "kernel_params": [None, "dict"],
         "n_neighbors": [Interval(numbers.Integral, 1, None)],
-        "graph_weight": [Options(("binary", "heat"))],
+        "graph_weight": [Options(("binary", "heat", "local"))],
         "normalize_laplacian": ["boolean"],
         "laplacian_power": [Interval(numbers.Integral, 1, None)],
         "lambda_min": [None, Interval(numbers.Real, 0, None)],
@@ -355,7 +355,7 @@ class LapSVMPath(ClassifierMixin, BaseEstimator):
         lab = np.flatnonzero(labeled)
 
         kernel = self.kernel if isinstance(self.kernel, str) else "callable"
-        self.gamma_ = resolve_gamma(X, self.gamma, kernel)
+        self.gamma_ = resolve_gamma(X, self.gamma, kernel, self.n_neighbors)
         K = self._kernel(X)
         W = knn_graph(X, self.n_neighbors, weight=self.graph_weight)
         L = graph_laplacian(

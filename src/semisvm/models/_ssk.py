@@ -45,7 +45,7 @@ class LapSVC(ClassifierMixin, BaseEstimator):
     ----------
     kernel : {'rbf', 'poly', 'linear'} or callable, default='rbf'
         Base kernel.
-    gamma : float or {'median', 'scale'}, default='median'
+    gamma : float or {'knn', 'median', 'scale'}, default='knn'
         Base-kernel parameter; ``rbf`` is :math:`\exp(-\gamma\|x-z\|^2)`.
     degree : int, default=3
     coef0 : float, default=1.0
@@ -53,9 +53,9 @@ class LapSVC(ClassifierMixin, BaseEstimator):
     n_neighbors : int, default=10
         Must be smaller than ``n_samples``.
         Neighbours of the symmetric kNN graph over all points.
-    graph_weight : {'binary', 'heat'}, default='binary'
+    graph_weight : {'binary', 'heat', 'local'}, default='local'
     heat_t : float, default=None
-    normalize_laplacian : bool, default=True
+    normalize_laplacian : bool, default=False
     laplacian_power : int, default=1
     gamma_a : float, default=1e-6
         Ambient regularisation :math:`\gamma_A > 0`; the SVC gets
