@@ -28,7 +28,8 @@ from .._validation import (
     validate_params,
 )
 from ..graph import check_adjacency, graph_laplacian, knn_graph, knn_graph_from_kernel
-from ..kernels import as_operator, kernel_matrix, resolve_gamma
+from ..kernels import NystroemFactor, as_operator, kernel_matrix, resolve_gamma
+from ._scale import build_scalable_kernel, decision_in_blocks, scalable_adjacency
 
 __all__ = ["ManifoldClassifierMixin", "KERNEL_CONSTRAINTS", "build_kernel", "build_laplacian"]
 
@@ -81,7 +82,7 @@ def build_laplacian(
     read off K for the RBF kernel (no second distance pass), built from the
     kernel-induced distance for a precomputed kernel, and from X otherwise.
     """
-    n = K.shape[0]
+    n = X.shape[0]
     if adjacency is not None:
         W = check_adjacency(adjacency, n)
         deg = np.asarray(W.sum(axis=1)).ravel()
@@ -160,12 +161,22 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
 
     def _build(self, X: Any, adjacency: Any, need_graph: bool) -> tuple[np.ndarray, Any]:
         t0 = time.perf_counter()
-        K, g = build_kernel(
-            X, kernel=self.kernel, gamma=self.gamma, degree=self.degree,
-            coef0=self.coef0, kernel_params=self.kernel_params,
-        )
+        kind = getattr(self, "kernel_operator_", "dense")
+        if kind == "dense":
+            K, g = build_kernel(
+                X, kernel=self.kernel, gamma=self.gamma, degree=self.degree,
+                coef0=self.coef0, kernel_params=self.kernel_params,
+            )
+        else:
+            K, g = build_scalable_kernel(self, X, kind)
         t1 = time.perf_counter()
         L = None
+        graph_method = getattr(self, "graph_method", "auto")
+        if need_graph and adjacency is None and (
+            kind != "dense" or graph_method == "approx"
+            or getattr(self, "graph_pca", None) is not None
+        ):
+            adjacency = scalable_adjacency(self, X)
         if need_graph:
             L = build_laplacian(
                 X, K, kernel=self.kernel, gamma_=g, n_neighbors=self.n_neighbors,
@@ -222,7 +233,16 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
         self.history_ = res.history
         self.fit_times_["solver"] = t_solver
         self.X_fit_ = None if self.kernel == "precomputed" else X
-        F = np.asarray(as_operator(K) @ res.alpha) + res.b
+        if isinstance(K, NystroemFactor):
+            # res.alpha holds the feature coefficients eta; predict with beta = T eta
+            F = np.asarray(K.features_ @ res.alpha.astype(np.float32), dtype=np.float64)
+            F += res.b
+            self.dual_coef_ = K.coef_from_features(res.alpha)
+            self.landmarks_ = K.landmarks_
+            self.n_components_ = K.landmarks_.shape[0]
+        else:
+            F = np.asarray(as_operator(K) @ res.alpha) + res.b
+            self.landmarks_ = None
         pred = self._labels_from_scores(F)
         pred[labeled] = y[labeled]
         self.transduction_ = pred
@@ -275,9 +295,38 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
         ndarray of shape (n_samples,) for two classes (positive means
         ``classes_[1]``), else (n_samples, n_classes) one-vs-rest scores.
         """
-        Kt = self._test_kernel(X)
-        F = Kt @ self.dual_coef_ + self.intercept_
+        F = self._batched_decision(X)
         return F[:, 0] if F.shape[1] == 1 else F
+
+    def _batched_decision(self, X: Any) -> np.ndarray:
+        """Scores in row blocks of X (bounded memory; same values as one block)."""
+        check_is_fitted(self, "dual_coef_")
+        X = validate_data(
+            self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False,
+            ensure_all_finite=False,
+        )
+        check_finite(X, "X")
+        if self.kernel == "precomputed" and X.shape[1] != self.dual_coef_.shape[0]:
+            raise ValueError(
+                "With kernel='precomputed', X must be the kernel between the test "
+                f"and the {self.dual_coef_.shape[0]} training points; got shape "
+                f"{X.shape}."
+            )
+        centers = getattr(self, "landmarks_", None)
+        if centers is None:
+            centers = self.X_fit_
+
+        def kfn(A, B):
+            return kernel_matrix(
+                A, B, kernel=self.kernel,
+                gamma=self.gamma_ if self.gamma_ is not None else 1.0,
+                degree=self.degree, coef0=self.coef0, kernel_params=self.kernel_params,
+            )
+
+        return decision_in_blocks(
+            X, centers, self.dual_coef_, self.intercept_, kfn,
+            precomputed=self.kernel == "precomputed",
+        )
 
     def predict(self, X: Any) -> np.ndarray:
         """Class labels: sign of f for two classes, the largest one-vs-rest score else."""
