@@ -234,14 +234,19 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
         self.fit_times_["solver"] = t_solver
         self.X_fit_ = None if self.kernel == "precomputed" else X
         if isinstance(K, NystroemFactor):
-            # res.alpha holds the feature coefficients eta; predict with beta = T eta
-            F = np.asarray(K.features_ @ res.alpha.astype(np.float32), dtype=np.float64)
-            F += res.b
+            # res.alpha holds the feature coefficients eta; predict with beta = T eta.
+            # The transduction is computed as predict computes it (k(X, Z) beta + b,
+            # in row blocks) rather than from the float32 features, so that both agree
             self.dual_coef_ = K.coef_from_features(res.alpha)
             self.landmarks_ = K.landmarks_
             self.n_components_ = K.landmarks_.shape[0]
+            t_tr = time.perf_counter()
+            F = self._batched_decision(X, validate=False)
+            self.fit_times_["transduction"] = time.perf_counter() - t_tr
         else:
+            t_tr = time.perf_counter()
             F = np.asarray(as_operator(K) @ res.alpha) + res.b
+            self.fit_times_["transduction"] = time.perf_counter() - t_tr
             self.landmarks_ = None
         pred = self._labels_from_scores(F)
         pred[labeled] = y[labeled]
@@ -298,14 +303,15 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
         F = self._batched_decision(X)
         return F[:, 0] if F.shape[1] == 1 else F
 
-    def _batched_decision(self, X: Any) -> np.ndarray:
+    def _batched_decision(self, X: Any, validate: bool = True) -> np.ndarray:
         """Scores in row blocks of X (bounded memory; same values as one block)."""
-        check_is_fitted(self, "dual_coef_")
-        X = validate_data(
-            self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False,
-            ensure_all_finite=False,
-        )
-        check_finite(X, "X")
+        if validate:
+            check_is_fitted(self, "dual_coef_")
+            X = validate_data(
+                self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
+                reset=False, ensure_all_finite=False,
+            )
+            check_finite(X, "X")
         if self.kernel == "precomputed" and X.shape[1] != self.dual_coef_.shape[0]:
             raise ValueError(
                 "With kernel='precomputed', X must be the kernel between the test "

@@ -77,6 +77,11 @@ def plan_fit(
 ) -> MemoryPlan:
     """Memory plan of one fit with the operator ``kind``."""
     C = n_columns
+    avail = available_memory()
+
+    def blk(cap: int, full: int) -> int:  # one temporary block, as block_rows sizes it
+        return int(min(cap, max(2**20, avail // 20), full))
+
     plan = MemoryPlan(f"fit with kernel_approximation={kind!r} (n={n}, d={d})")
     if kind == "dense":
         plan.add(f"kernel matrix K ({n} x {n}, {8 * itemsize}-bit)", n * n * itemsize)
@@ -84,13 +89,14 @@ def plan_fit(
             plan.add("float32 kernel temporaries", 64 * 2**20)
     elif kind == "streamed":
         plan.add("data copy (float32)", n * d * 4)
-        plan.add("one kernel tile", min(256 * 2**20, n * n * 4))
+        plan.add("one kernel tile", blk(256 * 2**20, n * n * 4))
     elif kind == "nystroem":
         m = n_components or default_n_components(n)
         plan.add(f"Nystroem features ({n} x {m} float32)", n * m * 4)
         plan.add("landmark kernel and factors (m x m float64, x4)", 4 * m * m * 8)
-        plan.add("blocks of L Phi and Phi (float64)", min(2 * n * 512 * 8, 512 * 2**20))
-        plan.add(f"kernel rows to the landmarks (block, {m} columns)", 64 * 2**20)
+        plan.add("blocks of L Phi and Phi (float64)", 2 * blk(256 * 2**20, n * 512 * 8))
+        plan.add(f"kernel rows to the landmarks (block, {m} columns)",
+                 2 * blk(64 * 2**20, n * m * 8))
     else:  # pragma: no cover - validated upstream
         raise ValueError(kind)
     if need_graph:
@@ -98,7 +104,7 @@ def plan_fit(
         if graph == "approx":
             plan.add("approximate-kNN index", n * (4 * d + 200))
         elif kind != "dense":
-            plan.add("block of exact distances", min(256 * 2**20, n * n * 4))
+            plan.add("block of exact distances", 3 * blk(256 * 2**20, n * n * 4))
     plan.add(f"solver workspace ({n} x {C} float64, x14)", 14 * n * C * 8)
     return plan
 
