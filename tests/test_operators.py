@@ -109,6 +109,10 @@ def test_lowrank_solver_matches_pcg_on_the_same_kernel(loss, C, intrinsic_bias):
     f = Phi @ res.alpha + res.b
     fref = Phi @ (Phi.T @ ref.alpha) + ref.b
     np.testing.assert_allclose(f, fref, atol=1e-5 * np.abs(fref).max())
+    # the same problem from C = k(X, Z) and T (no n x r features formed)
+    resT = lapsvm_lowrank(F.C_, Y, T=F.components_, **kw)
+    fT = F.C_ @ (F.components_ @ resT.alpha) + resT.b
+    np.testing.assert_allclose(fT, f, atol=1e-6 * np.abs(f).max())
 
 
 def test_lowrank_squared_loss_closed_form():

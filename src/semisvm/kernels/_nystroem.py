@@ -19,8 +19,9 @@ Rudi et al. 2017) or ``'kmeans'`` (mini-batch k-means centres on a subsample,
 Zhang, Tsang & Kwok 2008: a smaller kernel approximation error than uniform
 sampling at the same m, for the price of a few k-means passes).
 
-Memory: :math:`\Phi` is n x r float32; C is never stored whole (it is built and
-multiplied in row blocks).
+Memory: C (n x m, in the data's float type) is kept; :math:`\Phi` is formed
+only if asked for (the m-space solver works from C and T, which saves the
+n m r flops of the product).
 """
 
 from __future__ import annotations
@@ -62,8 +63,10 @@ class NystroemFactor:
         Rows of X used as landmarks (None for k-means centres).
     components_ : ndarray of shape (m, r)
         :math:`T = U_r S_r^{-1/2}` (float64): :math:`\Phi = k(X, Z) T`.
+    C_ : ndarray of shape (n, m)
+        :math:`k(X, Z)` of the training rows (float32 for float32 X).
     features_ : ndarray of shape (n, r), float32
-        :math:`\Phi` of the training rows.
+        :math:`\Phi` of the training rows (formed on first use).
     rank_ : int
         r, the rank kept.
 
@@ -149,12 +152,36 @@ class NystroemFactor:
         self.components_ = U[:, keep] / np.sqrt(s[keep])
         self.rank_ = int(keep.sum())
         self.eigenvalues_ = s[keep]
-        self.features_ = self.transform(X)
+        self.C_ = self.kernel_to_landmarks(X)
+        self._features = None
         return self
 
+    @property
+    def features_(self) -> np.ndarray:
+        r""":math:`\Phi = C T` (float32, n x r), formed on first use from ``C_``."""
+        if self._features is None:
+            n = self.C_.shape[0]
+            out = np.empty((n, self.rank_), dtype=np.float32)
+            T = self.components_.astype(self.C_.dtype)
+            rows = block_rows(self.rank_, 8, cap_bytes=64 * 2**20, n_rows=n)
+            for s in range(0, n, rows):
+                out[s : s + rows] = self.C_[s : s + rows] @ T
+            self._features = out
+        return self._features
+
     def kernel_to_landmarks(self, X: Any) -> np.ndarray:
-        """:math:`k(X, Z)` (n x m, float32 for float32 X)."""
-        return self._k(X, self.landmarks_)
+        """:math:`C = k(X, Z)` (n x m, float32 for float32 X), built in row blocks."""
+        n, m = X.shape[0], self.landmarks_.shape[0]
+        dtype = np.float32 if X.dtype == np.float32 else np.float64
+        out = np.empty((n, m), dtype=dtype)
+        zz = row_norms_sq(self.landmarks_).astype(dtype)
+        rows = block_rows(m, 8, cap_bytes=64 * 2**20, n_rows=n)
+        for s in range(0, n, rows):
+            out[s : s + rows] = self._k(
+                X[s : s + rows], self.landmarks_, dtype=dtype,
+                Z_norms_sq=zz if self.kernel == "rbf" else None,
+            )
+        return out
 
     def transform(self, X: Any) -> np.ndarray:
         r"""Features :math:`\Phi(X) = k(X, Z)\, T` (float32), built in row blocks."""

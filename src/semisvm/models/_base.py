@@ -235,13 +235,16 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
         self.X_fit_ = None if self.kernel == "precomputed" else X
         if isinstance(K, NystroemFactor):
             # res.alpha holds the feature coefficients eta; predict with beta = T eta.
-            # The transduction is computed as predict computes it (k(X, Z) beta + b,
-            # in row blocks) rather than from the float32 features, so that both agree
+            # The transduction is k(X, Z) beta + b from the stored C = k(X, Z), as
+            # predict computes it (not from the float32 features), so that both agree
             self.dual_coef_ = K.coef_from_features(res.alpha)
             self.landmarks_ = K.landmarks_
             self.n_components_ = K.landmarks_.shape[0]
             t_tr = time.perf_counter()
-            F = self._batched_decision(X, validate=False)
+            F = np.empty((K.C_.shape[0], res.alpha.shape[1]))
+            for s in range(0, F.shape[0], 65536):
+                F[s : s + 65536] = K.C_[s : s + 65536] @ self.dual_coef_
+            F += res.b
             self.fit_times_["transduction"] = time.perf_counter() - t_tr
         else:
             t_tr = time.perf_counter()

@@ -201,9 +201,9 @@ class _PrimalMixin(ManifoldClassifierMixin):
 
     def _solve_lowrank(self, factor, L, Y):
         return lapsvm_lowrank(
-            factor.features_, Y, L=L, gamma_a=self.gamma_a, gamma_i=self.gamma_i,
+            factor.C_, Y, L=L, gamma_a=self.gamma_a, gamma_i=self.gamma_i,
             loss=self._loss, intrinsic_bias=self.intrinsic_bias,
-            max_iter=max(self.max_iter, 1),
+            max_iter=max(self.max_iter, 1), T=factor.components_,
         )
 
     def _pcg_kwargs(self, K_val, Y_val, es):

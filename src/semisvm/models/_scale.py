@@ -58,8 +58,8 @@ def default_n_components(n: int) -> int:
 
     :math:`O(\sqrt n\log n)` uniform landmarks keep the statistical rate of the
     exact kernel ridge estimator (Rudi, Camoriano & Rosasco 2015; Falkon, Rudi et
-    al. 2017).  The memory cap keeps the n x m float32 features under a quarter of
-    available memory.
+    al. 2017).  The memory cap keeps the n x m matrix C = k(X, Z) (float32) under a
+    quarter of available memory.
     """
     m = math.ceil(math.sqrt(n) * math.log(max(n, 2)))
     mem_cap = int(0.25 * available_memory() // max(1, 4 * n))
@@ -92,7 +92,8 @@ def plan_fit(
         plan.add("one kernel tile", blk(256 * 2**20, n * n * 4))
     elif kind == "nystroem":
         m = n_components or default_n_components(n)
-        plan.add(f"Nystroem features ({n} x {m} float32)", n * m * 4)
+        plan.add(f"kernel to the landmarks C ({n} x {m}, {8 * itemsize}-bit)",
+                 n * m * itemsize)
         plan.add("landmark kernel and factors (m x m float64, x4)", 4 * m * m * 8)
         plan.add("blocks of L Phi and Phi (float64)", 2 * blk(256 * 2**20, n * 512 * 8))
         plan.add(f"kernel rows to the landmarks (block, {m} columns)",

@@ -93,6 +93,7 @@ def lapsvm_lowrank(
     intrinsic_bias: bool = False,
     max_iter: int = 100,
     M: np.ndarray | None = None,
+    T: np.ndarray | None = None,
 ) -> SolveResult:
     r"""Train C LapSVM / LapRLS columns on Nyström features.
 
@@ -111,7 +112,11 @@ def lapsvm_lowrank(
     max_iter : int, default=100
         Newton steps per column.
     M : ndarray, default=None
-        A precomputed :func:`intrinsic_gram` (reused across calls).
+        A precomputed :func:`intrinsic_gram` of ``Phi`` (reused across calls).
+    T : ndarray of shape (m, r), default=None
+        When given, ``Phi`` holds :math:`C = k(X, Z)` (n x m) and the features are
+        :math:`CT`; M is then formed as :math:`\tilde T^T (\tilde C^T L \tilde C)
+        \tilde T` (the same matrix, without forming the n x r features).
 
     Returns
     -------
@@ -123,14 +128,23 @@ def lapsvm_lowrank(
     Y = np.asarray(Y, dtype=np.float64)
     if Y.ndim == 1:
         Y = Y[:, None]
-    n, r = Phi.shape
+    r = Phi.shape[1] if T is None else T.shape[1]
     C = Y.shape[1]
     lab = np.flatnonzero(np.any(Y != 0, axis=1))
-    Pl = np.c_[Phi[lab].astype(np.float64), np.ones(lab.size)]  # (l, r+1)
+    Pl = Phi[lab].astype(np.float64)
+    if T is not None:
+        Pl = Pl @ T
+    Pl = np.c_[Pl, np.ones(lab.size)]  # (l, r+1)
     R = np.zeros((r + 1, r + 1))
     if L is not None and gamma_i != 0:
         if M is None:
             M = intrinsic_gram(Phi, L, intrinsic_bias=intrinsic_bias)
+            if T is not None:
+                Tt = np.zeros((T.shape[0] + 1, r + 1))
+                Tt[:-1, :-1] = T
+                Tt[-1, -1] = 1.0
+                M = Tt.T @ M @ Tt
+                M = 0.5 * (M + M.T)
         R += gamma_i * M
     R[np.arange(r), np.arange(r)] += gamma_a
     theta = np.zeros((r + 1, C))
