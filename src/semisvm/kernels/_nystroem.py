@@ -33,6 +33,7 @@ import scipy.linalg as sla
 
 from .._memory import block_rows
 from ._kernels import kernel_matrix, row_norms_sq
+from ._operators import single_blas_thread
 
 __all__ = ["NystroemFactor", "LowRankOperator", "LANDMARK_METHODS"]
 
@@ -135,7 +136,16 @@ class NystroemFactor:
         )
 
     def fit(self, X: Any) -> NystroemFactor:
-        """Choose landmarks, factor W and compute the features of X."""
+        """Choose landmarks, factor W and compute C = k(X, Z).
+
+        BLAS runs on one thread here: on the 2-core benchmark machine a second
+        thread added under 10% to a GEMM and made LAPACK's eigh several times
+        slower when the machine was shared (``benchmarks/bench_floor.py``).
+        """
+        with single_blas_thread():
+            return self._fit(X)
+
+    def _fit(self, X: Any) -> NystroemFactor:
         n = X.shape[0]
         m = int(min(self.n_components, n))
         if m < 1:

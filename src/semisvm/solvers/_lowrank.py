@@ -41,6 +41,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from .._memory import block_rows
+from ..kernels._operators import single_blas_thread
 from ._linesearch import exact_line_search_batch
 from ._result import SolveResult
 
@@ -125,6 +126,11 @@ def lapsvm_lowrank(
     """
     if loss not in ("squared_hinge", "squared"):
         raise ValueError(f"Unknown loss {loss!r}; expected 'squared_hinge' or 'squared'.")
+    with single_blas_thread():
+        return _lowrank(Phi, Y, L, gamma_a, gamma_i, loss, intrinsic_bias, max_iter, M, T)
+
+
+def _lowrank(Phi, Y, L, gamma_a, gamma_i, loss, intrinsic_bias, max_iter, M, T):
     Y = np.asarray(Y, dtype=np.float64)
     if Y.ndim == 1:
         Y = Y[:, None]
