@@ -124,12 +124,16 @@ class NystroemFactor:
             return (Z.toarray() if hasattr(Z, "toarray") else np.asarray(Z)), idx
         if self.landmarks == "kmeans":
             from sklearn.cluster import MiniBatchKMeans
+            from threadpoolctl import threadpool_limits
 
             sub = X[np.sort(rng.choice(n, size=min(n, 10 * m), replace=False))]
-            km = MiniBatchKMeans(
-                n_clusters=m, batch_size=max(1024, 2 * m), n_init=1, max_iter=20,
-                random_state=rng.randint(2**31 - 1), init="random",
-            ).fit(sub)
+            # one OpenMP/BLAS thread: oversubscribed threads were 10x slower on the
+            # shared 2-core benchmark machine
+            with threadpool_limits(limits=1):
+                km = MiniBatchKMeans(
+                    n_clusters=m, batch_size=max(1024, 2 * m), n_init=1, max_iter=20,
+                    random_state=rng.randint(2**31 - 1), init="random",
+                ).fit(sub)
             return np.asarray(km.cluster_centers_, dtype=X.dtype), None
         raise ValueError(
             f"landmarks must be one of {LANDMARK_METHODS}, got {self.landmarks!r}."
