@@ -1,8 +1,8 @@
 """Synthetic data of the scale benchmark (not part of the package).
 
 ``manifold``: X = tanh(Z W) with Z ~ N(0, I_10) and W a fixed random 10 x d matrix,
-labels from a smooth function of Z (sign of sin(z_1) + z_2 z_3 / 2 + z_4 / 2), so
-that the class boundary lives on the 10-dimensional manifold.  ``moons``: the
+labels from a smooth function of Z (sign of z_1 + sin(3 z_2) / 2), so that the
+class boundary is a curved surface of the 10-dimensional manifold.  ``moons``: the
 papers' two moons.  Both are generated in float32 (the data of a 1M x 784 set
 would not fit in float64).
 """
@@ -22,7 +22,7 @@ def make_manifold(n: int, d: int, *, seed: int = 0) -> tuple[np.ndarray, np.ndar
     for s in range(0, n, step):
         Z = rng.normal(size=(min(step, n - s), 10)).astype(np.float32)
         np.tanh(Z @ W, out=X[s : s + Z.shape[0]])
-        g = np.sin(Z[:, 0]) + 0.5 * Z[:, 1] * Z[:, 2] + 0.5 * Z[:, 3]
+        g = Z[:, 0] + 0.5 * np.sin(3.0 * Z[:, 1])
         y[s : s + Z.shape[0]] = (g > 0).astype(np.int64)
     return X, y
 
