@@ -28,7 +28,8 @@ from .._validation import (
     validate_params,
 )
 from ..graph import check_adjacency, graph_laplacian, knn_graph, knn_graph_from_kernel
-from ..kernels import as_operator, kernel_matrix, resolve_gamma
+from ..kernels import NystroemFactor, as_operator, kernel_matrix, resolve_gamma
+from ._scale import build_scalable_kernel, decision_in_blocks, scalable_adjacency
 
 __all__ = ["ManifoldClassifierMixin", "KERNEL_CONSTRAINTS", "build_kernel", "build_laplacian"]
 
@@ -87,7 +88,7 @@ def build_laplacian(
     read off K for the RBF kernel (no second distance pass), built from the
     kernel-induced distance for a precomputed kernel, and from X otherwise.
     """
-    n = K.shape[0]
+    n = X.shape[0]
     if adjacency is not None:
         W = check_adjacency(adjacency, n)
         deg = np.asarray(W.sum(axis=1)).ravel()
@@ -171,13 +172,23 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
 
     def _build(self, X: Any, adjacency: Any, need_graph: bool) -> tuple[np.ndarray, Any]:
         t0 = time.perf_counter()
-        K, g = build_kernel(
-            X, kernel=self.kernel, gamma=self.gamma, degree=self.degree,
-            coef0=self.coef0, kernel_params=self.kernel_params,
-            n_neighbors=self.n_neighbors,
-        )
+        kind = getattr(self, "kernel_operator_", "dense")
+        if kind == "dense":
+            K, g = build_kernel(
+                X, kernel=self.kernel, gamma=self.gamma, degree=self.degree,
+                coef0=self.coef0, kernel_params=self.kernel_params,
+                n_neighbors=self.n_neighbors,
+            )
+        else:
+            K, g = build_scalable_kernel(self, X, kind)
         t1 = time.perf_counter()
         L = None
+        graph_method = getattr(self, "graph_method", "auto")
+        if need_graph and adjacency is None and (
+            kind != "dense" or graph_method == "approx"
+            or getattr(self, "graph_pca", None) is not None
+        ):
+            adjacency = scalable_adjacency(self, X)
         if need_graph:
             L = build_laplacian(
                 X, K, kernel=self.kernel, gamma_=g, n_neighbors=self.n_neighbors,
@@ -234,7 +245,24 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
         self.history_ = res.history
         self.fit_times_["solver"] = t_solver
         self.X_fit_ = None if self.kernel == "precomputed" else X
-        F = np.asarray(as_operator(K) @ res.alpha) + res.b
+        if isinstance(K, NystroemFactor):
+            # res.alpha holds the feature coefficients eta; predict with beta = T eta.
+            # The transduction is k(X, Z) beta + b from the stored C = k(X, Z), as
+            # predict computes it (not from the float32 features), so that both agree
+            self.dual_coef_ = K.coef_from_features(res.alpha)
+            self.landmarks_ = K.landmarks_
+            self.n_components_ = K.landmarks_.shape[0]
+            t_tr = time.perf_counter()
+            F = np.empty((K.C_.shape[0], res.alpha.shape[1]))
+            for s in range(0, F.shape[0], 65536):
+                F[s : s + 65536] = K.C_[s : s + 65536] @ self.dual_coef_
+            F += res.b
+            self.fit_times_["transduction"] = time.perf_counter() - t_tr
+        else:
+            t_tr = time.perf_counter()
+            F = np.asarray(as_operator(K) @ res.alpha) + res.b
+            self.fit_times_["transduction"] = time.perf_counter() - t_tr
+            self.landmarks_ = None
         F = self._adapt_outputs(F, y, labeled)
         pred = self._labels_from_scores(F)
         pred[labeled] = y[labeled]
@@ -337,9 +365,39 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
         ndarray of shape (n_samples,) for two classes (positive means
         ``classes_[1]``), else (n_samples, n_classes) one-vs-rest scores.
         """
-        Kt = self._test_kernel(X)
-        F = Kt @ self.dual_coef_ + self.intercept_
+        F = self._batched_decision(X)
         return F[:, 0] if F.shape[1] == 1 else F
+
+    def _batched_decision(self, X: Any, validate: bool = True) -> np.ndarray:
+        """Scores in row blocks of X (bounded memory; same values as one block)."""
+        if validate:
+            check_is_fitted(self, "dual_coef_")
+            X = validate_data(
+                self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
+                reset=False, ensure_all_finite=False,
+            )
+            check_finite(X, "X")
+        if self.kernel == "precomputed" and X.shape[1] != self.dual_coef_.shape[0]:
+            raise ValueError(
+                "With kernel='precomputed', X must be the kernel between the test "
+                f"and the {self.dual_coef_.shape[0]} training points; got shape "
+                f"{X.shape}."
+            )
+        centers = getattr(self, "landmarks_", None)
+        if centers is None:
+            centers = self.X_fit_
+
+        def kfn(A, B):
+            return kernel_matrix(
+                A, B, kernel=self.kernel,
+                gamma=self.gamma_ if self.gamma_ is not None else 1.0,
+                degree=self.degree, coef0=self.coef0, kernel_params=self.kernel_params,
+            )
+
+        return decision_in_blocks(
+            X, centers, self.dual_coef_, self.intercept_, kfn,
+            precomputed=self.kernel == "precomputed",
+        )
 
     def predict(self, X: Any) -> np.ndarray:
         """Class labels: sign of f for two classes, the largest one-vs-rest score else."""

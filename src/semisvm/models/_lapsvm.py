@@ -11,11 +11,14 @@ from sklearn.utils.validation import validate_data
 
 from .. import _defaults
 from .._validation import Interval, Options, check_finite
+from ..kernels._nystroem import LANDMARK_METHODS
 from ..kernels._operators import as_operator
+from ..solvers._lowrank import lapsvm_lowrank
 from ..solvers._newton import laprls_direct, lapsvm_newton
 from ..solvers._pcg import lapsvm_pcg
 from ._adaptive import paper_regularization
 from ._base import ManifoldClassifierMixin
+from ._scale import GRAPH_METHODS, KERNEL_APPROXIMATIONS, resolve_operator
 
 __all__ = ["LapSVM", "LapRLS"]
 
@@ -32,7 +35,39 @@ _PCG_CONSTRAINTS: dict[str, list] = {
     "tol": [Interval(numbers.Real, 0, None, closed="left")],
     "random_state": ["random_state"],
     "record_history": ["boolean"],
+    "kernel_approximation": [Options(KERNEL_APPROXIMATIONS)],
+    "n_components": [None, Interval(numbers.Integral, 1, None)],
+    "landmarks": [Options(LANDMARK_METHODS)],
+    "graph_method": [Options(GRAPH_METHODS)],
+    "graph_pca": [None, Interval(numbers.Integral, 1, None)],
 }
+
+_SCALE_DOC = r"""
+    kernel_approximation : {'auto', 'dense', 'streamed', 'nystroem'}, default='auto'
+        How K is held (:mod:`semisvm.models._scale`).  ``'dense'``: the n x n
+        matrix (every solver); ``'streamed'``: exact products tile by tile, K never
+        stored (``solver='pcg'`` only); ``'nystroem'``: :math:`K\approx\Phi\Phi^T`
+        with ``n_components`` landmarks, the problem solved exactly in the feature
+        space by Newton (LapSVM) or one linear system (LapRLS), whatever
+        ``solver`` says (except ``'dual'``, which needs the dense K), early
+        stopping unused; ``'auto'``: dense when the whole dense fit fits in 70% of
+        available memory, else Nyström.  The choice is in ``kernel_operator_``
+        (printed with ``verbose``); a configuration that does not fit is refused
+        before allocating, naming the sizes of the others.
+    n_components : int, default=None
+        Nyström landmarks m; ``None``: :math:`\lceil\sqrt n\ln n\rceil` capped at
+        2,000 and by memory.
+    landmarks : {'uniform', 'kmeans'}, default='uniform'
+        Nyström landmark choice: random rows, or mini-batch k-means centres.
+    graph_method : {'auto', 'exact', 'approx'}, default='auto'
+        kNN search for the graph.  With a dense RBF kernel, ``'auto'`` and
+        ``'exact'`` read the neighbours off K; otherwise ``'exact'`` is a blocked
+        brute-force search (O(n k) memory, O(n^2 d) time) and ``'approx'`` uses
+        hnswlib or pynndescent (``pip install semisvm[approx]``); ``'auto'`` is
+        exact up to 20,000 points, approximate above when a library is installed.
+    graph_pca : int, default=None
+        Search the neighbours on a PCA projection with this many components.
+"""
 
 
 class _PrimalMixin(ManifoldClassifierMixin):
@@ -73,8 +108,11 @@ class _PrimalMixin(ManifoldClassifierMixin):
         """
         X, y = self._validate_fit_input(X, y)
         solver = self._resolve_solver()
-        es = self._resolve_early_stopping(solver)
         labeled, classes, Y = self._targets(y)
+        kind = self._resolve_operator(X, solver, Y.shape[1], adjacency)
+        es = self._resolve_early_stopping(solver)
+        if kind == "nystroem":
+            es = None
         val_idx = None
         K_val = Y_val = None
         if es in ("validation", "mixed"):
@@ -94,12 +132,12 @@ class _PrimalMixin(ManifoldClassifierMixin):
         sw = self._sample_weight(y, labeled, classes)
         wsum = float(labeled.sum() if sw is None else sw[labeled].sum())
         self.gamma_a_, self.gamma_i_ = paper_regularization(
-            self.regularization, self.gamma_a, gamma_i, n=K.shape[0], weight_sum=wsum,
+            self.regularization, self.gamma_a, gamma_i, n=X.shape[0], weight_sum=wsum,
             L=L, power=self.laplacian_power,
         )
         if es in ("validation", "mixed") or X_val is not None:
             if val_idx is not None:
-                K_val = K[val_idx]
+                K_val = K.rows(val_idx) if kind == "streamed" else K[val_idx]
                 yv = np.asarray(y)[val_idx]
             else:
                 if y_val is None:
@@ -112,7 +150,9 @@ class _PrimalMixin(ManifoldClassifierMixin):
             K, L, Y, solver=solver, K_val=K_val, Y_val=Y_val, es=es, sample_weight=sw
         )
         t_solver = time.perf_counter() - t0
-        self.solver_ = solver
+        self.solver_ = solver if kind != "nystroem" else (
+            "lowrank-direct" if self._loss == "squared" else "lowrank-newton"
+        )
         self._finish(res, K, X, y, labeled, classes, t_solver)
         return self
 
@@ -134,6 +174,28 @@ class _PrimalMixin(ManifoldClassifierMixin):
         y_enc = np.zeros(y.shape[0], dtype=np.intp)
         y_enc[labeled] = np.searchsorted(classes, y[labeled])
         return label_weights(y_enc, labeled, classes, self.class_weight)
+
+    def _resolve_operator(self, X, solver, n_columns, adjacency) -> str:
+        """Choose the kernel operator (``kernel_operator_``), memory checked first."""
+        if self.kernel == "precomputed" and self.kernel_approximation in (
+            "streamed", "nystroem"
+        ):
+            raise ValueError(
+                f"kernel_approximation={self.kernel_approximation!r} computes kernel "
+                "values from the features; with kernel='precomputed' use 'dense' "
+                "(or 'auto')."
+            )
+        requested = "dense" if self.kernel == "precomputed" else self.kernel_approximation
+        kind = resolve_operator(
+            requested, n=X.shape[0], d=X.shape[1], n_columns=n_columns,
+            itemsize=X.dtype.itemsize, n_neighbors=self.n_neighbors,
+            n_components=self.n_components, graph=self.graph_method,
+            need_graph=float(self.gamma_i) > 0 and adjacency is None,
+            solver=solver, dense_only_solvers=("dual",),
+            verbose=self.verbose, name=type(self).__name__,
+        )
+        self.kernel_operator_ = kind
+        return kind
 
     def _val_kernel(self, X, K, X_val, y_val):
         from ..kernels import kernel_matrix
@@ -167,6 +229,19 @@ class _PrimalMixin(ManifoldClassifierMixin):
         if classes.size == 2:
             return np.where(yv == classes[1], 1.0, -1.0)[:, None]
         return np.where(yv[:, None] == classes[None, :], 1.0, -1.0)
+
+    def _solve_lowrank(self, factor, L, Y, sample_weight=None):
+        if sample_weight is not None:
+            raise ValueError(
+                "class_weight is not available with kernel_approximation='nystroem' "
+                "(the m-space solver has unit loss weights); use class_weight=None, "
+                "or kernel_approximation='dense' / 'streamed'."
+            )
+        return lapsvm_lowrank(
+            factor.C_, Y, L=L, gamma_a=self.gamma_a_, gamma_i=self.gamma_i_,
+            loss=self._loss, intrinsic_bias=self.intrinsic_bias,
+            max_iter=max(self.max_iter, 1), T=factor.components_,
+        )
 
     def _pcg_kwargs(self, K_val, Y_val, es):
         return dict(
@@ -368,6 +443,9 @@ class LapSVM(_PrimalMixin):
         regularisation): LIBSVM then returns the middle of an interval of
         optimal biases, which can put every point in one class (the G50C case
         of :func:`semisvm.solvers.lapsvm_dual`).
+        Used to hold out validation points, and to draw the Nyström landmarks.
+    kernel_approximation, n_components, landmarks, graph_method, graph_pca
+        Scale options, see below.
 
     Attributes
     ----------
@@ -399,6 +477,11 @@ class LapSVM(_PrimalMixin):
         Seconds spent in ``'kernel'``, ``'graph'`` and ``'solver'``.
     history_ : dict
         Per-iteration records when ``record_history=True``.
+    kernel_operator_ : str
+        The kernel operator used: ``'dense'``, ``'streamed'`` or ``'nystroem'``.
+    landmarks_ : ndarray of shape (m, n_features) or None
+        Nyström landmarks; ``dual_coef_`` then holds the m coefficients of
+        :math:`f(x) = \sum_j \beta_j k(z_j, x) + b`.
 
     References
     ----------
@@ -458,6 +541,11 @@ class LapSVM(_PrimalMixin):
         class_balance: str | None = "mass",
         class_prior: Any = None,
         loss: str = "squared_hinge",
+        kernel_approximation: str = "auto",
+        n_components: int | None = None,
+        landmarks: str = "uniform",
+        graph_method: str = "auto",
+        graph_pca: int | None = None,
     ) -> None:
         self.solver = solver
         self.gamma_a = gamma_a
@@ -491,6 +579,11 @@ class LapSVM(_PrimalMixin):
         self.class_balance = class_balance
         self.class_prior = class_prior
         self.loss = loss
+        self.kernel_approximation = kernel_approximation
+        self.n_components = n_components
+        self.landmarks = landmarks
+        self.graph_method = graph_method
+        self.graph_pca = graph_pca
 
     def _resolve_solver(self) -> str:
         return self.solver
@@ -502,6 +595,8 @@ class LapSVM(_PrimalMixin):
                 f"loss='hinge' is solved by solver='dual' only; solver={solver!r} "
                 "minimises the squared hinge (loss='squared_hinge')."
             )
+        if self.kernel_operator_ == "nystroem":
+            return self._solve_lowrank(K, L, Y, sample_weight)
         if solver == "newton":
             return lapsvm_newton(
                 K, Y, L=L, gamma_a=ga, gamma_i=gi,
@@ -618,6 +713,11 @@ class LapRLS(_PrimalMixin):
         class_weight: Any = None,
         class_balance: str | None = "mass",
         class_prior: Any = None,
+        kernel_approximation: str = "auto",
+        n_components: int | None = None,
+        landmarks: str = "uniform",
+        graph_method: str = "auto",
+        graph_pca: int | None = None,
     ) -> None:
         self.solver = solver
         self.gamma_a = gamma_a
@@ -650,12 +750,19 @@ class LapRLS(_PrimalMixin):
         self.class_weight = class_weight
         self.class_balance = class_balance
         self.class_prior = class_prior
+        self.kernel_approximation = kernel_approximation
+        self.n_components = n_components
+        self.landmarks = landmarks
+        self.graph_method = graph_method
+        self.graph_pca = graph_pca
 
     def _resolve_solver(self) -> str:
         return self.solver
 
     def _solve(self, K, L, Y, *, solver, K_val, Y_val, es, sample_weight=None):
         ga, gi = self.gamma_a_, self.gamma_i_
+        if self.kernel_operator_ == "nystroem":
+            return self._solve_lowrank(K, L, Y, sample_weight)
         if solver == "direct":
             return laprls_direct(
                 K, Y, L=L, gamma_a=ga, gamma_i=gi,
@@ -666,3 +773,11 @@ class LapRLS(_PrimalMixin):
             loss="squared", sample_weight=sample_weight,
             **self._pcg_kwargs(K_val, Y_val, es),
         )
+
+
+if LapSVM.__doc__:  # pragma: no branch - stripped with python -OO
+    LapSVM.__doc__ = LapSVM.__doc__.replace(
+        "    kernel_approximation, n_components, landmarks, graph_method, graph_pca\n"
+        "        Scale options, see below.\n",
+        _SCALE_DOC.lstrip("\n"),
+    )
