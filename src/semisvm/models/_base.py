@@ -29,6 +29,12 @@ from .._validation import (
 )
 from ..graph import check_adjacency, graph_laplacian, knn_graph, knn_graph_from_kernel
 from ..kernels import as_operator, kernel_matrix, resolve_gamma
+from ..kernels._distributed import (
+    check_distributed_input,
+    distributed_kernel,
+    distributed_kernel_dot,
+    is_distributed_array,
+)
 
 __all__ = ["ManifoldClassifierMixin", "KERNEL_CONSTRAINTS", "build_kernel", "build_laplacian"]
 
@@ -51,7 +57,16 @@ def build_kernel(
     X: Any, *, kernel: Any, gamma: Any, degree: int, coef0: float,
     kernel_params: dict | None,
 ) -> tuple[np.ndarray, float | None]:
-    """Gram matrix of the training points and the resolved RBF/poly ``gamma``."""
+    """Gram matrix of the training points and the resolved RBF/poly ``gamma``.
+
+    A ``dask.array`` X gives a :class:`~semisvm.kernels.DistributedKernelOperator`
+    (the rows of K on the cluster's workers) instead of an ndarray.
+    """
+    if is_distributed_array(X):
+        return distributed_kernel(
+            X, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
+            kernel_params=kernel_params,
+        )
     if kernel == "precomputed":
         K = np.asarray(X.toarray() if sp.issparse(X) else X)
         if K.shape[0] != K.shape[1]:
@@ -95,6 +110,10 @@ def build_laplacian(
                 UserWarning,
                 stacklevel=3,
             )
+    elif is_distributed_array(X):
+        from ..graph._distributed import knn_graph_distributed
+
+        W = knn_graph_distributed(X, n_neighbors, weight=graph_weight, t=heat_t)
     elif kernel == "rbf" and gamma_ is not None:
         W = knn_graph_from_kernel(K, gamma_, n_neighbors, weight=graph_weight, t=heat_t)
     elif kernel == "precomputed":
@@ -125,6 +144,11 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
     # ------------------------------------------------------------------ fit
     def _validate_fit_input(self, X: Any, y: Any) -> tuple[Any, np.ndarray]:
         validate_params(self.get_params(deep=False), self._parameter_constraints)
+        if is_distributed_array(X):
+            X, y = check_distributed_input(X, y, kernel=self.kernel)
+            self.n_features_in_ = X.shape[1]
+            check_classification_targets(y)
+            return X, y
         X, y = validate_data(
             self,
             X,
@@ -159,6 +183,12 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
         return labeled, classes, Y
 
     def _build(self, X: Any, adjacency: Any, need_graph: bool) -> tuple[np.ndarray, Any]:
+        solver = getattr(self, "solver", "pcg")
+        if is_distributed_array(X) and solver != "pcg":
+            raise ValueError(
+                f"solver={solver!r} needs the whole kernel matrix in one process; with a "
+                "dask array X (kernel rows on the cluster) use solver='pcg'."
+            )
         t0 = time.perf_counter()
         K, g = build_kernel(
             X, kernel=self.kernel, gamma=self.gamma, degree=self.degree,
@@ -262,6 +292,21 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
             coef0=self.coef0, kernel_params=self.kernel_params,
         )
 
+    def _distributed_decision(self, X: Any) -> np.ndarray:
+        """Decision values when the training points live on a Dask cluster."""
+        check_is_fitted(self, "dual_coef_")
+        X = validate_data(
+            self, X, accept_sparse=False, dtype=[np.float64, np.float32], reset=False,
+            ensure_all_finite=False,
+        )
+        check_finite(X, "X")
+        F = distributed_kernel_dot(
+            X, self.X_fit_, self.dual_coef_, kernel=self.kernel,
+            gamma=self.gamma_ if self.gamma_ is not None else 1.0, degree=self.degree,
+            coef0=self.coef0, kernel_params=self.kernel_params,
+        )
+        return F + self.intercept_
+
     def decision_function(self, X: Any) -> np.ndarray:
         """Values of :math:`f(x) = \\sum_i \\alpha_i k(x_i, x) + b`.
 
@@ -275,8 +320,10 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
         ndarray of shape (n_samples,) for two classes (positive means
         ``classes_[1]``), else (n_samples, n_classes) one-vs-rest scores.
         """
-        Kt = self._test_kernel(X)
-        F = Kt @ self.dual_coef_ + self.intercept_
+        if is_distributed_array(getattr(self, "X_fit_", None)):
+            F = self._distributed_decision(X)
+        else:
+            F = self._test_kernel(X) @ self.dual_coef_ + self.intercept_
         return F[:, 0] if F.shape[1] == 1 else F
 
     def predict(self, X: Any) -> np.ndarray:

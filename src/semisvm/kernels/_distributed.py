@@ -1,0 +1,636 @@
+r"""Kernel operators whose row blocks live on the workers of a Dask cluster.
+
+The solvers see a kernel only through the operator interface of
+:mod:`semisvm.kernels._operators` (``shape``, ``dtype``, ``A @ V`` for a vector or
+an (n, C) block, ``diagonal()``).  The classes here implement that interface with
+the rows of the matrix partitioned over the workers of a ``dask.distributed``
+cluster, so that the solver loop is the one used in-process, unchanged:
+
+* :class:`DistributedRowBlocks` -- a general (n, m) matrix ``A`` stored as row
+  blocks ``A_b`` (one Dask future each).  ``A @ V`` broadcasts ``V`` (an
+  (m, C) block) once to the workers, each worker returns ``A_b V`` and the client
+  stacks them: the client sends :math:`m C` numbers per worker and receives
+  :math:`n C`.  ``A.T @ V`` sends each worker its own rows ``V_b`` and sums the
+  (m, C) partial products :math:`A_b^T V_b` on the client.
+* :class:`DistributedKernelOperator` -- the symmetric n x n Gram matrix of the
+  training points, ``K_b = k(X_b, X)``, either stored on the worker that owns
+  block ``b`` (``store='dense'``: :math:`n^2` numbers over all workers) or
+  recomputed tile by tile at every product (``store='streamed'``: only X is kept,
+  :math:`O(n d)` per worker).
+* :class:`DistributedNystroemOperator` -- the low-rank approximation
+  :math:`\tilde K = C W^{+} C^T` with ``C = k(X, Z)`` for m landmarks Z, stored as
+  the row blocks ``C_b`` (:math:`n m` numbers over all workers); a product costs
+  two distributed passes, :math:`C^T V` then :math:`C (W^{+} C^T V)`, and moves
+  :math:`2 n C + 2 P m C` numbers for P blocks.
+
+In every case one solver iteration (one product with K for all one-vs-rest
+classes at once) moves :math:`O(n C)` numbers between the client and the workers;
+the kernel itself never leaves them.  Which worker holds which block is Dask's
+choice; the client only keeps futures.
+
+Dask is an optional dependency (``pip install semisvm[dask]``): this module
+imports it lazily, and :func:`is_distributed_array` recognises a ``dask.array``
+without importing Dask.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ._kernels import kernel_matrix, median_gamma, resolve_gamma
+
+__all__ = [
+    "DistributedRowBlocks",
+    "DistributedKernelOperator",
+    "DistributedNystroemOperator",
+    "check_distributed_input",
+    "distributed_kernel",
+    "distributed_row_blocks",
+    "distributed_kernel_dot",
+    "get_dask_client",
+    "is_distributed_array",
+]
+
+
+def is_distributed_array(X: Any) -> bool:
+    """True for a ``dask.array.Array`` (checked without importing Dask)."""
+    mod = type(X).__module__ or ""
+    return mod.startswith("dask.") and hasattr(X, "chunks") and hasattr(X, "dask")
+
+
+def get_dask_client(client: Any = None) -> Any:
+    """The given client, else the current ``dask.distributed`` client.
+
+    Raises
+    ------
+    ImportError
+        When ``dask.distributed`` is not installed (with the extra to install).
+    ValueError
+        When no client is running: the estimators use the cluster of the
+        client the user created (``Client("scheduler-address")`` or
+        ``Client(LocalCluster())``).
+    """
+    if client is not None:
+        return client
+    try:
+        from distributed import get_client
+    except ImportError as exc:  # pragma: no cover - exercised without dask
+        raise ImportError(
+            "A dask.array input needs dask.distributed: pip install 'semisvm[dask]'."
+        ) from exc
+    try:
+        return get_client()
+    except ValueError:
+        raise ValueError(
+            "X is a dask array but no dask.distributed Client is running. Create one "
+            "first, e.g. `from dask.distributed import Client; client = Client()` "
+            "(a local cluster) or `Client('tcp://scheduler-address:8786')`."
+        ) from None
+
+
+def _row_block_futures(X: Any, client: Any, block_rows: int | None) -> tuple[list, np.ndarray]:
+    """Futures of the row blocks of X (a dask array or an ndarray) and their offsets.
+
+    A dask array keeps its own row chunks unless ``block_rows`` is given (then it is
+    rechunked); an ndarray is cut into ``block_rows`` rows (default: two blocks per
+    worker) and scattered.
+    """
+    n = X.shape[0]
+    if is_distributed_array(X):
+        if X.ndim != 2:
+            raise ValueError(f"X must be 2-D, got a dask array of shape {X.shape}.")
+        if block_rows is not None:
+            X = X.rechunk((block_rows, X.shape[1]))
+        elif len(X.chunks[1]) > 1:
+            X = X.rechunk((X.chunks[0], X.shape[1]))
+        blocks = X.to_delayed().ravel().tolist()
+        futures = client.compute(blocks)
+        sizes = np.asarray(X.chunks[0], dtype=np.int64)
+    else:
+        if block_rows is None:
+            n_workers = max(1, len(client.scheduler_info().get("workers", {})))
+            block_rows = -(-n // (2 * n_workers))
+        block_rows = max(1, int(block_rows))
+        starts = list(range(0, n, block_rows))
+        futures = [client.scatter(np.ascontiguousarray(X[s : s + block_rows])) for s in starts]
+        sizes = np.asarray([min(block_rows, n - s) for s in starts], dtype=np.int64)
+    offsets = np.concatenate([[0], np.cumsum(sizes)])
+    return futures, offsets
+
+
+def _stack(*blocks: np.ndarray) -> np.ndarray:
+    return np.vstack(blocks)
+
+
+def _all_rows_future(block_futures: list, client: Any) -> Any:
+    """A future of the whole of X on every worker, assembled among the workers.
+
+    The blocks are stacked on one worker and replicated worker to worker: X never
+    passes through the client.
+    """
+    fut = client.submit(_stack, *block_futures, pure=False)
+    client.replicate([fut])
+    return fut
+
+
+# ---------------------------------------------------------------- worker tasks
+def _kernel_block(Xb: np.ndarray, Z: np.ndarray, params: dict) -> np.ndarray:
+    return kernel_matrix(Xb, Z, **params)
+
+
+def _block_matmul(A: np.ndarray, V: np.ndarray) -> np.ndarray:
+    return np.asarray(A @ V.astype(A.dtype, copy=False), dtype=np.float64)
+
+
+def _block_rmatmul(A: np.ndarray, Vb: np.ndarray) -> np.ndarray:
+    return np.asarray(A.T @ Vb.astype(A.dtype, copy=False), dtype=np.float64)
+
+
+def _streamed_matmul(
+    Xb: np.ndarray, Z: np.ndarray, V: np.ndarray, params: dict, tile: int
+) -> np.ndarray:
+    """``k(Xb, Z) @ V`` computed over column tiles of Z, never storing k(Xb, Z)."""
+    out = np.zeros((Xb.shape[0], V.shape[1]), dtype=np.float64)
+    for s in range(0, Z.shape[0], tile):
+        Kt = kernel_matrix(Xb, Z[s : s + tile], **params)
+        out += Kt @ V[s : s + tile].astype(Kt.dtype, copy=False)
+    return out
+
+
+def _kernel_diagonal(Xb: np.ndarray, params: dict) -> np.ndarray:
+    return np.asarray(
+        [kernel_matrix(Xb[i : i + 1], **params)[0, 0] for i in range(Xb.shape[0])],
+        dtype=np.float64,
+    )
+
+
+def _cross_dot(
+    Xt: np.ndarray, Xb: np.ndarray, coef_b: np.ndarray, params: dict
+) -> np.ndarray:
+    return np.asarray(kernel_matrix(Xt, Xb, **params) @ coef_b, dtype=np.float64)
+
+
+def _sum(parts: list[np.ndarray]) -> np.ndarray:
+    out = parts[0].copy()
+    for p in parts[1:]:
+        out += p
+    return out
+
+
+class DistributedRowBlocks:
+    """An (n, m) matrix stored as row blocks on Dask workers.
+
+    Parameters
+    ----------
+    futures : list of distributed.Future
+        The row blocks, each an ndarray of shape (n_b, m), in row order.
+    offsets : ndarray of shape (n_blocks + 1,)
+        Row offsets: block b holds rows ``offsets[b]:offsets[b+1]``.
+    shape : tuple of int
+        (n, m).
+    dtype : numpy dtype
+        Storage dtype of the blocks (products are returned in float64).
+    client : distributed.Client
+
+    Attributes
+    ----------
+    n_products : int
+        Columns multiplied so far (one per column of V, as the in-process operator).
+    bytes_sent_, bytes_received_ : int
+        Array bytes the client sent to and received from the workers for products
+        (the payload; Dask's own messages come on top).
+    """
+
+    def __init__(
+        self, futures: list, offsets: np.ndarray, shape: tuple[int, int], dtype: Any,
+        client: Any,
+    ) -> None:
+        self.futures = futures
+        self.offsets = np.asarray(offsets, dtype=np.int64)
+        self.shape = (int(shape[0]), int(shape[1]))
+        self.dtype = np.dtype(dtype)
+        self.client = client
+        self.n_products = 0
+        self.bytes_sent_ = 0
+        self.bytes_received_ = 0
+
+    @property
+    def n_blocks(self) -> int:
+        return len(self.futures)
+
+    def _broadcast(self, V: np.ndarray) -> Any:
+        n_workers = max(1, len(self.client.scheduler_info().get("workers", {})))
+        self.bytes_sent_ += V.nbytes * min(n_workers, self.n_blocks)
+        return self.client.scatter(V, broadcast=True)
+
+    def _collect(self, futures: list) -> list[np.ndarray]:
+        parts = self.client.gather(futures)
+        self.bytes_received_ += sum(p.nbytes for p in parts)
+        return parts
+
+    def matmul(self, V: np.ndarray) -> np.ndarray:
+        """``A @ V`` for V of shape (m,) or (m, C), returned in float64."""
+        V = np.asarray(V, dtype=np.float64)
+        vec = V.ndim == 1
+        V2 = V[:, None] if vec else V
+        if V2.shape[0] != self.shape[1]:
+            raise ValueError(f"Cannot multiply a {self.shape} operator by {V.shape}.")
+        self.n_products += V2.shape[1]
+        Vf = self._broadcast(V2)
+        parts = self._collect(
+            [self.client.submit(_block_matmul, f, Vf, pure=False) for f in self.futures]
+        )
+        out = np.vstack(parts)
+        return out[:, 0] if vec else out
+
+    def rmatmul(self, V: np.ndarray) -> np.ndarray:
+        """``A.T @ V`` for V of shape (n,) or (n, C): each worker gets its own rows."""
+        V = np.asarray(V, dtype=np.float64)
+        vec = V.ndim == 1
+        V2 = V[:, None] if vec else V
+        if V2.shape[0] != self.shape[0]:
+            raise ValueError(f"Cannot multiply the transpose of {self.shape} by {V.shape}.")
+        tasks = []
+        for b, f in enumerate(self.futures):
+            Vb = np.ascontiguousarray(V2[self.offsets[b] : self.offsets[b + 1]])
+            self.bytes_sent_ += Vb.nbytes
+            tasks.append(self.client.submit(_block_rmatmul, f, Vb, pure=False))
+        parts = self._collect(tasks)
+        out = _sum(parts)
+        return out[:, 0] if vec else out
+
+    def __matmul__(self, V: np.ndarray) -> np.ndarray:
+        return self.matmul(V)
+
+    def rows(self, idx: np.ndarray) -> np.ndarray:
+        """The rows ``A[idx]`` gathered to the client (e.g. the labeled rows)."""
+        idx = np.asarray(idx, dtype=np.int64)
+        blk = np.searchsorted(self.offsets, idx, side="right") - 1
+        out = np.empty((idx.size, self.shape[1]), dtype=np.float64)
+        for b in np.unique(blk):
+            sel = np.flatnonzero(blk == b)
+            local = idx[sel] - self.offsets[b]
+            out[sel] = self.client.submit(lambda A, i: A[i], self.futures[b], local).result()
+        return out
+
+    def toarray(self) -> np.ndarray:
+        """The whole matrix on the client (for tests and small n)."""
+        return np.vstack(self.client.gather(self.futures)).astype(np.float64)
+
+    def release(self) -> None:
+        """Drop the blocks from the workers' memory."""
+        for f in self.futures:
+            f.release()
+        self.futures = []
+
+
+def distributed_row_blocks(
+    X: Any, Z: Any = None, *, client: Any = None, block_rows: int | None = None,
+    kernel: str | Callable = "rbf", gamma: float = 1.0, degree: int = 3,
+    coef0: float = 1.0, kernel_params: dict | None = None, dtype: Any = np.float32,
+) -> DistributedRowBlocks:
+    """The (n, m) kernel matrix ``k(X, Z)`` computed and kept on the workers.
+
+    ``Z`` (in memory, e.g. Nyström landmarks) is broadcast once; ``Z=None`` uses
+    the whole of X (then every worker receives X once).
+    """
+    client = get_dask_client(client)
+    futures, offsets = _row_block_futures(X, client, block_rows)
+    if Z is None:
+        Zf = _all_rows_future(futures, client)
+        m = X.shape[0]
+    else:
+        Zm = np.asarray(Z)
+        Zf = client.scatter(Zm, broadcast=True)
+        m = Zm.shape[0]
+    params = dict(kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
+                  kernel_params=kernel_params, dtype=dtype)
+    blocks = [client.submit(_kernel_block, f, Zf, params, pure=False) for f in futures]
+    return DistributedRowBlocks(blocks, offsets, (X.shape[0], m), dtype, client)
+
+
+class DistributedKernelOperator:
+    r"""The n x n training Gram matrix, partitioned by rows over a Dask cluster.
+
+    Implements the solver operator interface (``shape``, ``dtype``, ``@``,
+    ``diagonal``): PCG runs on it unchanged, with one distributed product per
+    iteration for all classes (an (n, C) block).
+
+    Parameters
+    ----------
+    X : dask.array.Array or ndarray of shape (n, d)
+        Training points; a dask array keeps its row chunks as the blocks.
+    store : {'dense', 'streamed'}, default='dense'
+        ``'dense'`` keeps :math:`K_b = k(X_b, X)` (float32) on the worker of block
+        b: :math:`4 n^2 / P` bytes per worker for P equal blocks, one
+        :math:`O(n_b n C)` product per iteration.  ``'streamed'`` keeps only X on
+        each worker (:math:`O(n d)`) and recomputes :math:`k(X_b, X)` in column
+        tiles of ``tile`` rows at every product (exact, :math:`O(n_b n d)` work).
+    client : distributed.Client, default=None
+        The current client when None.
+    block_rows : int, default=None
+        Rows per block (default: the dask chunks, or two blocks per worker).
+    kernel, gamma, degree, coef0, kernel_params :
+        As in :func:`semisvm.kernels.kernel_matrix`.
+    dtype : dtype, default=float32
+        Storage/compute dtype of the kernel blocks; products are float64.
+    tile : int, default=4096
+        Column tile of the streamed products.
+    """
+
+    def __init__(
+        self, X: Any, *, store: str = "dense", client: Any = None,
+        block_rows: int | None = None, kernel: str | Callable = "rbf",
+        gamma: float = 1.0, degree: int = 3, coef0: float = 1.0,
+        kernel_params: dict | None = None, dtype: Any = np.float32, tile: int = 4096,
+    ) -> None:
+        if store not in ("dense", "streamed"):
+            raise ValueError(f"store must be 'dense' or 'streamed', got {store!r}.")
+        self.client = get_dask_client(client)
+        self.store = store
+        self.params = dict(kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
+                           kernel_params=kernel_params, dtype=dtype)
+        self.tile = int(tile)
+        n = X.shape[0]
+        self.shape = (n, n)
+        self.dtype = np.dtype(dtype)
+        self._x_blocks, offsets = _row_block_futures(X, self.client, block_rows)
+        self._x_all = _all_rows_future(self._x_blocks, self.client)
+        if store == "dense":
+            blocks = [
+                self.client.submit(_kernel_block, f, self._x_all, self.params, pure=False)
+                for f in self._x_blocks
+            ]
+            self.blocks: DistributedRowBlocks | None = DistributedRowBlocks(
+                blocks, offsets, self.shape, dtype, self.client
+            )
+        else:
+            self.blocks = None
+        self.offsets = offsets
+        self.n_products = 0
+        self.bytes_sent_ = 0
+        self.bytes_received_ = 0
+
+    def __matmul__(self, V: np.ndarray) -> np.ndarray:
+        V = np.asarray(V, dtype=np.float64)
+        self.n_products += 1 if V.ndim == 1 else V.shape[1]
+        if self.blocks is not None:
+            s0, r0 = self.blocks.bytes_sent_, self.blocks.bytes_received_
+            out = self.blocks.matmul(V)
+            self.bytes_sent_ += self.blocks.bytes_sent_ - s0
+            self.bytes_received_ += self.blocks.bytes_received_ - r0
+            return out
+        vec = V.ndim == 1
+        V2 = V[:, None] if vec else V
+        if V2.shape[0] != self.shape[1]:
+            raise ValueError(f"Cannot multiply a {self.shape} operator by {V.shape}.")
+        n_workers = max(1, len(self.client.scheduler_info().get("workers", {})))
+        self.bytes_sent_ += V2.nbytes * min(n_workers, len(self._x_blocks))
+        Vf = self.client.scatter(V2, broadcast=True)
+        parts = self.client.gather([
+            self.client.submit(
+                _streamed_matmul, f, self._x_all, Vf, self.params, self.tile, pure=False
+            )
+            for f in self._x_blocks
+        ])
+        self.bytes_received_ += sum(p.nbytes for p in parts)
+        out = np.vstack(parts)
+        return out[:, 0] if vec else out
+
+    def diagonal(self) -> np.ndarray:
+        parts = self.client.gather([
+            self.client.submit(_kernel_diagonal, f, self.params, pure=False)
+            for f in self._x_blocks
+        ])
+        return np.concatenate(parts)
+
+    def dot_cross(self, X_test: np.ndarray, coef: np.ndarray) -> np.ndarray:
+        """``k(X_test, X) @ coef``: each worker multiplies its own columns.
+
+        ``X_test`` (in memory) is broadcast; worker b returns
+        :math:`k(X_{test}, X_b)\\,\\mathrm{coef}_b` and the client sums them.
+        """
+        Xt = self.client.scatter(np.asarray(X_test), broadcast=True)
+        coef = np.asarray(coef, dtype=np.float64)
+        tasks = [
+            self.client.submit(
+                _cross_dot, Xt, f, coef[self.offsets[b] : self.offsets[b + 1]],
+                self.params, pure=False,
+            )
+            for b, f in enumerate(self._x_blocks)
+        ]
+        return _sum(self.client.gather(tasks))
+
+    def __getitem__(self, idx: Any) -> np.ndarray:
+        """Rows ``K[idx]`` on the client (e.g. validation rows), float64."""
+        idx = np.atleast_1d(np.arange(self.shape[0])[idx])
+        if self.blocks is not None:
+            return self.blocks.rows(idx)
+        E = np.zeros((self.shape[0], idx.size))
+        E[idx, np.arange(idx.size)] = 1.0
+        return (self @ E).T
+
+    def toarray(self) -> np.ndarray:
+        if self.blocks is not None:
+            return self.blocks.toarray()
+        return self @ np.eye(self.shape[0])
+
+
+class DistributedNystroemOperator:
+    r"""Low-rank :math:`\tilde K = C W^{+} C^T` with the rows of ``C`` on the workers.
+
+    ``C = k(X, Z)`` for m landmarks Z (rows of X chosen uniformly at random, or
+    given), ``W = k(Z, Z)``; :math:`W^{+}` is applied through the eigenvectors of W
+    with eigenvalues above ``rcond`` times the largest (the pseudo-inverse, so a
+    rank-deficient W gives no NaN).  A product :math:`\tilde K V` is two
+    distributed passes, :math:`S = C^T V` (each worker sends an (m, C) partial
+    sum) and :math:`C (W^{+} S)`.
+
+    Parameters
+    ----------
+    X : dask.array.Array or ndarray of shape (n, d)
+    n_components : int, default=1000
+        Number of landmarks m (at most n).
+    landmarks : ndarray of shape (m, d), default=None
+        Landmarks to use instead of a uniform sample.
+    random_state : int, default=0
+    rcond : float, default=1e-10
+    client, block_rows, kernel, gamma, degree, coef0, kernel_params, dtype :
+        As in :class:`DistributedKernelOperator`.
+    """
+
+    def __init__(
+        self, X: Any, *, n_components: int = 1000, landmarks: Any = None,
+        random_state: int = 0, rcond: float = 1e-10, client: Any = None,
+        block_rows: int | None = None, kernel: str | Callable = "rbf",
+        gamma: float = 1.0, degree: int = 3, coef0: float = 1.0,
+        kernel_params: dict | None = None, dtype: Any = np.float32,
+    ) -> None:
+        client = get_dask_client(client)
+        n = X.shape[0]
+        if landmarks is None:
+            m = min(int(n_components), n)
+            rng = np.random.default_rng(random_state)
+            idx = np.sort(rng.choice(n, size=m, replace=False))
+            Z = np.asarray(X[idx].compute() if is_distributed_array(X) else X[idx])
+        else:
+            Z = np.asarray(landmarks)
+        self.landmarks_ = Z
+        params = dict(kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
+                      kernel_params=kernel_params)
+        self._params = params
+        W = kernel_matrix(Z, **params, dtype=np.float64)
+        w, U = np.linalg.eigh(W)
+        keep = w > rcond * max(w.max(), 0.0)
+        if not keep.any():
+            raise ValueError("The landmark kernel matrix W is zero: choose other landmarks.")
+        self._U = U[:, keep]
+        self._winv = 1.0 / w[keep]
+        self.rank_ = int(keep.sum())
+        self.C = distributed_row_blocks(
+            X, Z, client=client, block_rows=block_rows, dtype=dtype, **params
+        )
+        self.shape = (n, n)
+        self.dtype = np.dtype(np.float64)
+        self.client = client
+        self.n_products = 0
+
+    @property
+    def bytes_sent_(self) -> int:
+        return self.C.bytes_sent_
+
+    @property
+    def bytes_received_(self) -> int:
+        return self.C.bytes_received_
+
+    def apply_winv(self, S: np.ndarray) -> np.ndarray:
+        """:math:`W^{+} S` for S of shape (m,) or (m, C)."""
+        return self._U @ (self._winv[:, None] * (self._U.T @ S)) if S.ndim == 2 else (
+            self._U @ (self._winv * (self._U.T @ S))
+        )
+
+    def __matmul__(self, V: np.ndarray) -> np.ndarray:
+        V = np.asarray(V, dtype=np.float64)
+        self.n_products += 1 if V.ndim == 1 else V.shape[1]
+        return self.C.matmul(self.apply_winv(self.C.rmatmul(V)))
+
+    def diagonal(self) -> np.ndarray:
+        # diag(C W+ C^T)_i = || diag(w)^{-1/2} U^T c_i ||^2, computed per block
+        M = self._U * np.sqrt(self._winv)[None, :]
+        Mf = self.client.scatter(M, broadcast=True)
+        parts = self.client.gather([
+            self.client.submit(lambda A, M: ((A @ M) ** 2).sum(axis=1), f, Mf, pure=False)
+            for f in self.C.futures
+        ])
+        return np.concatenate(parts).astype(np.float64)
+
+    def dot_cross(self, X_test: np.ndarray, coef: np.ndarray) -> np.ndarray:
+        r""":math:`k(X_{test}, Z)\, W^{+} C^T \mathrm{coef}` (the low-rank test kernel)."""
+        S = self.apply_winv(self.C.rmatmul(np.asarray(coef, dtype=np.float64)))
+        return kernel_matrix(np.asarray(X_test), self.landmarks_, **self._params,
+                             dtype=np.float64) @ S
+
+    def toarray(self) -> np.ndarray:
+        Cm = self.C.toarray()
+        return Cm @ self.apply_winv(Cm.T)
+
+
+def distributed_kernel_dot(
+    X_test: np.ndarray, X_train: Any, coef: np.ndarray, *, client: Any = None,
+    block_rows: int | None = None, **params: Any,
+) -> np.ndarray:
+    """``k(X_test, X_train) @ coef`` with X_train a dask array, block by block."""
+    client = get_dask_client(client)
+    futures, offsets = _row_block_futures(X_train, client, block_rows)
+    Xt = client.scatter(np.asarray(X_test), broadcast=True)
+    coef = np.asarray(coef, dtype=np.float64)
+    tasks = [
+        client.submit(_cross_dot, Xt, f, coef[offsets[b] : offsets[b + 1]], params,
+                      pure=False)
+        for b, f in enumerate(futures)
+    ]
+    return _sum(client.gather(tasks))
+
+
+def check_distributed_input(X: Any, y: Any, *, kernel: Any) -> tuple[Any, np.ndarray]:
+    """Validate a dask-array X (2-D, float, not precomputed) and gather y.
+
+    Returns X cast to float64 unless it is float32, and y as an ndarray.
+    """
+    if kernel == "precomputed":
+        raise ValueError(
+            "kernel='precomputed' needs the Gram matrix in memory; pass the points X as "
+            "a dask array with a kernel name or callable instead."
+        )
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-D, got a dask array of shape {X.shape}.")
+    if not np.issubdtype(X.dtype, np.number):
+        raise ValueError(f"X must be numeric, got a dask array of dtype {X.dtype}.")
+    if X.dtype not in (np.float32, np.float64):
+        X = X.astype(np.float64)
+    y = np.asarray(y.compute() if is_distributed_array(y) else y)
+    if y.ndim != 1 or y.shape[0] != X.shape[0]:
+        raise ValueError(
+            f"y must be 1-D with one entry per row of X ({X.shape[0]}), got shape {y.shape}."
+        )
+    return X, y
+
+
+def _worker_memory(client: Any) -> tuple[int, int | None]:
+    """(number of workers, smallest worker memory limit in bytes or None)."""
+    workers = client.scheduler_info().get("workers", {})
+    limits = [w.get("memory_limit") or 0 for w in workers.values()]
+    limits = [v for v in limits if v > 0]
+    return max(1, len(workers)), (min(limits) if limits else None)
+
+
+def choose_store(n: int, client: Any, dtype: Any = np.float32) -> str:
+    """'dense' when the kernel's row blocks fit in half of each worker's memory."""
+    n_workers, limit = _worker_memory(client)
+    need = n * n * np.dtype(dtype).itemsize / n_workers
+    if limit is None or need <= 0.5 * limit:
+        return "dense"
+    return "streamed"
+
+
+def _distributed_gamma(X: Any, gamma: Any, kernel: Any) -> float | None:
+    """``gamma`` resolved as in process, from the same rows (see resolve_gamma)."""
+    if callable(kernel) or kernel == "linear":
+        return None
+    n = X.shape[0]
+    if kernel == "rbf" and (gamma is None or gamma == "median"):
+        # the rows median_gamma would draw in process, so the result is identical
+        rng = np.random.default_rng(0)
+        idx = np.sort(rng.choice(n, size=min(n, 1000), replace=False))
+        return median_gamma(np.asarray(X[idx].compute()))
+    if gamma == "scale":
+        var = float(X.var().compute())
+        return 1.0 / (X.shape[1] * var) if var > 0 else 1.0
+    return resolve_gamma(X[:1].compute(), gamma, kernel)
+
+
+def distributed_kernel(
+    X: Any, *, kernel: Any, gamma: Any, degree: int, coef0: float,
+    kernel_params: dict | None, store: str = "auto", client: Any = None,
+) -> tuple[DistributedKernelOperator, float | None]:
+    """The training kernel of a dask-array X as a distributed operator, and gamma.
+
+    The blocks have X's precision (float32 for float32 X, else float64), as
+    in process.  ``store='auto'`` keeps dense row blocks when they fit in half of each
+    worker's memory limit and streams them otherwise (:func:`choose_store`).
+    """
+    client = get_dask_client(client)
+    g = _distributed_gamma(X, gamma, kernel)
+    # the in-process rule of kernel_matrix: float32 only for float32 data
+    dtype = np.float32 if X.dtype == np.float32 else np.float64
+    if store == "auto":
+        store = choose_store(X.shape[0], client, dtype)
+    op = DistributedKernelOperator(
+        X, store=store, client=client, kernel=kernel,
+        gamma=g if g is not None else 1.0, degree=degree, coef0=coef0,
+        kernel_params=kernel_params, dtype=dtype,
+    )
+    return op, g
