@@ -178,3 +178,20 @@ def test_package_works_without_dask():
                          timeout=120)
     assert out.returncode == 0, out.stderr
     assert float(out.stdout.strip()) > 0.5
+
+
+def test_grid_search_through_joblib_dask_backend(client):
+    """Embarrassingly parallel work goes to the cluster through joblib, unchanged."""
+    import joblib
+    from sklearn.model_selection import GridSearchCV, KFold
+
+    X, y, _ = make_two_moons(120, n_labeled_per_class=10, random_state=0)
+    grid = {"gamma_a": [1e-3, 1e-1], "gamma_i": [0.0, 1.0]}
+    cv = KFold(3, shuffle=True, random_state=0)
+    local = GridSearchCV(LapSVM(solver="newton"), grid, cv=cv).fit(X, y)
+    with joblib.parallel_backend("dask"):
+        remote = GridSearchCV(LapSVM(solver="newton"), grid, cv=cv, n_jobs=2).fit(X, y)
+    np.testing.assert_allclose(
+        remote.cv_results_["mean_test_score"], local.cv_results_["mean_test_score"]
+    )
+    assert remote.best_params_ == local.best_params_
