@@ -457,14 +457,14 @@ class DistributedNystroemOperator:
     landmarks : ndarray of shape (m, d), default=None
         Landmarks to use instead of a uniform sample.
     random_state : int, default=0
-    rcond : float, default=1e-10
+    rcond : float, default=1e-6
     client, block_rows, kernel, gamma, degree, coef0, kernel_params, dtype :
         As in :class:`DistributedKernelOperator`.
     """
 
     def __init__(
         self, X: Any, *, n_components: int = 1000, landmarks: Any = None,
-        random_state: int = 0, rcond: float = 1e-10, client: Any = None,
+        random_state: int = 0, rcond: float = 1e-6, client: Any = None,
         block_rows: int | None = None, kernel: str | Callable = "rbf",
         gamma: float = 1.0, degree: int = 3, coef0: float = 1.0,
         kernel_params: dict | None = None, dtype: Any = np.float32,
