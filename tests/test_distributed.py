@@ -72,13 +72,19 @@ def test_kernel_operator_products_equal_in_memory(client, data, store):
     assert per_product <= (n_workers + 1) * 500 * 8 * 1.01
 
 
-def test_communication_is_order_n_times_classes(client, data):
+@pytest.mark.parametrize("inline", [True, False])
+def test_communication_is_order_n_times_classes(client, data, monkeypatch, inline):
+    from semisvm.kernels import _distributed
+
+    if not inline:  # force the scatter path: V goes once to each worker
+        monkeypatch.setattr(_distributed, "_INLINE_BYTES", 0)
     X, Xd = data
     op = DistributedKernelOperator(Xd, store="dense", gamma=0.2, dtype=np.float64)
     V = np.ones((500, 4))
-    op @ V
-    # the block V went once to each of the 2 workers, the product came back once
-    assert op.bytes_sent_ == 2 * V.nbytes
+    np.testing.assert_allclose(op @ V, kernel_matrix(X, gamma=0.2) @ V, atol=1e-10)
+    n_blocks = len(Xd.chunks[0])
+    assert op.bytes_sent_ == (n_blocks if inline else 2) * V.nbytes
+    # the product came back once, whatever the number of blocks
     assert op.bytes_received_ == V.nbytes
 
 

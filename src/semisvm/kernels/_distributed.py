@@ -91,6 +91,16 @@ def get_dask_client(client: Any = None) -> Any:
         ) from None
 
 
+#: Payloads up to this size travel inside the task messages; larger ones are
+#: scattered once to every worker (one extra round trip, no repeated copies).
+_INLINE_BYTES = 4 * 2**20
+
+
+def _n_workers(client: Any) -> int:
+    """Number of workers (asks the scheduler: call once per operator, not per product)."""
+    return max(1, len(client.scheduler_info().get("workers", {})))
+
+
 def _row_block_futures(X: Any, client: Any, block_rows: int | None) -> tuple[list, np.ndarray]:
     """Futures of the row blocks of X (a dask array or an ndarray) and their offsets.
 
@@ -111,8 +121,7 @@ def _row_block_futures(X: Any, client: Any, block_rows: int | None) -> tuple[lis
         sizes = np.asarray(X.chunks[0], dtype=np.int64)
     else:
         if block_rows is None:
-            n_workers = max(1, len(client.scheduler_info().get("workers", {})))
-            block_rows = -(-n // (2 * n_workers))
+            block_rows = -(-n // (2 * _n_workers(client)))
         block_rows = max(1, int(block_rows))
         starts = list(range(0, n, block_rows))
         futures = [client.scatter(np.ascontiguousarray(X[s : s + block_rows])) for s in starts]
@@ -213,6 +222,7 @@ class DistributedRowBlocks:
         self.shape = (int(shape[0]), int(shape[1]))
         self.dtype = np.dtype(dtype)
         self.client = client
+        self.n_workers = _n_workers(client)
         self.n_products = 0
         self.bytes_sent_ = 0
         self.bytes_received_ = 0
@@ -222,8 +232,11 @@ class DistributedRowBlocks:
         return len(self.futures)
 
     def _broadcast(self, V: np.ndarray) -> Any:
-        n_workers = max(1, len(self.client.scheduler_info().get("workers", {})))
-        self.bytes_sent_ += V.nbytes * min(n_workers, self.n_blocks)
+        """V for every block's task: inline when small, else scattered once."""
+        if V.nbytes <= _INLINE_BYTES:
+            self.bytes_sent_ += V.nbytes * self.n_blocks
+            return V
+        self.bytes_sent_ += V.nbytes * min(self.n_workers, self.n_blocks)
         return self.client.scatter(V, broadcast=True)
 
     def _collect(self, futures: list) -> list[np.ndarray]:
@@ -350,6 +363,7 @@ class DistributedKernelOperator:
         if store not in ("dense", "streamed"):
             raise ValueError(f"store must be 'dense' or 'streamed', got {store!r}.")
         self.client = get_dask_client(client)
+        self._n_workers = _n_workers(self.client)
         self.store = store
         self.params = dict(kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
                            kernel_params=kernel_params, dtype=dtype)
@@ -387,9 +401,12 @@ class DistributedKernelOperator:
         V2 = V[:, None] if vec else V
         if V2.shape[0] != self.shape[1]:
             raise ValueError(f"Cannot multiply a {self.shape} operator by {V.shape}.")
-        n_workers = max(1, len(self.client.scheduler_info().get("workers", {})))
-        self.bytes_sent_ += V2.nbytes * min(n_workers, len(self._x_blocks))
-        Vf = self.client.scatter(V2, broadcast=True)
+        if V2.nbytes <= _INLINE_BYTES:
+            self.bytes_sent_ += V2.nbytes * len(self._x_blocks)
+            Vf = V2
+        else:
+            self.bytes_sent_ += V2.nbytes * min(self._n_workers, len(self._x_blocks))
+            Vf = self.client.scatter(V2, broadcast=True)
         parts = self.client.gather([
             self.client.submit(
                 _streamed_matmul, f, self._x_all, Vf, self.params, self.tile, pure=False
@@ -579,7 +596,7 @@ def check_distributed_input(X: Any, y: Any, *, kernel: Any) -> tuple[Any, np.nda
     return X, y
 
 
-def _worker_memory(client: Any) -> tuple[int, int | None]:
+def _worker_memory(client: Any) -> tuple[int, int | None]:  # noqa: D103
     """(number of workers, smallest worker memory limit in bytes or None)."""
     workers = client.scheduler_info().get("workers", {})
     limits = [w.get("memory_limit") or 0 for w in workers.values()]
