@@ -201,3 +201,20 @@ def test_grid_search_through_joblib_dask_backend(client):
         remote.cv_results_["mean_test_score"], local.cv_results_["mean_test_score"]
     )
     assert remote.best_params_ == local.best_params_
+
+
+def test_distributed_approximate_graph_recall(client):
+    pytest.importorskip("hnswlib")
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(1200, 6))
+    Xd = da.from_array(X, chunks=(300, 6))
+    W_exact = knn_graph(X, 8)
+    W_apx = knn_graph_distributed(Xd, 8, method="approx")
+    # recall of the symmetric edge sets; exact search per block would give 1
+    exact_edges = set(zip(*W_exact.nonzero(), strict=True))
+    apx_edges = set(zip(*W_apx.nonzero(), strict=True))
+    recall = len(exact_edges & apx_edges) / len(exact_edges)
+    assert recall >= 0.98
+    assert (W_apx != W_apx.T).nnz == 0 and W_apx.diagonal().sum() == 0
+    with pytest.raises(ValueError, match="method"):
+        knn_graph_distributed(Xd, 8, method="fast")
