@@ -218,3 +218,51 @@ def test_distributed_approximate_graph_recall(client):
     assert (W_apx != W_apx.T).nnz == 0 and W_apx.diagonal().sum() == 0
     with pytest.raises(ValueError, match="method"):
         knn_graph_distributed(Xd, 8, method="fast")
+
+
+@pytest.mark.parametrize("est_cls", [LapSVM, LapRLS])
+def test_nystroem_on_cluster_equals_in_process(client, est_cls):
+    """Same landmarks, same m-space problem: the cluster's C gives the same model."""
+    X, y, _ = make_two_moons(500, n_labeled_per_class=4, random_state=1)
+    Xd = da.from_array(X, chunks=(130, 2))
+    est = est_cls(kernel_approximation="nystroem", n_components=80)
+    a = est.fit(X, y)
+    b = est_cls(**est.get_params()).fit(Xd, y)
+    assert a.kernel_operator_ == b.kernel_operator_ == "nystroem"
+    np.testing.assert_array_equal(a.landmarks_, b.landmarks_)
+    # the two sum C^T L C in different orders; T = U S^{-1/2} magnifies that rounding
+    # by up to 1/sqrt(rcond) = 1e3 (relative 1e-13 -> about 1e-10 in M, 1e-6 in f)
+    np.testing.assert_allclose(b.decision_function(X), a.decision_function(X), atol=1e-5)
+    assert (a.transduction_ == b.transduction_).mean() >= 0.998
+
+
+def test_feature_gram_equals_in_process_intrinsic_gram(client):
+    from semisvm.graph import graph_laplacian
+    from semisvm.kernels import NystroemFactor
+    from semisvm.kernels._distributed import DistributedNystroemFactor
+    from semisvm.solvers._lowrank import intrinsic_gram
+
+    X, _, _ = make_two_moons(300, n_labeled_per_class=1, random_state=2)
+    L = graph_laplacian(knn_graph(X, 6), normalized=True)
+    f_in = NystroemFactor(40, gamma=2.0).fit(X)
+    f_cl = DistributedNystroemFactor(40, gamma=2.0).fit(da.from_array(X, chunks=(70, 2)))
+    np.testing.assert_array_equal(f_in.landmarks_, f_cl.landmarks_)
+    for ib in (False, True):
+        Phi = f_in.C_.astype(np.float64) @ f_in.components_  # float64 features
+        M = intrinsic_gram(Phi, L, intrinsic_bias=ib)
+        np.testing.assert_allclose(f_cl.feature_gram(L, intrinsic_bias=ib), M,
+                                   atol=1e-8 * np.abs(M).max())
+
+
+def test_streamed_on_cluster_equals_in_process(client):
+    X, y, _ = make_two_moons(240, n_labeled_per_class=3, random_state=0)
+    Xd = da.from_array(X, chunks=(70, 2))
+    est = LapSVM(kernel_approximation="streamed", gamma_a=1e-2, early_stopping=None,
+                 tol=1e-10, max_iter=3000)
+    a = est.fit(X, y)
+    b = LapSVM(**est.get_params()).fit(Xd, y)
+    assert b.kernel_operator_ == "streamed"
+    assert a.termination_condition_ == b.termination_condition_ == "tol"
+    np.testing.assert_allclose(b.decision_function(X), a.decision_function(X), atol=1e-5)
+    with pytest.raises(ValueError, match="solver='pcg'"):
+        LapSVM(kernel_approximation="streamed", solver="newton").fit(Xd, y)

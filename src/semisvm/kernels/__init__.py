@@ -9,12 +9,14 @@ from ._kernels import (
     resolve_gamma,
     row_norms_sq,
 )
+from ._nystroem import LANDMARK_METHODS, LowRankOperator, NystroemFactor
 from ._operators import (
     DenseKernelOperator,
     SparseOperator,
     SymmetricOperator,
     as_operator,
 )
+from ._streamed import StreamedKernelOperator
 
 __all__ = [
     "DeformedGPKernel",
@@ -30,4 +32,8 @@ __all__ = [
     "SparseOperator",
     "SymmetricOperator",
     "as_operator",
+    "LANDMARK_METHODS",
+    "LowRankOperator",
+    "NystroemFactor",
+    "StreamedKernelOperator",
 ]

@@ -46,8 +46,11 @@ __all__ = [
     "DistributedRowBlocks",
     "DistributedKernelOperator",
     "DistributedNystroemOperator",
+    "DistributedNystroemFactor",
     "check_distributed_input",
+    "distributed_gamma",
     "distributed_kernel",
+    "resolve_distributed_operator",
     "distributed_row_blocks",
     "distributed_kernel_dot",
     "get_dask_client",
@@ -289,6 +292,15 @@ class DistributedRowBlocks:
             out[sel] = self.client.submit(lambda A, i: A[i], self.futures[b], local).result()
         return out
 
+    def __getitem__(self, idx: Any) -> np.ndarray:
+        """Rows by an integer index array (gathered); other indexing is refused."""
+        arr = np.asarray(idx)
+        if arr.dtype.kind not in "iu":
+            raise TypeError(
+                "A distributed matrix can be indexed by an integer array of rows only."
+            )
+        return self.rows(arr)
+
     def toarray(self) -> np.ndarray:
         """The whole matrix on the client (for tests and small n)."""
         return np.vstack(self.client.gather(self.futures)).astype(np.float64)
@@ -440,6 +452,10 @@ class DistributedKernelOperator:
             for b, f in enumerate(self._x_blocks)
         ]
         return _sum(self.client.gather(tasks))
+
+    def rows(self, idx: Any) -> np.ndarray:
+        """Rows ``K[idx]`` on the client (e.g. validation rows), float64."""
+        return self[idx]
 
     def __getitem__(self, idx: Any) -> np.ndarray:
         """Rows ``K[idx]`` on the client (e.g. validation rows), float64."""
@@ -613,7 +629,7 @@ def choose_store(n: int, client: Any, dtype: Any = np.float32) -> str:
     return "streamed"
 
 
-def _distributed_gamma(X: Any, gamma: Any, kernel: Any) -> float | None:
+def distributed_gamma(X: Any, gamma: Any, kernel: Any) -> float | None:
     """``gamma`` resolved as in process, from the same rows (see resolve_gamma)."""
     if callable(kernel) or kernel == "linear":
         return None
@@ -640,7 +656,7 @@ def distributed_kernel(
     worker's memory limit and streams them otherwise (:func:`choose_store`).
     """
     client = get_dask_client(client)
-    g = _distributed_gamma(X, gamma, kernel)
+    g = distributed_gamma(X, gamma, kernel)
     # the in-process rule of kernel_matrix: float32 only for float32 data
     dtype = np.float32 if X.dtype == np.float32 else np.float64
     if store == "auto":
@@ -651,3 +667,184 @@ def distributed_kernel(
         kernel_params=kernel_params, dtype=dtype,
     )
     return op, g
+
+
+# ------------------------------------------------------------ Nyström factor
+def _pair_gram(Cb: np.ndarray, Cc: np.ndarray, Lbc: Any, with_ones: bool) -> np.ndarray:
+    r""":math:`\tilde C_b^T L_{bc} \tilde C_c` with :math:`\tilde C = [C, 1]` (float64)."""
+    A = np.asarray(Cb, dtype=np.float64)
+    B = np.asarray(Cc, dtype=np.float64)
+    if with_ones:
+        A = np.c_[A, np.ones(A.shape[0])]
+        B = np.c_[B, np.ones(B.shape[0])]
+    return A.T @ np.asarray(Lbc @ B)
+
+
+def _tree_sum(client: Any, futures: list) -> np.ndarray:
+    """Sum of the arrays behind ``futures``, reduced pairwise on the workers."""
+    while len(futures) > 1:
+        nxt = [client.submit(np.add, futures[i], futures[i + 1], pure=False)
+               for i in range(0, len(futures) - 1, 2)]
+        if len(futures) % 2:
+            nxt.append(futures[-1])
+        futures = nxt
+    return futures[0].result()
+
+
+class DistributedNystroemFactor:
+    r"""The Nyström factor of :class:`~semisvm.kernels.NystroemFactor` with C on a cluster.
+
+    Same landmarks (the same uniform draw from the same ``random_state``), the same
+    :math:`T = U_r S_r^{-1/2}` and rank, so the m-space solver
+    (:func:`semisvm.solvers._lowrank.lapsvm_lowrank`) gives the in-process model;
+    only :math:`C = k(X, Z)` is kept as row blocks on the workers.  The solver
+    needs two things from C, both computed where C lives:
+
+    * the labeled rows ``C_[lab]`` (l x m, gathered once);
+    * the intrinsic Gram :math:`\tilde C^T L \tilde C` ((m+1) x (m+1),
+      :meth:`feature_gram`), as :math:`\sum_{b,c} \tilde C_b^T L_{bc} \tilde C_c`
+      over the block pairs with an edge between them: the blocks move from worker
+      to worker, the sparse blocks :math:`L_{bc}` (O(n k) numbers in all) go out
+      from the client, and the partial sums are added on the workers, so only the
+      final (m+1)^2 numbers reach the client.
+
+    The transduction :math:`C\beta + b` is one distributed product.
+
+    Parameters
+    ----------
+    n_components : int, default=1000
+    landmarks : {'uniform'}, default='uniform'
+        k-means landmarks need passes over all of X; not offered on a cluster.
+    kernel, gamma, degree, coef0, kernel_params, rcond, random_state
+        As in :class:`~semisvm.kernels.NystroemFactor`.
+    client : distributed.Client, default=None
+    """
+
+    def __init__(
+        self, n_components: int = 1000, *, landmarks: str = "uniform",
+        kernel: Any = "rbf", gamma: float = 1.0, degree: int = 3, coef0: float = 1.0,
+        kernel_params: dict | None = None, rcond: float = 1e-6, random_state: Any = 0,
+        client: Any = None,
+    ) -> None:
+        if landmarks != "uniform":
+            raise ValueError(
+                f"landmarks={landmarks!r} is not available for a dask array X; use "
+                "'uniform'."
+            )
+        self.n_components = n_components
+        self.landmarks = landmarks
+        self.params = dict(kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
+                           kernel_params=kernel_params)
+        self.rcond = rcond
+        self.random_state = random_state
+        self.client = client
+
+    def fit(self, X: Any) -> DistributedNystroemFactor:
+        import scipy.linalg as sla
+        from sklearn.utils import check_random_state
+
+        client = get_dask_client(self.client)
+        self.client = client
+        n = X.shape[0]
+        m = int(min(self.n_components, n))
+        if m < 1:
+            raise ValueError(f"n_components must be >= 1, got {self.n_components}.")
+        # the in-process factor's draw, so that both use the same landmarks
+        idx = np.sort(check_random_state(self.random_state).choice(n, size=m, replace=False))
+        Z = X[idx]
+        Z = np.asarray(Z.compute() if is_distributed_array(Z) else Z)
+        self.landmarks_ = Z
+        self.landmark_indices_ = idx
+        W = kernel_matrix(Z, **self.params, dtype=np.float64)
+        W = 0.5 * (W + W.T)
+        s, U = sla.eigh(W)
+        keep = s > self.rcond * max(float(s[-1]), np.finfo(float).tiny)
+        if not keep.any():
+            raise ValueError("The kernel matrix of the landmarks is zero; check the kernel.")
+        self.components_ = U[:, keep] / np.sqrt(s[keep])
+        self.rank_ = int(keep.sum())
+        self.eigenvalues_ = s[keep]
+        dtype = np.float32 if X.dtype == np.float32 else np.float64
+        self.C_ = distributed_row_blocks(X, Z, client=client, dtype=dtype, **self.params)
+        return self
+
+    def coef_from_features(self, eta: np.ndarray) -> np.ndarray:
+        r""":math:`\beta = T\eta`: coefficients on the landmarks."""
+        return self.components_ @ eta
+
+    def training_decision(self, beta: np.ndarray) -> np.ndarray:
+        r""":math:`C\beta` on the training points (one distributed product)."""
+        return self.C_.matmul(beta)
+
+    def feature_gram(self, L: Any, *, intrinsic_bias: bool) -> np.ndarray:
+        r"""The m-space intrinsic matrix :math:`\tilde T^T \tilde C^T L \tilde C \tilde T`.
+
+        The same matrix as :func:`semisvm.solvers._lowrank.intrinsic_gram` on the
+        features (bias last; without ``intrinsic_bias`` the bias row and column
+        are zero).
+        """
+        import scipy.sparse as sp
+
+        client = self.client
+        Ls = sp.csr_array(L.tocsr() if hasattr(L, "tocsr") else L)
+        off = self.C_.offsets
+        parts = []
+        for b, fb in enumerate(self.C_.futures):
+            Lb = Ls[off[b] : off[b + 1]]
+            for c, fc in enumerate(self.C_.futures):
+                Lbc = Lb[:, off[c] : off[c + 1]]
+                if Lbc.nnz == 0:
+                    continue
+                parts.append(client.submit(_pair_gram, fb, fc, Lbc, True, pure=False))
+        m = self.landmarks_.shape[0]
+        G = _tree_sum(client, parts) if parts else np.zeros((m + 1, m + 1))
+        if not intrinsic_bias:
+            G[m, :] = 0.0
+            G[:, m] = 0.0
+        G = 0.5 * (G + G.T)
+        r = self.rank_
+        Tt = np.zeros((m + 1, r + 1))
+        Tt[:-1, :-1] = self.components_
+        Tt[-1, -1] = 1.0
+        M = Tt.T @ G @ Tt
+        return 0.5 * (M + M.T)
+
+
+def resolve_distributed_operator(
+    requested: str, *, n: int, solver: str, client: Any = None, verbose: Any = 0,
+    name: str = "estimator",
+) -> str:
+    """The kernel operator for a dask-array X, from the workers' memory limits.
+
+    ``'auto'``: the dense kernel rows when they fit in half of each worker's memory
+    (:func:`choose_store`), else the Nyström factor (the exact streamed products
+    recompute K at every iteration: chosen only on request).  ``'dense'`` and
+    ``'streamed'`` need ``solver='pcg'`` (the other solvers factorise K in one
+    process); ``'nystroem'`` works with every primal solver (the m-space problem
+    is solved on the client).
+    """
+    client = get_dask_client(client)
+    fits = choose_store(n, client) == "dense"
+    kind = ("dense" if fits else "nystroem") if requested == "auto" else requested
+    if kind == "dense" and not fits:
+        n_workers, limit = _worker_memory(client)
+        raise MemoryError(
+            f"The dense kernel rows of n={n} points need "
+            f"{4 * n * n / n_workers / 2**30:.1f} GiB per worker ({n_workers} workers, "
+            f"limit {limit / 2**30:.1f} GiB): use kernel_approximation='nystroem' "
+            "(or 'streamed', exact but recomputed at every iteration), or add workers."
+        )
+    if kind in ("dense", "streamed") and solver != "pcg":
+        raise ValueError(
+            f"solver={solver!r} needs the whole kernel matrix in one process; with a "
+            f"dask array X and kernel_approximation={kind!r} use solver='pcg', or "
+            "kernel_approximation='nystroem' (any primal solver)."
+        )
+    if kind == "nystroem" and solver == "dual":
+        raise ValueError(
+            "solver='dual' needs the dense kernel matrix; use another solver."
+        )
+    if verbose:
+        print(f"{name}: X is a dask array; kernel operator {kind!r} on the cluster's "
+              "workers")
+    return kind

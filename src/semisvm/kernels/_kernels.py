@@ -108,20 +108,48 @@ def check_memory(
         raise MemoryError(
             f"Building {what} needs {need / 2**30:.1f} GiB ({n_rows} x {n_cols} "
             f"{np.dtype(dtype).name}) but only {avail / 2**30:.1f} GiB is available. "
-            "Use float32 input (halves the memory), train on a smaller subset, "
-            "or use a low-rank / streamed kernel."
+            "Use float32 input (halves the memory), or, in LapSVM / LapRLS, "
+            "kernel_approximation='nystroem' (low rank) or 'streamed' (exact, K "
+            "never stored)."
         )
 
 
 def _available_memory() -> int | None:
-    try:
-        with open("/proc/meminfo") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:  # pragma: no cover - non-Linux
-        return None
-    return None  # pragma: no cover
+    from .._memory import available_memory
+
+    return available_memory()
+
+
+# rows x columns of one block of the Gram product (64 MiB)
+_GEMM_BLOCK_BYTES = 64 * 2**20
+
+
+def _gram_in_row_blocks(X: np.ndarray, Z: np.ndarray, symmetric: bool, dtype) -> np.ndarray:
+    """``X @ Z.T`` by row blocks of plain GEMM calls (no n-by-n SYRK).
+
+    OpenBLAS's SYRK path of ``X @ X.T`` crashed (segmentation fault) at
+    n >= 23,000, d = 784, float64 on two threads on the benchmark machine;
+    row blocks of GEMM do not.  For ``Z is X`` only the lower block triangle is
+    computed (half the flops) and mirrored, so K is exactly symmetric.
+    """
+    n, m = X.shape[0], Z.shape[0]
+    K = np.empty((n, m), dtype=dtype)
+    rows = max(1, _GEMM_BLOCK_BYTES // max(1, m * K.itemsize))
+    for s in range(0, n, rows):
+        e = min(n, s + rows)
+        if symmetric:
+            np.matmul(X[s:e], Z[:e].T, out=K[s:e, :e])
+        else:
+            np.matmul(X[s:e], Z.T, out=K[s:e])
+    if symmetric:
+        for s in range(0, n, rows):
+            e = min(n, s + rows)
+            D = K[s:e, s:e]
+            low = np.tril(D)
+            np.copyto(D, low + np.tril(D, -1).T)
+            if e < n:
+                K[s:e, e:] = K[e:, s:e].T
+    return K
 
 
 def kernel_matrix(
@@ -186,12 +214,15 @@ def kernel_matrix(
     Xc = X.astype(dtype, copy=False)
     Zc = Xc if symmetric else Z.astype(dtype, copy=False)
     check_memory(X.shape[0], Z.shape[0], dtype)
-    G = Xc @ Zc.T
-    K = _dense(G)
-    if K.dtype != dtype:
-        K = K.astype(dtype)
-    if not K.flags.c_contiguous:
-        K = np.ascontiguousarray(K)
+    if sp.issparse(Xc) or sp.issparse(Zc):
+        G = Xc @ Zc.T
+        K = _dense(G)
+        if K.dtype != dtype:
+            K = K.astype(dtype)
+        if not K.flags.c_contiguous:
+            K = np.ascontiguousarray(K)
+    else:
+        K = _gram_in_row_blocks(np.asarray(Xc), np.asarray(Zc), symmetric, dtype)
     if kernel == "linear":
         return K
     if kernel == "poly":

@@ -28,12 +28,19 @@ from .._validation import (
     validate_params,
 )
 from ..graph import check_adjacency, graph_laplacian, knn_graph, knn_graph_from_kernel
-from ..kernels import as_operator, kernel_matrix, resolve_gamma
+from ..kernels import NystroemFactor, as_operator, kernel_matrix, resolve_gamma
 from ..kernels._distributed import (
+    DistributedNystroemFactor,
     check_distributed_input,
     distributed_kernel,
     distributed_kernel_dot,
     is_distributed_array,
+)
+from ._scale import (
+    build_scalable_kernel,
+    decision_in_blocks,
+    distributed_adjacency,
+    scalable_adjacency,
 )
 
 __all__ = ["ManifoldClassifierMixin", "KERNEL_CONSTRAINTS", "build_kernel", "build_laplacian"]
@@ -65,7 +72,7 @@ def build_kernel(
     if is_distributed_array(X):
         return distributed_kernel(
             X, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
-            kernel_params=kernel_params,
+            kernel_params=kernel_params, store="dense",
         )
     if kernel == "precomputed":
         K = np.asarray(X.toarray() if sp.issparse(X) else X)
@@ -96,7 +103,7 @@ def build_laplacian(
     read off K for the RBF kernel (no second distance pass), built from the
     kernel-induced distance for a precomputed kernel, and from X otherwise.
     """
-    n = K.shape[0]
+    n = X.shape[0]
     if adjacency is not None:
         W = check_adjacency(adjacency, n)
         deg = np.asarray(W.sum(axis=1)).ravel()
@@ -110,10 +117,6 @@ def build_laplacian(
                 UserWarning,
                 stacklevel=3,
             )
-    elif is_distributed_array(X):
-        from ..graph._distributed import knn_graph_distributed
-
-        W = knn_graph_distributed(X, n_neighbors, weight=graph_weight, t=heat_t)
     elif kernel == "rbf" and gamma_ is not None:
         W = knn_graph_from_kernel(K, gamma_, n_neighbors, weight=graph_weight, t=heat_t)
     elif kernel == "precomputed":
@@ -183,19 +186,25 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
         return labeled, classes, Y
 
     def _build(self, X: Any, adjacency: Any, need_graph: bool) -> tuple[np.ndarray, Any]:
-        solver = getattr(self, "solver", "pcg")
-        if is_distributed_array(X) and solver != "pcg":
-            raise ValueError(
-                f"solver={solver!r} needs the whole kernel matrix in one process; with a "
-                "dask array X (kernel rows on the cluster) use solver='pcg'."
-            )
         t0 = time.perf_counter()
-        K, g = build_kernel(
-            X, kernel=self.kernel, gamma=self.gamma, degree=self.degree,
-            coef0=self.coef0, kernel_params=self.kernel_params,
-        )
+        kind = getattr(self, "kernel_operator_", "dense")
+        if kind == "dense":
+            K, g = build_kernel(
+                X, kernel=self.kernel, gamma=self.gamma, degree=self.degree,
+                coef0=self.coef0, kernel_params=self.kernel_params,
+            )
+        else:
+            K, g = build_scalable_kernel(self, X, kind)
         t1 = time.perf_counter()
         L = None
+        graph_method = getattr(self, "graph_method", "auto")
+        if need_graph and adjacency is None and is_distributed_array(X):
+            adjacency = distributed_adjacency(self, X)
+        elif need_graph and adjacency is None and (
+            kind != "dense" or graph_method == "approx"
+            or getattr(self, "graph_pca", None) is not None
+        ):
+            adjacency = scalable_adjacency(self, X)
         if need_graph:
             L = build_laplacian(
                 X, K, kernel=self.kernel, gamma_=g, n_neighbors=self.n_neighbors,
@@ -252,7 +261,21 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
         self.history_ = res.history
         self.fit_times_["solver"] = t_solver
         self.X_fit_ = None if self.kernel == "precomputed" else X
-        F = np.asarray(as_operator(K) @ res.alpha) + res.b
+        if isinstance(K, NystroemFactor | DistributedNystroemFactor):
+            # res.alpha holds the feature coefficients eta; predict with beta = T eta.
+            # The transduction is k(X, Z) beta + b from the stored C = k(X, Z), as
+            # predict computes it (not from the float32 features), so that both agree
+            self.dual_coef_ = K.coef_from_features(res.alpha)
+            self.landmarks_ = K.landmarks_
+            self.n_components_ = K.landmarks_.shape[0]
+            t_tr = time.perf_counter()
+            F = K.training_decision(self.dual_coef_) + res.b
+            self.fit_times_["transduction"] = time.perf_counter() - t_tr
+        else:
+            t_tr = time.perf_counter()
+            F = np.asarray(as_operator(K) @ res.alpha) + res.b
+            self.fit_times_["transduction"] = time.perf_counter() - t_tr
+            self.landmarks_ = None
         pred = self._labels_from_scores(F)
         pred[labeled] = y[labeled]
         self.transduction_ = pred
@@ -292,21 +315,6 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
             coef0=self.coef0, kernel_params=self.kernel_params,
         )
 
-    def _distributed_decision(self, X: Any) -> np.ndarray:
-        """Decision values when the training points live on a Dask cluster."""
-        check_is_fitted(self, "dual_coef_")
-        X = validate_data(
-            self, X, accept_sparse=False, dtype=[np.float64, np.float32], reset=False,
-            ensure_all_finite=False,
-        )
-        check_finite(X, "X")
-        F = distributed_kernel_dot(
-            X, self.X_fit_, self.dual_coef_, kernel=self.kernel,
-            gamma=self.gamma_ if self.gamma_ is not None else 1.0, degree=self.degree,
-            coef0=self.coef0, kernel_params=self.kernel_params,
-        )
-        return F + self.intercept_
-
     def decision_function(self, X: Any) -> np.ndarray:
         """Values of :math:`f(x) = \\sum_i \\alpha_i k(x_i, x) + b`.
 
@@ -320,11 +328,46 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
         ndarray of shape (n_samples,) for two classes (positive means
         ``classes_[1]``), else (n_samples, n_classes) one-vs-rest scores.
         """
-        if is_distributed_array(getattr(self, "X_fit_", None)):
-            F = self._distributed_decision(X)
-        else:
-            F = self._test_kernel(X) @ self.dual_coef_ + self.intercept_
+        F = self._batched_decision(X)
         return F[:, 0] if F.shape[1] == 1 else F
+
+    def _batched_decision(self, X: Any, validate: bool = True) -> np.ndarray:
+        """Scores in row blocks of X (bounded memory; same values as one block)."""
+        if validate:
+            check_is_fitted(self, "dual_coef_")
+            X = validate_data(
+                self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
+                reset=False, ensure_all_finite=False,
+            )
+            check_finite(X, "X")
+        if self.kernel == "precomputed" and X.shape[1] != self.dual_coef_.shape[0]:
+            raise ValueError(
+                "With kernel='precomputed', X must be the kernel between the test "
+                f"and the {self.dual_coef_.shape[0]} training points; got shape "
+                f"{X.shape}."
+            )
+        centers = getattr(self, "landmarks_", None)
+        if centers is None:
+            centers = self.X_fit_
+        if is_distributed_array(centers):
+            # training points on the cluster: each worker multiplies its own columns
+            return distributed_kernel_dot(
+                X, centers, self.dual_coef_, kernel=self.kernel,
+                gamma=self.gamma_ if self.gamma_ is not None else 1.0,
+                degree=self.degree, coef0=self.coef0, kernel_params=self.kernel_params,
+            ) + self.intercept_
+
+        def kfn(A, B):
+            return kernel_matrix(
+                A, B, kernel=self.kernel,
+                gamma=self.gamma_ if self.gamma_ is not None else 1.0,
+                degree=self.degree, coef0=self.coef0, kernel_params=self.kernel_params,
+            )
+
+        return decision_in_blocks(
+            X, centers, self.dual_coef_, self.intercept_, kfn,
+            precomputed=self.kernel == "precomputed",
+        )
 
     def predict(self, X: Any) -> np.ndarray:
         """Class labels: sign of f for two classes, the largest one-vs-rest score else."""

@@ -10,10 +10,14 @@ import numpy as np
 from sklearn.utils.validation import validate_data
 
 from .._validation import Interval, Options, check_finite
+from ..kernels._distributed import is_distributed_array, resolve_distributed_operator
+from ..kernels._nystroem import LANDMARK_METHODS
 from ..kernels._operators import as_operator
+from ..solvers._lowrank import lapsvm_lowrank
 from ..solvers._newton import laprls_direct, lapsvm_newton
 from ..solvers._pcg import lapsvm_pcg
 from ._base import ManifoldClassifierMixin
+from ._scale import GRAPH_METHODS, KERNEL_APPROXIMATIONS, resolve_operator
 
 __all__ = ["LapSVM", "LapRLS"]
 
@@ -28,7 +32,39 @@ _PCG_CONSTRAINTS: dict[str, list] = {
     "tol": [Interval(numbers.Real, 0, None, closed="left")],
     "random_state": ["random_state"],
     "record_history": ["boolean"],
+    "kernel_approximation": [Options(KERNEL_APPROXIMATIONS)],
+    "n_components": [None, Interval(numbers.Integral, 1, None)],
+    "landmarks": [Options(LANDMARK_METHODS)],
+    "graph_method": [Options(GRAPH_METHODS)],
+    "graph_pca": [None, Interval(numbers.Integral, 1, None)],
 }
+
+_SCALE_DOC = r"""
+    kernel_approximation : {'auto', 'dense', 'streamed', 'nystroem'}, default='auto'
+        How K is held (:mod:`semisvm.models._scale`).  ``'dense'``: the n x n
+        matrix (every solver); ``'streamed'``: exact products tile by tile, K never
+        stored (``solver='pcg'`` only); ``'nystroem'``: :math:`K\approx\Phi\Phi^T`
+        with ``n_components`` landmarks, the problem solved exactly in the feature
+        space by Newton (LapSVM) or one linear system (LapRLS), whatever
+        ``solver`` says (except ``'dual'``, which needs the dense K), early
+        stopping unused; ``'auto'``: dense when the whole dense fit fits in 70% of
+        available memory, else Nyström.  The choice is in ``kernel_operator_``
+        (printed with ``verbose``); a configuration that does not fit is refused
+        before allocating, naming the sizes of the others.
+    n_components : int, default=None
+        Nyström landmarks m; ``None``: :math:`\lceil\sqrt n\ln n\rceil` capped at
+        2,000 and by memory.
+    landmarks : {'uniform', 'kmeans'}, default='uniform'
+        Nyström landmark choice: random rows, or mini-batch k-means centres.
+    graph_method : {'auto', 'exact', 'approx'}, default='auto'
+        kNN search for the graph.  With a dense RBF kernel, ``'auto'`` and
+        ``'exact'`` read the neighbours off K; otherwise ``'exact'`` is a blocked
+        brute-force search (O(n k) memory, O(n^2 d) time) and ``'approx'`` uses
+        hnswlib or pynndescent (``pip install semisvm[approx]``); ``'auto'`` is
+        exact up to 20,000 points, approximate above when a library is installed.
+    graph_pca : int, default=None
+        Search the neighbours on a PCA projection with this many components.
+"""
 
 
 class _PrimalMixin(ManifoldClassifierMixin):
@@ -69,8 +105,11 @@ class _PrimalMixin(ManifoldClassifierMixin):
         """
         X, y = self._validate_fit_input(X, y)
         solver = self._resolve_solver()
-        es = getattr(self, "early_stopping", None) if solver == "pcg" else None
         labeled, classes, Y = self._targets(y)
+        kind = self._resolve_operator(X, solver, Y.shape[1], adjacency)
+        es = getattr(self, "early_stopping", None) if solver == "pcg" else None
+        if kind == "nystroem":
+            es = None
         val_idx = None
         K_val = Y_val = None
         if es in ("validation", "mixed"):
@@ -89,7 +128,7 @@ class _PrimalMixin(ManifoldClassifierMixin):
         K, L = self._build(X, adjacency, need_graph=gamma_i > 0)
         if es in ("validation", "mixed") or X_val is not None:
             if val_idx is not None:
-                K_val = K[val_idx]
+                K_val = K.rows(val_idx) if kind == "streamed" else K[val_idx]
                 yv = np.asarray(y)[val_idx]
             else:
                 if y_val is None:
@@ -100,9 +139,40 @@ class _PrimalMixin(ManifoldClassifierMixin):
         t0 = time.perf_counter()
         res = self._solve(K, L, Y, solver=solver, K_val=K_val, Y_val=Y_val, es=es)
         t_solver = time.perf_counter() - t0
-        self.solver_ = solver
+        self.solver_ = solver if kind != "nystroem" else (
+            "lowrank-direct" if self._loss == "squared" else "lowrank-newton"
+        )
         self._finish(res, K, X, y, labeled, classes, t_solver)
         return self
+
+    def _resolve_operator(self, X, solver, n_columns, adjacency) -> str:
+        """Choose the kernel operator (``kernel_operator_``), memory checked first."""
+        if self.kernel == "precomputed" and self.kernel_approximation in (
+            "streamed", "nystroem"
+        ):
+            raise ValueError(
+                f"kernel_approximation={self.kernel_approximation!r} computes kernel "
+                "values from the features; with kernel='precomputed' use 'dense' "
+                "(or 'auto')."
+            )
+        requested = "dense" if self.kernel == "precomputed" else self.kernel_approximation
+        if is_distributed_array(X):
+            kind = resolve_distributed_operator(
+                requested, n=X.shape[0], solver=solver, verbose=self.verbose,
+                name=type(self).__name__,
+            )
+            self.kernel_operator_ = kind
+            return kind
+        kind = resolve_operator(
+            requested, n=X.shape[0], d=X.shape[1], n_columns=n_columns,
+            itemsize=X.dtype.itemsize, n_neighbors=self.n_neighbors,
+            n_components=self.n_components, graph=self.graph_method,
+            need_graph=float(self.gamma_i) > 0 and adjacency is None,
+            solver=solver, dense_only_solvers=("dual",),
+            verbose=self.verbose, name=type(self).__name__,
+        )
+        self.kernel_operator_ = kind
+        return kind
 
     def _val_kernel(self, X, K, X_val, y_val):
         from ..kernels import kernel_matrix
@@ -136,6 +206,18 @@ class _PrimalMixin(ManifoldClassifierMixin):
         if classes.size == 2:
             return np.where(yv == classes[1], 1.0, -1.0)[:, None]
         return np.where(yv[:, None] == classes[None, :], 1.0, -1.0)
+
+    def _solve_lowrank(self, factor, L, Y):
+        # a factor whose C lives elsewhere (a cluster) computes the m-space
+        # intrinsic matrix where C is; the in-process one lets the solver do it
+        M = None
+        if L is not None and self.gamma_i != 0 and hasattr(factor, "feature_gram"):
+            M = factor.feature_gram(L, intrinsic_bias=self.intrinsic_bias)
+        return lapsvm_lowrank(
+            factor.C_, Y, L=L, gamma_a=self.gamma_a, gamma_i=self.gamma_i,
+            loss=self._loss, intrinsic_bias=self.intrinsic_bias,
+            max_iter=max(self.max_iter, 1), T=factor.components_, M=M,
+        )
 
     def _pcg_kwargs(self, K_val, Y_val, es):
         return dict(
@@ -244,7 +326,9 @@ class LapSVM(_PrimalMixin):
     verbose : int, default=0
         Print a line every ``verbose`` iterations.
     random_state : int, RandomState or None, default=None
-        Used to hold out validation points.
+        Used to hold out validation points, and to draw the Nyström landmarks.
+    kernel_approximation, n_components, landmarks, graph_method, graph_pca
+        Scale options, see below.
 
     Attributes
     ----------
@@ -269,6 +353,11 @@ class LapSVM(_PrimalMixin):
         Seconds spent in ``'kernel'``, ``'graph'`` and ``'solver'``.
     history_ : dict
         Per-iteration records when ``record_history=True``.
+    kernel_operator_ : str
+        The kernel operator used: ``'dense'``, ``'streamed'`` or ``'nystroem'``.
+    landmarks_ : ndarray of shape (m, n_features) or None
+        Nyström landmarks; ``dual_coef_`` then holds the m coefficients of
+        :math:`f(x) = \sum_j \beta_j k(z_j, x) + b`.
 
     References
     ----------
@@ -320,6 +409,11 @@ class LapSVM(_PrimalMixin):
         record_history: bool = False,
         verbose: int = 0,
         random_state: Any = None,
+        kernel_approximation: str = "auto",
+        n_components: int | None = None,
+        landmarks: str = "uniform",
+        graph_method: str = "auto",
+        graph_pca: int | None = None,
     ) -> None:
         self.solver = solver
         self.gamma_a = gamma_a
@@ -346,11 +440,18 @@ class LapSVM(_PrimalMixin):
         self.record_history = record_history
         self.verbose = verbose
         self.random_state = random_state
+        self.kernel_approximation = kernel_approximation
+        self.n_components = n_components
+        self.landmarks = landmarks
+        self.graph_method = graph_method
+        self.graph_pca = graph_pca
 
     def _resolve_solver(self) -> str:
         return self.solver
 
     def _solve(self, K, L, Y, *, solver, K_val, Y_val, es):
+        if self.kernel_operator_ == "nystroem":
+            return self._solve_lowrank(K, L, Y)
         if solver == "newton":
             return lapsvm_newton(
                 K, Y, L=L, gamma_a=self.gamma_a, gamma_i=self.gamma_i,
@@ -440,6 +541,11 @@ class LapRLS(_PrimalMixin):
         record_history: bool = False,
         verbose: int = 0,
         random_state: Any = None,
+        kernel_approximation: str = "auto",
+        n_components: int | None = None,
+        landmarks: str = "uniform",
+        graph_method: str = "auto",
+        graph_pca: int | None = None,
     ) -> None:
         self.solver = solver
         self.gamma_a = gamma_a
@@ -466,11 +572,18 @@ class LapRLS(_PrimalMixin):
         self.record_history = record_history
         self.verbose = verbose
         self.random_state = random_state
+        self.kernel_approximation = kernel_approximation
+        self.n_components = n_components
+        self.landmarks = landmarks
+        self.graph_method = graph_method
+        self.graph_pca = graph_pca
 
     def _resolve_solver(self) -> str:
         return self.solver
 
     def _solve(self, K, L, Y, *, solver, K_val, Y_val, es):
+        if self.kernel_operator_ == "nystroem":
+            return self._solve_lowrank(K, L, Y)
         if solver == "direct":
             return laprls_direct(
                 K, Y, L=L, gamma_a=self.gamma_a, gamma_i=self.gamma_i,
@@ -480,3 +593,11 @@ class LapRLS(_PrimalMixin):
             as_operator(K), Y, L=L, gamma_a=self.gamma_a, gamma_i=self.gamma_i,
             loss="squared", **self._pcg_kwargs(K_val, Y_val, es),
         )
+
+
+if LapSVM.__doc__:  # pragma: no branch - stripped with python -OO
+    LapSVM.__doc__ = LapSVM.__doc__.replace(
+        "    kernel_approximation, n_components, landmarks, graph_method, graph_pca\n"
+        "        Scale options, see below.\n",
+        _SCALE_DOC.lstrip("\n"),
+    )

@@ -1,0 +1,226 @@
+r"""k-nearest-neighbour search at scale: exact in row blocks, or approximate.
+
+Both return, for every query row, the indices and squared Euclidean distances of
+its ``k`` nearest data rows, sorted by distance, in O(n k) memory (plus one block
+of distances for the exact search).
+
+* :func:`exact_knn` -- brute force, one GEMM per block of query rows
+  (:math:`\|x\|^2 + \|z\|^2 - 2 x^T z`, float32 when the data are float32), block
+  height from available memory (:mod:`semisvm._memory`); never an n-by-n array.
+  O(n^2 d) time: the right choice up to a few tens of thousands of points.
+* :func:`approximate_knn` -- a maintained library as an optional extra
+  (``pip install semisvm[approx]``): ``hnswlib`` (HNSW graphs, Malkov & Yashunin
+  2018) or ``pynndescent`` (NN-descent, Dong et al. 2011).  See
+  ``benchmarks/scale/results/knn_libraries.md`` for the measurements behind the
+  default (``'auto'``: hnswlib when installed, else pynndescent).
+* :func:`pca_project` -- the standard shortcut of searching on a PCA projection
+  (randomized SVD); cuts the search cost by d / n_components, at a recall cost
+  the benchmark reports.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._memory import block_rows
+
+__all__ = ["exact_knn", "approximate_knn", "pca_project", "APPROX_BACKENDS", "knn_search"]
+
+APPROX_BACKENDS = ("auto", "hnswlib", "pynndescent")
+
+
+def _as_float(X: Any) -> np.ndarray:
+    if sp.issparse(X):
+        X = X.toarray()
+    X = np.asarray(X)
+    if X.dtype not in (np.float32, np.float64):
+        X = X.astype(np.float64)
+    return X
+
+
+def exact_knn(
+    X: Any,
+    k: int,
+    *,
+    queries: np.ndarray | None = None,
+    exclude_self: bool = True,
+    max_block_bytes: int | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    r"""Exact k nearest neighbours by blocked brute force.
+
+    Parameters
+    ----------
+    X : {ndarray, sparse matrix} of shape (n, d)
+    k : int
+        Neighbours per point.
+    queries : ndarray of int, default=None
+        Row indices of ``X`` to search for (default: all rows).
+    exclude_self : bool, default=True
+        Drop the query point itself from its list (a duplicate at distance 0
+        stays a neighbour).
+    max_block_bytes : int, default=None
+        Cap on one block of distances (default: from available memory, at most
+        256 MiB).
+
+    Returns
+    -------
+    ind : ndarray of shape (n_queries, k)
+    dist2 : ndarray of shape (n_queries, k), float64
+        Squared distances, ascending along each row.
+    """
+    X = _as_float(X)
+    n = X.shape[0]
+    q = np.arange(n) if queries is None else np.asarray(queries)
+    kk = k + 1 if exclude_self else k
+    if kk > n:
+        raise ValueError(f"n_neighbors={k} needs more than {n} points.")
+    sq = np.einsum("ij,ij->i", X, X)
+    rows = block_rows(n, X.dtype.itemsize * 3, cap_bytes=max_block_bytes or 256 * 2**20)
+    ind = np.empty((q.size, kk), dtype=np.intp)
+    d2 = np.empty((q.size, kk), dtype=np.float64)
+    for s in range(0, q.size, rows):
+        qi = q[s : s + rows]
+        D = X[qi] @ X.T
+        D *= -2.0
+        D += sq[None, :]
+        D += sq[qi, None]
+        part = np.argpartition(D, kk - 1, axis=1)[:, :kk]
+        vals = np.take_along_axis(D, part, axis=1)
+        order = np.argsort(vals, axis=1, kind="stable")
+        ind[s : s + rows] = np.take_along_axis(part, order, axis=1)
+        d2[s : s + rows] = np.maximum(np.take_along_axis(vals, order, axis=1), 0.0)
+    if exclude_self:
+        ind, d2 = _drop_query(ind, d2, q, k)
+    return ind, d2
+
+
+def _drop_query(ind, d2, q, k):
+    is_self = ind == q[:, None]
+    order = np.argsort(is_self, axis=1, kind="stable")
+    return (
+        np.take_along_axis(ind, order, axis=1)[:, :k],
+        np.take_along_axis(d2, order, axis=1)[:, :k],
+    )
+
+
+def _backend(name: str) -> str:
+    if name not in APPROX_BACKENDS:
+        raise ValueError(f"knn backend must be one of {APPROX_BACKENDS}, got {name!r}.")
+    if name != "auto":
+        return name
+    for mod in ("hnswlib", "pynndescent"):
+        try:
+            __import__(mod)
+        except ImportError:
+            continue
+        return mod
+    raise ImportError(
+        "graph_method='approx' needs an approximate nearest-neighbour library: "
+        "pip install 'semisvm[approx]' (hnswlib), or pynndescent; or use "
+        "graph_method='exact'."
+    )
+
+
+def approximate_knn(
+    X: Any,
+    k: int,
+    *,
+    backend: str = "auto",
+    random_state: int | None = 0,
+    n_jobs: int | None = None,
+    ef: int | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Approximate k nearest neighbours of every row (itself excluded).
+
+    Parameters
+    ----------
+    X : {ndarray, sparse matrix} of shape (n, d)
+    k : int
+    backend : {'auto', 'hnswlib', 'pynndescent'}, default='auto'
+    random_state : int or None, default=0
+    n_jobs : int, default=None
+        Threads (default: all CPUs).
+    ef : int, default=None
+        hnswlib search/construction breadth (default ``max(100, 2 k)``: recall
+        >= 0.98 on the benchmark's data).
+
+    Returns
+    -------
+    ind, dist2 : ndarray of shape (n, k)
+        As in :func:`exact_knn` (squared Euclidean distances, ascending).
+    """
+    X = np.ascontiguousarray(_as_float(X), dtype=np.float32)
+    n, d = X.shape
+    if k + 1 > n:
+        raise ValueError(f"n_neighbors={k} needs more than {n} points.")
+    name = _backend(backend)
+    threads = n_jobs or os.cpu_count() or 1
+    if name == "hnswlib":
+        import hnswlib
+
+        ef = ef or max(100, 2 * k)
+        index = hnswlib.Index(space="l2", dim=d)
+        index.init_index(max_elements=n, ef_construction=ef, M=16,
+                         random_seed=0 if random_state is None else int(random_state))
+        index.set_num_threads(threads)
+        index.add_items(X, np.arange(n))
+        index.set_ef(ef)
+        ind, d2 = index.knn_query(X, k=k + 1)
+        ind = ind.astype(np.intp)
+        d2 = d2.astype(np.float64)
+    else:
+        import pynndescent
+
+        nnd = pynndescent.NNDescent(
+            X, n_neighbors=max(k + 1, 15), random_state=random_state, n_jobs=threads,
+            low_memory=True,
+        )
+        ind, dist = nnd.neighbor_graph
+        ind = ind[:, : k + 1].astype(np.intp)
+        d2 = dist[:, : k + 1].astype(np.float64) ** 2
+    return _drop_query(ind, d2, np.arange(n), k)
+
+
+def pca_project(X: Any, n_components: int, *, random_state: int | None = 0) -> np.ndarray:
+    """Project the centred rows of X on their top principal directions (float32).
+
+    Randomized SVD (Halko et al. 2011) through scikit-learn's
+    :func:`~sklearn.utils.extmath.randomized_svd`, on a subsample of at most 20,000
+    rows for the directions; O(n d n_components) time.
+    """
+    from sklearn.utils.extmath import randomized_svd
+
+    X = _as_float(X)
+    n, d = X.shape
+    if n_components >= d:
+        return X.astype(np.float32, copy=False)
+    rng = np.random.default_rng(random_state)
+    sub = X[np.sort(rng.choice(n, size=min(n, 20_000), replace=False))]
+    mean = sub.mean(axis=0)
+    _, _, Vt = randomized_svd(sub - mean, n_components, random_state=random_state)
+    out = np.empty((n, n_components), dtype=np.float32)
+    step = 65_536
+    for s in range(0, n, step):
+        out[s : s + step] = (X[s : s + step] - mean) @ Vt.T
+    return out
+
+
+def knn_search(
+    X: Any, k: int, *, method: str = "exact", pca_components: int | None = None,
+    backend: str = "auto", random_state: int | None = 0,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Dispatch: ``method='exact'`` or ``'approx'``, optionally on a PCA projection.
+
+    With a PCA projection the distances returned are those of the projection.
+    """
+    if pca_components is not None and pca_components < X.shape[1]:
+        X = pca_project(X, pca_components, random_state=random_state)
+    if method == "exact":
+        return exact_knn(X, k)
+    if method == "approx":
+        return approximate_knn(X, k, backend=backend, random_state=random_state)
+    raise ValueError(f"graph_method must be 'exact' or 'approx', got {method!r}.")

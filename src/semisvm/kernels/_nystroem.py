@@ -1,0 +1,285 @@
+r"""Nyström low-rank kernel factor and the operator it gives.
+
+With m landmarks :math:`z_1..z_m`, :math:`C = k(X, Z)` (n x m) and
+:math:`W = k(Z, Z)` (m x m), the Nyström approximation is
+
+.. math::
+    K \approx \tilde K = C W^{+} C^T = \Phi \Phi^T, \qquad
+    \Phi = C\, U_r S_r^{-1/2},
+
+with :math:`W = U S U^T` and the eigenvalues below ``rcond * max(S)`` dropped
+(Williams & Seeger 2001; the feature map of scikit-learn's ``Nystroem``).  A
+function of the Nyström RKHS is :math:`f(x) = k(x, Z)\beta + b` with
+:math:`\|f\|^2 = \beta^T W \beta`; in the features, :math:`\beta = U_r S_r^{-1/2}\eta`,
+:math:`f = \Phi\eta + b` and :math:`\|f\|^2 = \eta^T\eta` -- the form the m-space
+solver (:mod:`semisvm.solvers._lowrank`) works in.
+
+Landmarks: ``'uniform'`` (rows drawn without replacement; the Falkon default,
+Rudi et al. 2017) or ``'kmeans'`` (mini-batch k-means centres on a subsample,
+Zhang, Tsang & Kwok 2008: a smaller kernel approximation error than uniform
+sampling at the same m, for the price of a few k-means passes).
+
+Memory: C (n x m, in the data's float type) is kept; :math:`\Phi` is formed
+only if asked for (the m-space solver works from C and T, which saves the
+n m r flops of the product).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import scipy.linalg as sla
+
+from .._memory import block_rows
+from ._kernels import kernel_matrix, row_norms_sq
+from ._operators import single_blas_thread
+
+__all__ = ["NystroemFactor", "LowRankOperator", "LANDMARK_METHODS"]
+
+LANDMARK_METHODS = ("uniform", "kmeans")
+
+
+class NystroemFactor:
+    r"""Nyström factor :math:`\Phi` with :math:`K \approx \Phi\Phi^T` (float32).
+
+    Parameters
+    ----------
+    n_components : int, default=1000
+        Number of landmarks m (capped at n).
+    landmarks : {'uniform', 'kmeans'}, default='uniform'
+        How the landmarks are chosen.
+    kernel : {'rbf', 'poly', 'linear'} or callable, default='rbf'
+    gamma, degree, coef0, kernel_params
+        Kernel parameters, as in :func:`~semisvm.kernels.kernel_matrix`
+        (``gamma`` must already be a number).
+    rcond : float, default=1e-6
+        Relative cutoff on the eigenvalues of W.
+    random_state : int, RandomState or None, default=0
+
+    Attributes
+    ----------
+    landmarks_ : ndarray of shape (m, d)
+    landmark_indices_ : ndarray of shape (m,) or None
+        Rows of X used as landmarks (None for k-means centres).
+    components_ : ndarray of shape (m, r)
+        :math:`T = U_r S_r^{-1/2}` (float64): :math:`\Phi = k(X, Z) T`.
+    C_ : ndarray of shape (n, m)
+        :math:`k(X, Z)` of the training rows (float32 for float32 X).
+    features_ : ndarray of shape (n, r), float32
+        :math:`\Phi` of the training rows (formed on first use).
+    rank_ : int
+        r, the rank kept.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.random.default_rng(0).normal(size=(300, 3))
+    >>> F = NystroemFactor(60, gamma=0.5).fit(X)
+    >>> F.features_.shape[0], F.rank_ <= 60
+    (300, True)
+
+    Use as a preconditioner (Falkon): ``F.solve_shifted(lam, V)`` returns
+    :math:`(\Phi\Phi^T + \lambda I)^{-1} V` in O(n r C) by the Woodbury identity.
+    """
+
+    def __init__(
+        self,
+        n_components: int = 1000,
+        *,
+        landmarks: str = "uniform",
+        kernel: Any = "rbf",
+        gamma: float = 1.0,
+        degree: int = 3,
+        coef0: float = 1.0,
+        kernel_params: dict | None = None,
+        rcond: float = 1e-6,
+        random_state: Any = 0,
+    ) -> None:
+        self.n_components = n_components
+        self.landmarks = landmarks
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.kernel_params = kernel_params
+        self.rcond = rcond
+        self.random_state = random_state
+
+    # ------------------------------------------------------------------
+    def _k(self, A: Any, B: Any, **kw: Any) -> np.ndarray:
+        return kernel_matrix(
+            A, B, kernel=self.kernel, gamma=self.gamma, degree=self.degree,
+            coef0=self.coef0, kernel_params=self.kernel_params, **kw,
+        )
+
+    def _choose_landmarks(self, X: Any, m: int) -> tuple[np.ndarray, np.ndarray | None]:
+        from sklearn.utils import check_random_state
+
+        rng = check_random_state(self.random_state)
+        n = X.shape[0]
+        if self.landmarks == "uniform":
+            idx = np.sort(rng.choice(n, size=m, replace=False))
+            Z = X[idx]
+            return (Z.toarray() if hasattr(Z, "toarray") else np.asarray(Z)), idx
+        if self.landmarks == "kmeans":
+            from sklearn.cluster import MiniBatchKMeans
+
+            sub = X[np.sort(rng.choice(n, size=min(n, 10 * m), replace=False))]
+            km = MiniBatchKMeans(
+                n_clusters=m, batch_size=max(1024, 2 * m), n_init=1, max_iter=20,
+                random_state=rng.randint(2**31 - 1), init="random",
+            ).fit(sub)
+            return np.asarray(km.cluster_centers_, dtype=X.dtype), None
+        raise ValueError(
+            f"landmarks must be one of {LANDMARK_METHODS}, got {self.landmarks!r}."
+        )
+
+    def fit(self, X: Any) -> NystroemFactor:
+        """Choose landmarks, factor W and compute C = k(X, Z).
+
+        BLAS runs on one thread here: on the 2-core benchmark machine a second
+        thread added under 10% to a GEMM and made LAPACK's eigh several times
+        slower when the machine was shared (``benchmarks/bench_floor.py``).
+        """
+        with single_blas_thread():
+            return self._fit(X)
+
+    def _fit(self, X: Any) -> NystroemFactor:
+        n = X.shape[0]
+        m = int(min(self.n_components, n))
+        if m < 1:
+            raise ValueError(f"n_components must be >= 1, got {self.n_components}.")
+        Z, idx = self._choose_landmarks(X, m)
+        self.landmarks_ = Z
+        self.landmark_indices_ = idx
+        W = self._k(Z, None, dtype=np.float64)
+        W = 0.5 * (W + W.T)
+        s, U = sla.eigh(W)
+        keep = s > self.rcond * max(float(s[-1]), np.finfo(float).tiny)
+        if not keep.any():
+            raise ValueError("The kernel matrix of the landmarks is zero; check the kernel.")
+        self.components_ = U[:, keep] / np.sqrt(s[keep])
+        self.rank_ = int(keep.sum())
+        self.eigenvalues_ = s[keep]
+        self.C_ = self.kernel_to_landmarks(X)
+        self._features = None
+        return self
+
+    @property
+    def features_(self) -> np.ndarray:
+        r""":math:`\Phi = C T` (float32, n x r), formed on first use from ``C_``."""
+        if self._features is None:
+            n = self.C_.shape[0]
+            out = np.empty((n, self.rank_), dtype=np.float32)
+            T = self.components_.astype(self.C_.dtype)
+            rows = block_rows(self.rank_, 8, cap_bytes=64 * 2**20, n_rows=n)
+            for s in range(0, n, rows):
+                out[s : s + rows] = self.C_[s : s + rows] @ T
+            self._features = out
+        return self._features
+
+    def kernel_to_landmarks(self, X: Any) -> np.ndarray:
+        """:math:`C = k(X, Z)` (n x m, float32 for float32 X), built in row blocks."""
+        n, m = X.shape[0], self.landmarks_.shape[0]
+        dtype = np.float32 if X.dtype == np.float32 else np.float64
+        out = np.empty((n, m), dtype=dtype)
+        zz = row_norms_sq(self.landmarks_).astype(dtype)
+        rows = block_rows(m, 8, cap_bytes=64 * 2**20, n_rows=n)
+        for s in range(0, n, rows):
+            out[s : s + rows] = self._k(
+                X[s : s + rows], self.landmarks_, dtype=dtype,
+                Z_norms_sq=zz if self.kernel == "rbf" else None,
+            )
+        return out
+
+    def transform(self, X: Any) -> np.ndarray:
+        r"""Features :math:`\Phi(X) = k(X, Z)\, T` (float32), built in row blocks."""
+        n = X.shape[0]
+        m = self.landmarks_.shape[0]
+        out = np.empty((n, self.rank_), dtype=np.float32)
+        T32 = self.components_.astype(np.float32)
+        zz = row_norms_sq(self.landmarks_).astype(np.float32)
+        rows = block_rows(m + self.rank_, 4, cap_bytes=64 * 2**20, n_rows=n)
+        for s in range(0, n, rows):
+            Kb = self._k(X[s : s + rows], self.landmarks_, dtype=np.float32,
+                         Z_norms_sq=zz if self.kernel == "rbf" else None)
+            np.matmul(Kb, T32, out=out[s : s + rows])
+        return out
+
+    def training_decision(self, beta: np.ndarray) -> np.ndarray:
+        r""":math:`C\beta` on the training rows, in row blocks (float64)."""
+        F = np.empty((self.C_.shape[0], beta.shape[1]))
+        for s in range(0, F.shape[0], 65536):
+            F[s : s + 65536] = self.C_[s : s + 65536] @ beta
+        return F
+
+    def coef_from_features(self, eta: np.ndarray) -> np.ndarray:
+        r""":math:`\beta = T\eta`: coefficients on the landmarks, :math:`f = k(x, Z)\beta`."""
+        return self.components_ @ eta
+
+    def operator(self) -> LowRankOperator:
+        r"""The operator :math:`\Phi\Phi^T` (the solvers' interface)."""
+        return LowRankOperator(self.features_)
+
+    def solve_shifted(self, lam: float, V: np.ndarray) -> np.ndarray:
+        r""":math:`(\Phi\Phi^T + \lambda I)^{-1} V` by the Woodbury identity.
+
+        :math:`\tfrac1\lambda\big(V - \Phi(\lambda I + \Phi^T\Phi)^{-1}\Phi^T V\big)`;
+        the r x r Cholesky factor is cached per ``lam``.
+        """
+        if lam <= 0:
+            raise ValueError(f"lam must be > 0, got {lam}.")
+        cache = getattr(self, "_shift_cache", None)
+        if cache is None or cache[0] != lam:
+            G = _gram(self.features_)
+            G[np.diag_indices_from(G)] += lam
+            cache = (lam, sla.cho_factor(G))
+            self._shift_cache = cache
+        Phi = self.features_
+        V = np.asarray(V, dtype=np.float64)
+        PtV = (Phi.T @ V.astype(np.float32)).astype(np.float64)
+        sol = sla.cho_solve(cache[1], PtV)
+        return (V - (Phi @ sol.astype(np.float32)).astype(np.float64)) / lam
+
+
+def _gram(Phi: np.ndarray) -> np.ndarray:
+    r""":math:`\Phi^T\Phi` in float64, accumulated over row blocks."""
+    r = Phi.shape[1]
+    G = np.zeros((r, r))
+    rows = block_rows(r, 8, cap_bytes=64 * 2**20, n_rows=Phi.shape[0])
+    for s in range(0, Phi.shape[0], rows):
+        B = Phi[s : s + rows].astype(np.float64)
+        G += B.T @ B
+    return G
+
+
+class LowRankOperator:
+    r"""The symmetric operator :math:`\Phi\Phi^T` (two thin products per apply).
+
+    Parameters
+    ----------
+    Phi : ndarray of shape (n, r)
+        Factor (float32 or float64); products are returned in float64.
+    """
+
+    def __init__(self, Phi: np.ndarray) -> None:
+        self.Phi = Phi
+        n = Phi.shape[0]
+        self.shape = (n, n)
+        self.dtype = np.dtype(np.float64)
+        self.n_products = 0
+
+    def __matmul__(self, V: np.ndarray) -> np.ndarray:
+        V = np.asarray(V)
+        self.n_products += 1 if V.ndim == 1 else V.shape[1]
+        P = self.Phi
+        out = P @ (P.T @ V.astype(P.dtype, copy=False))
+        return out.astype(np.float64, copy=False)
+
+    def diagonal(self) -> np.ndarray:
+        return np.einsum("ij,ij->i", self.Phi, self.Phi, dtype=np.float64)
+
+    def toarray(self) -> np.ndarray:
+        P = self.Phi.astype(np.float64)
+        return P @ P.T

@@ -1,0 +1,284 @@
+r"""How a manifold estimator holds K at scale: operator choice, memory plans, batches.
+
+``kernel_approximation`` picks the kernel operator the solver sees:
+
+* ``'dense'`` -- the n x n Gram matrix (today's models; every solver);
+* ``'streamed'`` -- exact products tile by tile, K never stored
+  (:class:`~semisvm.kernels.StreamedKernelOperator`; PCG only);
+* ``'nystroem'`` -- :math:`K \approx \Phi\Phi^T` with m landmarks
+  (:class:`~semisvm.kernels.NystroemFactor`), the problem solved in the
+  r-dimensional feature space (:func:`~semisvm.solvers._lowrank.lapsvm_lowrank`);
+* ``'auto'`` -- dense when the whole dense fit fits in
+  :data:`~semisvm._memory.SAFETY_FRACTION` of available memory, else Nyström.
+
+Every large allocation of each configuration is listed in a
+:class:`~semisvm._memory.MemoryPlan` and checked before anything is allocated; a
+configuration that does not fit is refused with the sizes of those that do.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._memory import (
+    SAFETY_FRACTION,
+    MemoryPlan,
+    available_memory,
+    block_rows,
+    format_bytes,
+)
+
+__all__ = [
+    "KERNEL_APPROXIMATIONS",
+    "GRAPH_METHODS",
+    "default_n_components",
+    "plan_fit",
+    "resolve_operator",
+    "EXACT_GRAPH_MAX_N",
+]
+
+KERNEL_APPROXIMATIONS = ("auto", "dense", "streamed", "nystroem")
+GRAPH_METHODS = ("auto", "exact", "approx")
+
+#: Above this n, ``graph_method='auto'`` uses approximate kNN (when a library is
+#: installed): blocked exact search costs 2 n^2 d flops, about 20 s at n = 20,000,
+#: d = 784 on the benchmark machine.
+EXACT_GRAPH_MAX_N = 20_000
+
+#: Cap on the default number of landmarks.
+MAX_DEFAULT_COMPONENTS = 2000
+
+
+def default_n_components(n: int) -> int:
+    r"""Default m: :math:`\lceil\sqrt n\,\ln n\rceil`, capped by n, 2,000 and memory.
+
+    :math:`O(\sqrt n\log n)` uniform landmarks keep the statistical rate of the
+    exact kernel ridge estimator (Rudi, Camoriano & Rosasco 2015; Falkon, Rudi et
+    al. 2017).  The memory cap keeps the n x m matrix C = k(X, Z) (float32) under a
+    quarter of available memory.
+    """
+    m = math.ceil(math.sqrt(n) * math.log(max(n, 2)))
+    mem_cap = int(0.25 * available_memory() // max(1, 4 * n))
+    return int(max(1, min(n, m, MAX_DEFAULT_COMPONENTS, max(50, mem_cap))))
+
+
+def _graph_bytes(n: int, k: int) -> int:
+    # kNN lists (int64 + float64), COO triplets, symmetric CSR twice, Laplacian
+    return n * k * (16 + 24 + 2 * 12 * 2 + 12 * 2)
+
+
+def plan_fit(
+    kind: str, n: int, d: int, n_columns: int, *, itemsize: int, n_neighbors: int,
+    n_components: int | None = None, graph: str = "exact", need_graph: bool = True,
+) -> MemoryPlan:
+    """Memory plan of one fit with the operator ``kind``."""
+    C = n_columns
+    avail = available_memory()
+
+    def blk(cap: int, full: int) -> int:  # one temporary block, as block_rows sizes it
+        return int(min(cap, max(2**20, avail // 20), full))
+
+    plan = MemoryPlan(f"fit with kernel_approximation={kind!r} (n={n}, d={d})")
+    if kind == "dense":
+        plan.add(f"kernel matrix K ({n} x {n}, {8 * itemsize}-bit)", n * n * itemsize)
+        if itemsize == 4:
+            plan.add("float32 kernel temporaries", 64 * 2**20)
+    elif kind == "streamed":
+        plan.add("data copy (float32)", n * d * 4)
+        plan.add("one kernel tile", blk(256 * 2**20, n * n * 4))
+    elif kind == "nystroem":
+        m = n_components or default_n_components(n)
+        plan.add(f"kernel to the landmarks C ({n} x {m}, {8 * itemsize}-bit)",
+                 n * m * itemsize)
+        plan.add("landmark kernel and factors (m x m float64, x4)", 4 * m * m * 8)
+        plan.add("blocks of L Phi and Phi (float64)", 2 * blk(256 * 2**20, n * 512 * 8))
+        plan.add(f"kernel rows to the landmarks (block, {m} columns)",
+                 2 * blk(64 * 2**20, n * m * 8))
+    else:  # pragma: no cover - validated upstream
+        raise ValueError(kind)
+    if need_graph:
+        plan.add(f"kNN graph and Laplacian (k={n_neighbors})", _graph_bytes(n, n_neighbors))
+        if graph == "approx":
+            plan.add("approximate-kNN index", n * (4 * d + 200))
+        elif kind != "dense":
+            plan.add("block of exact distances", 3 * blk(256 * 2**20, n * n * 4))
+    plan.add(f"solver workspace ({n} x {C} float64, x14)", 14 * n * C * 8)
+    return plan
+
+
+def resolve_operator(
+    requested: str, *, n: int, d: int, n_columns: int, itemsize: int, n_neighbors: int,
+    n_components: int | None, graph: str, need_graph: bool, solver: str,
+    dense_only_solvers: tuple[str, ...], verbose: Any = 0, name: str = "estimator",
+) -> str:
+    """Pick the operator and check its memory plan before anything is allocated."""
+
+    def plan(kind: str) -> MemoryPlan:
+        g = graph
+        if g == "auto":
+            g = "exact" if kind == "dense" or n <= EXACT_GRAPH_MAX_N else "approx"
+        return plan_fit(
+            kind, n, d, n_columns, itemsize=itemsize, n_neighbors=n_neighbors,
+            n_components=n_components, graph=g, need_graph=need_graph,
+        )
+
+    avail = available_memory()
+    if requested == "auto":
+        if solver in dense_only_solvers or plan("dense").fits(available=avail):
+            kind = "dense"
+        else:
+            kind = "nystroem"
+    else:
+        kind = requested
+    if kind == "nystroem" and solver in dense_only_solvers:
+        raise ValueError(
+            f"solver={solver!r} needs the dense kernel matrix (it is not defined on "
+            "a low-rank kernel); use kernel_approximation='dense', or another solver."
+        )
+    if kind == "streamed" and solver != "pcg":
+        raise ValueError(
+            f"solver={solver!r} needs the kernel matrix itself; with "
+            "kernel_approximation='streamed' (products only) use solver='pcg', or "
+            "kernel_approximation='nystroem' with any primal solver."
+        )
+    p = plan(kind)
+    if not p.fits(available=avail):
+        others = []
+        for k in ("dense", "streamed", "nystroem"):
+            if k != kind:
+                q = plan(k)
+                ok = "fits" if q.fits(available=avail) else "does not fit"
+                others.append(f"kernel_approximation={k!r} needs {format_bytes(q.total)} ({ok})")
+        raise MemoryError(
+            f"{name}: {p.describe()}\nbut only {format_bytes(avail)} is available (plans "
+            f"are kept under {SAFETY_FRACTION:.0%} of it). Options: "
+            + "; ".join(others)
+            + "; a smaller n_components (Nystroem); float32 input (halves a dense K)."
+        )
+    if verbose:
+        print(f"[{name}] kernel operator: {kind} ({p.describe()}; "
+              f"{format_bytes(avail)} available)")
+    return kind
+
+
+def decision_in_blocks(
+    X: Any, centers: Any, coef: np.ndarray, intercept: np.ndarray, kernel_fn: Any,
+    *, precomputed: bool = False,
+) -> np.ndarray:
+    """:math:`k(X, centers)\\,coef + b` computed over row blocks of X.
+
+    Block height from available memory (at most 64 MiB of kernel rows), so a
+    prediction on any number of points holds one block of kernel values.
+    """
+    n = X.shape[0]
+    out = np.empty((n, coef.shape[1]))
+    if precomputed:
+        for s in range(0, n, 65536):
+            Kt = X[s : s + 65536]
+            Kt = Kt.toarray() if sp.issparse(Kt) else np.asarray(Kt)
+            out[s : s + 65536] = Kt @ coef
+    else:
+        rows = block_rows(centers.shape[0], 8, cap_bytes=64 * 2**20, n_rows=n)
+        for s in range(0, n, rows):
+            out[s : s + rows] = kernel_fn(X[s : s + rows], centers) @ coef
+    out += intercept
+    return out
+
+
+def build_scalable_kernel(est: Any, X: Any, kind: str) -> tuple[Any, float | None]:
+    """The streamed operator or the fitted Nyström factor of an estimator's X.
+
+    For a dask array X: the streamed kernel rows or the Nyström factor C with its
+    row blocks on the cluster's workers (:mod:`semisvm.kernels._distributed`).
+    """
+    from ..kernels import NystroemFactor, StreamedKernelOperator, resolve_gamma
+    from ..kernels._distributed import (
+        DistributedNystroemFactor,
+        distributed_gamma,
+        distributed_kernel,
+        is_distributed_array,
+    )
+
+    if is_distributed_array(X):
+        kernel = est.kernel
+        if kind == "streamed":
+            return distributed_kernel(
+                X, kernel=kernel, gamma=est.gamma, degree=est.degree, coef0=est.coef0,
+                kernel_params=est.kernel_params, store="streamed",
+            )
+        g = distributed_gamma(X, est.gamma, kernel)
+        m = est.n_components or default_n_components(X.shape[0])
+        factor = DistributedNystroemFactor(
+            m, landmarks=est.landmarks, kernel=kernel, gamma=g if g is not None else 1.0,
+            degree=est.degree, coef0=est.coef0, kernel_params=est.kernel_params,
+            random_state=est.random_state if est.random_state is not None else 0,
+        ).fit(X)
+        return factor, g
+
+    kernel = est.kernel
+    g = None if callable(kernel) or kernel == "linear" else resolve_gamma(X, est.gamma, kernel)
+    params = dict(
+        kernel=kernel, gamma=g if g is not None else 1.0, degree=est.degree,
+        coef0=est.coef0, kernel_params=est.kernel_params,
+    )
+    if kind == "streamed":
+        return StreamedKernelOperator(X, **params), g
+    m = est.n_components or default_n_components(X.shape[0])
+    factor = NystroemFactor(
+        m, landmarks=est.landmarks, random_state=est.random_state if
+        est.random_state is not None else 0, **params,
+    ).fit(X)
+    return factor, g
+
+
+def distributed_adjacency(est: Any, X: Any) -> sp.csr_array:
+    """kNN adjacency of a dask array X, searched on the cluster's workers."""
+    from ..graph._distributed import knn_graph_distributed
+
+    method = getattr(est, "graph_method", "auto")
+    if method == "auto":
+        method = "exact" if X.shape[0] <= EXACT_GRAPH_MAX_N else "approx"
+        if method == "approx":
+            try:
+                import hnswlib  # noqa: F401
+            except ImportError:
+                method = "exact"
+    est.graph_method_ = method
+    return knn_graph_distributed(
+        X, int(est.n_neighbors), weight=est.graph_weight, t=est.heat_t, method=method,
+    )
+
+
+def scalable_adjacency(est: Any, X: Any) -> sp.csr_array:
+    """Symmetric kNN adjacency of X by blocked exact or approximate search."""
+    from ..graph._graph import _symmetrize, _to_weights
+    from ..graph._knn import knn_search
+
+    n = X.shape[0]
+    k = min(int(est.n_neighbors), n - 1)
+    if k < 1:
+        raise ValueError(f"A graph needs at least 2 points, got n_samples={n}.")
+    method = getattr(est, "graph_method", "auto")
+    if method == "auto":
+        method = "exact"
+        if n > EXACT_GRAPH_MAX_N:
+            for mod in ("hnswlib", "pynndescent"):
+                try:
+                    __import__(mod)
+                except ImportError:
+                    continue
+                method = "approx"
+                break
+    est.graph_method_ = method
+    if getattr(est, "verbose", 0):
+        print(f"[{type(est).__name__}] kNN graph: {method}"
+              + (f" on a {est.graph_pca}-component PCA projection" if est.graph_pca else ""))
+    ind, d2 = knn_search(
+        X, k, method=method, pca_components=getattr(est, "graph_pca", None),
+        random_state=0,
+    )
+    return _to_weights(_symmetrize(ind, d2, n), est.graph_weight, est.heat_t)
