@@ -171,6 +171,40 @@ def run_cluster(X, y, yt, Z, gamma, args, n_workers):
     return t, F[:, 0], acc, n_it, comm
 
 
+def run_estimator(X, y, yt, args, n_workers):
+    """LapSVM(kernel_approximation='nystroem', graph_method=...) end to end.
+
+    ``n_workers=0``: in process on the ndarray; else on a LocalCluster with the
+    data as a dask array (one chunk per worker).
+    """
+    from semisvm import LapSVM
+
+    est = LapSVM(kernel_approximation="nystroem", n_components=args.m,
+                 graph_method=args.graph, random_state=0)
+    if n_workers == 0:
+        t0 = time.perf_counter()
+        est.fit(X, y)
+        total = time.perf_counter() - t0
+        return est, total, 0.0
+    import dask.array as da
+    from distributed import Client, LocalCluster, wait
+
+    mem = f"{args.worker_memory_gib}GiB"
+    with LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
+                      memory_limit=mem, dashboard_address=None,
+                      silence_logs=50) as cluster, Client(cluster) as client:
+        client.run(lambda: __import__("semisvm.kernels._distributed"))
+        t0 = time.perf_counter()
+        rows = -(-X.shape[0] // n_workers)
+        Xd = client.persist(da.from_array(X, chunks=(rows, X.shape[1])))
+        wait(Xd)
+        t_data = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        est.fit(Xd, y)
+        total = time.perf_counter() - t0
+    return est, total, t_data
+
+
 def per_row_costs(X, Z, gamma):
     """Seconds per row of C for building it and for one product (C^T v, C s)."""
     from semisvm.kernels import kernel_matrix
@@ -196,16 +230,20 @@ def main() -> None:
     p.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     p.add_argument("--m", type=int, default=1000, help="Nyström landmarks")
     p.add_argument("--k", type=int, default=10, help="graph neighbours")
+    p.add_argument("--graph", default="approx", choices=["exact", "approx"],
+                   help="graph search of the estimator runs")
     p.add_argument("--iters", type=int, default=50, help="PCG iterations (fixed)")
     p.add_argument("--worker-memory-gib", type=float, default=4.0)
     p.add_argument("--quick", action="store_true", help="CI smoke: n=4000, m=200")
     p.add_argument("--no-append", action="store_true")
+    p.add_argument("--skip-operator", action="store_true",
+                   help="only the estimator end-to-end part")
     args = p.parse_args()
     if args.quick:
         args.n, args.m, args.iters, args.workers = [4000], 200, 10, [2]
     machine = machine_description()
     rows, est_rows, records = [], [], []
-    for n in args.n:
+    for n in (args.n if not args.skip_operator else []):
         X, y, yt = manifold_data(n)
         rng = np.random.default_rng(1)
         Z = X[np.sort(rng.choice(n, size=min(args.m, n), replace=False))]
@@ -236,6 +274,29 @@ def main() -> None:
             print(json.dumps(records[-1]), flush=True)
         b_row, p_row = per_row_costs(X, Z, gamma)
         est_rows.append((n, b_row, p_row))
+    # ---- part A: the estimator end to end
+    est_table = []
+    for n in args.n:
+        X, y, yt = manifold_data(n)
+        ref, t_ref, _ = run_estimator(X, y, yt, args, 0)
+        U = y == -1
+        acc_ref = float((ref.transduction_ == yt)[U].mean())
+        ft = ref.fit_times_
+        est_table.append([n, "in process", f"{ft['kernel']:.1f}", f"{ft['graph']:.1f}",
+                          f"{ft['solver']:.1f}", f"{t_ref:.1f}", "1.00",
+                          f"{acc_ref:.4f}", "-"])
+        for w in args.workers:
+            est, t_c, t_data = run_estimator(X, y, yt, args, w)
+            ft = est.fit_times_
+            F_ref = ref.decision_function(X[:2000])
+            diff = float(np.abs(est.decision_function(X[:2000]) - F_ref).max())
+            est_table.append([
+                n, f"LocalCluster {w}w", f"{ft['kernel']:.1f}", f"{ft['graph']:.1f}",
+                f"{ft['solver']:.1f}", f"{t_c:.1f} (+{t_data:.1f} data)",
+                f"{t_c / t_ref:.2f}",
+                f"{float((est.transduction_ == yt)[U].mean()):.4f}", f"{diff:.1e}",
+            ])
+            print(est_table[-1], flush=True)
     header = ["n", "run", "kernel s", "graph s", "solve s", "ms / iter",
               "transduction s", "total s", "ratio to in-process",
               "payload MiB / iter", "loopback MiB / iter", "accuracy U",
@@ -245,23 +306,36 @@ def main() -> None:
             "workers: 1 thread each, processes, on this machine's 2 cores. 'total' "
             "excludes moving X to the cluster (shown as 'data').\n\n")
     body += markdown_table(header, rows) + "\n"
-    # estimate for n = 10M on 16 workers from the measured per-row costs
-    n_big, P, m, d, k, C_cls = 10_000_000, 16, args.m, 50, args.k, 1
-    b_row, p_row = est_rows[-1][1], est_rows[-1][2]
-    comm_per_iter = 2 * n_big * C_cls * 8 + 2 * P * m * C_cls * 8
-    mem_worker = (n_big / P) * (m * 4 + d * 4) + n_big * d * 4
-    body += (
-        f"\nEstimate for n = 10M, 16 workers, m = {m}, from the last row's per-row costs "
-        f"(kernel build {b_row * 1e6:.2f} µs/row, one product C^T v + C s "
-        f"{p_row * 1e6:.3f} µs/row on one core): kernel factor "
-        f"{n_big / P * b_row:.0f} s; per PCG iteration {n_big / P * p_row:.2f} s of "
-        f"worker compute plus {comm_per_iter / 2**20:.0f} MiB through the client "
-        f"(at ~1 GB/s: {comm_per_iter / 1e9:.2f} s); worker memory "
-        f"{mem_worker / 2**30:.1f} GiB (C block {n_big / P * m * 4 / 2**30:.1f} GiB, X "
-        f"block, and all of X for the exact kNN search {n_big * d * 4 / 2**30:.1f} GiB), "
-        f"client memory for the graph and the solver's vectors about "
-        f"{n_big * (k * 2 * 12 + 20 * 8) / 2**30:.1f} GiB.\n"
+    body = (
+        f"### Estimator end to end: LapSVM(kernel_approximation='nystroem', "
+        f"n_components={args.m}, graph_method={args.graph!r})\n\n"
+        "In process on the ndarray against the same estimator given a dask array on a "
+        "LocalCluster (m-space solve on the client, C and the graph search on the "
+        "workers); 'data' is the time to move X into the cluster, outside the ratio.\n\n"
+        + markdown_table(["n", "run", "kernel s", "graph s", "solve s", "total s",
+                          "ratio to in-process", "accuracy U", "max |F - F_in|"],
+                         est_table)
+        + "\n\n### PCG on the distributed Nyström operator (n-space, one distributed "
+        "product per iteration)\n\n" + body
     )
+    if est_rows:
+        # estimate for n = 10M on 16 workers from the measured per-row costs
+        n_big, P, m, d, k, C_cls = 10_000_000, 16, args.m, 50, args.k, 1
+        b_row, p_row = est_rows[-1][1], est_rows[-1][2]
+        comm_per_iter = 2 * n_big * C_cls * 8 + 2 * P * m * C_cls * 8
+        mem_worker = (n_big / P) * (m * 4 + d * 4) + n_big * d * 4
+        body += (
+            f"\nEstimate for n = 10M, 16 workers, m = {m}, from the last row's per-row costs "
+            f"(kernel build {b_row * 1e6:.2f} µs/row, one product C^T v + C s "
+            f"{p_row * 1e6:.3f} µs/row on one core): kernel factor "
+            f"{n_big / P * b_row:.0f} s; per PCG iteration {n_big / P * p_row:.2f} s of "
+            f"worker compute plus {comm_per_iter / 2**20:.0f} MiB through the client "
+            f"(at ~1 GB/s: {comm_per_iter / 1e9:.2f} s); worker memory "
+            f"{mem_worker / 2**30:.1f} GiB (C block {n_big / P * m * 4 / 2**30:.1f} GiB, X "
+            f"block, and all of X for the exact kNN search {n_big * d * 4 / 2**30:.1f} GiB), "
+            f"client memory for the graph and the solver's vectors about "
+            f"{n_big * (k * 2 * 12 + 20 * 8) / 2**30:.1f} GiB.\n"
+        )
     print(body)
     if not args.no_append and not args.quick:
         cmd = "python benchmarks/dask/bench_dask.py " + " ".join(sys.argv[1:])
