@@ -670,14 +670,33 @@ def distributed_kernel(
 
 
 # ------------------------------------------------------------ Nyström factor
-def _pair_gram(Cb: np.ndarray, Cc: np.ndarray, Lbc: Any, with_ones: bool) -> np.ndarray:
-    r""":math:`\tilde C_b^T L_{bc} \tilde C_c` with :math:`\tilde C = [C, 1]` (float64)."""
-    A = np.asarray(Cb, dtype=np.float64)
-    B = np.asarray(Cc, dtype=np.float64)
-    if with_ones:
-        A = np.c_[A, np.ones(A.shape[0])]
-        B = np.c_[B, np.ones(B.shape[0])]
-    return A.T @ np.asarray(Lbc @ B)
+def _pair_gram(
+    Cb: np.ndarray, Cc: np.ndarray, Lbc: Any, with_ones: bool, slab: int = 256,
+    rows: int = 16384,
+) -> np.ndarray:
+    r""":math:`\tilde C_b^T L_{bc} \tilde C_c` with :math:`\tilde C = [C, 1]` (float64).
+
+    Computed in slabs of ``slab`` columns of :math:`\tilde C_c` and ``rows`` rows of
+    :math:`\tilde C_b`, so the worker's extra memory is
+    :math:`8(n_b\,\text{slab} + \text{rows}\,(m+1))` bytes, never a float64 copy
+    of a whole block.
+    """
+    m = Cb.shape[1]
+    M = m + 1 if with_ones else m
+    nb = Cb.shape[0]
+    G = np.zeros((M, M))
+    for j0 in range(0, M, slab):
+        j1 = min(M, j0 + slab)
+        B = np.asarray(Cc[:, j0 : min(j1, m)], dtype=np.float64)
+        if j1 > m:  # the column of ones
+            B = np.c_[B, np.ones(Cc.shape[0])]
+        P = np.asarray(Lbc @ B)  # (n_b, j1 - j0)
+        for r0 in range(0, nb, rows):
+            A = np.asarray(Cb[r0 : r0 + rows], dtype=np.float64)
+            G[:m, j0:j1] += A.T @ P[r0 : r0 + rows]
+            if with_ones:
+                G[m, j0:j1] += P[r0 : r0 + rows].sum(axis=0)
+    return G
 
 
 def _tree_sum(client: Any, futures: list) -> np.ndarray:
