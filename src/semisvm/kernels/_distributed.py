@@ -785,6 +785,9 @@ class DistributedNystroemFactor:
         self.eigenvalues_ = s[keep]
         dtype = np.float32 if X.dtype == np.float32 else np.float64
         self.C_ = distributed_row_blocks(X, Z, client=client, dtype=dtype, **self.params)
+        from distributed import wait
+
+        wait(self.C_.futures)  # C is built here, so that fit_times_['kernel'] holds it
         return self
 
     def coef_from_features(self, eta: np.ndarray) -> np.ndarray:
