@@ -278,8 +278,11 @@ EXPECTED_FAILURES = {
 
 
 @parametrize_with_checks(
-    [LapRLSCV(gamma_a=(1e-2, 1.0), gamma_i=(0.0, 0.1), gamma="median", cv=2),
-     LapSVMCV(gamma_a=(1e-2,), gamma_i=(0.0, 0.1), gamma="median", cv=2)],
+    # the checks fit on as few as 10 points: n_neighbors must stay below n
+    [LapRLSCV(gamma_a=(1e-2, 1.0), gamma_i=(0.0, 0.1), gamma="median", cv=2,
+              n_neighbors=(5,)),
+     LapSVMCV(gamma_a=(1e-2,), gamma_i=(0.0, 0.1), gamma="median", cv=2,
+              n_neighbors=(5,))],
     expected_failed_checks=lambda est: EXPECTED_FAILURES,
 )
 def test_sklearn_common_checks(estimator, check):

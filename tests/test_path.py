@@ -507,7 +507,10 @@ def test_default_lambda_beats_the_end_of_the_path():
         y[flip] = 1 - y[flip]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", PathWarning)
-            clf = LapSVMPath().fit(X, y)
+            # the graph of benchmarks/results/path_selection.md (median width, binary
+            # weights, normalized L): this tests the choice of lambda, not the graph
+            clf = LapSVMPath(gamma="median", graph_weight="binary",
+                             normalize_laplacian=True).fit(X, y)
         assert clf.selection_ == "cv"
         err_default = np.mean(clf.predict(X) != yt)
         err_end = np.mean(clf.predict(X, clf.lambdas_[-1]) != yt)

@@ -211,6 +211,13 @@ class NystroemFactor:
             np.matmul(Kb, T32, out=out[s : s + rows])
         return out
 
+    def training_decision(self, beta: np.ndarray) -> np.ndarray:
+        r""":math:`C\beta` on the training rows, in row blocks (float64)."""
+        F = np.empty((self.C_.shape[0], beta.shape[1]))
+        for s in range(0, F.shape[0], 65536):
+            F[s : s + 65536] = self.C_[s : s + 65536] @ beta
+        return F
+
     def coef_from_features(self, eta: np.ndarray) -> np.ndarray:
         r""":math:`\beta = T\eta`: coefficients on the landmarks, :math:`f = k(x, Z)\beta`."""
         return self.components_ @ eta

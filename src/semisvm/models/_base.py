@@ -29,7 +29,19 @@ from .._validation import (
 )
 from ..graph import check_adjacency, graph_laplacian, knn_graph, knn_graph_from_kernel
 from ..kernels import NystroemFactor, as_operator, kernel_matrix, resolve_gamma
-from ._scale import build_scalable_kernel, decision_in_blocks, scalable_adjacency
+from ..kernels._distributed import (
+    DistributedNystroemFactor,
+    check_distributed_input,
+    distributed_kernel,
+    distributed_kernel_dot,
+    is_distributed_array,
+)
+from ._scale import (
+    build_scalable_kernel,
+    decision_in_blocks,
+    distributed_adjacency,
+    scalable_adjacency,
+)
 
 __all__ = ["ManifoldClassifierMixin", "KERNEL_CONSTRAINTS", "build_kernel", "build_laplacian"]
 
@@ -55,7 +67,16 @@ def build_kernel(
     X: Any, *, kernel: Any, gamma: Any, degree: int, coef0: float,
     kernel_params: dict | None, n_neighbors: int = 10,
 ) -> tuple[np.ndarray, float | None]:
-    """Gram matrix of the training points and the resolved RBF/poly ``gamma``."""
+    """Gram matrix of the training points and the resolved RBF/poly ``gamma``.
+
+    A ``dask.array`` X gives a :class:`~semisvm.kernels.DistributedKernelOperator`
+    (the rows of K on the cluster's workers) instead of an ndarray.
+    """
+    if is_distributed_array(X):
+        return distributed_kernel(
+            X, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
+            kernel_params=kernel_params, store="dense", n_neighbors=n_neighbors,
+        )
     if kernel == "precomputed":
         K = np.asarray(X.toarray() if sp.issparse(X) else X)
         if K.shape[0] != K.shape[1]:
@@ -137,6 +158,11 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
     # ------------------------------------------------------------------ fit
     def _validate_fit_input(self, X: Any, y: Any) -> tuple[Any, np.ndarray]:
         validate_params(self.get_params(deep=False), self._parameter_constraints)
+        if is_distributed_array(X):
+            X, y = check_distributed_input(X, y, kernel=self.kernel)
+            self.n_features_in_ = X.shape[1]
+            check_classification_targets(y)
+            return X, y
         X, y = validate_data(
             self,
             X,
@@ -184,7 +210,9 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
         t1 = time.perf_counter()
         L = None
         graph_method = getattr(self, "graph_method", "auto")
-        if need_graph and adjacency is None and (
+        if need_graph and adjacency is None and is_distributed_array(X):
+            adjacency = distributed_adjacency(self, X)
+        elif need_graph and adjacency is None and (
             kind != "dense" or graph_method == "approx"
             or getattr(self, "graph_pca", None) is not None
         ):
@@ -245,7 +273,7 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
         self.history_ = res.history
         self.fit_times_["solver"] = t_solver
         self.X_fit_ = None if self.kernel == "precomputed" else X
-        if isinstance(K, NystroemFactor):
+        if isinstance(K, NystroemFactor | DistributedNystroemFactor):
             # res.alpha holds the feature coefficients eta; predict with beta = T eta.
             # The transduction is k(X, Z) beta + b from the stored C = k(X, Z), as
             # predict computes it (not from the float32 features), so that both agree
@@ -253,10 +281,7 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
             self.landmarks_ = K.landmarks_
             self.n_components_ = K.landmarks_.shape[0]
             t_tr = time.perf_counter()
-            F = np.empty((K.C_.shape[0], res.alpha.shape[1]))
-            for s in range(0, F.shape[0], 65536):
-                F[s : s + 65536] = K.C_[s : s + 65536] @ self.dual_coef_
-            F += res.b
+            F = K.training_decision(self.dual_coef_) + res.b
             self.fit_times_["transduction"] = time.perf_counter() - t_tr
         else:
             t_tr = time.perf_counter()
@@ -386,6 +411,13 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
         centers = getattr(self, "landmarks_", None)
         if centers is None:
             centers = self.X_fit_
+        if is_distributed_array(centers):
+            # training points on the cluster: each worker multiplies its own columns
+            return distributed_kernel_dot(
+                X, centers, self.dual_coef_, kernel=self.kernel,
+                gamma=self.gamma_ if self.gamma_ is not None else 1.0,
+                degree=self.degree, coef0=self.coef0, kernel_params=self.kernel_params,
+            ) + self.intercept_
 
         def kfn(A, B):
             return kernel_matrix(

@@ -11,6 +11,7 @@ from sklearn.utils.validation import validate_data
 
 from .. import _defaults
 from .._validation import Interval, Options, check_finite
+from ..kernels._distributed import is_distributed_array, resolve_distributed_operator
 from ..kernels._nystroem import LANDMARK_METHODS
 from ..kernels._operators import as_operator
 from ..solvers._lowrank import lapsvm_lowrank
@@ -186,6 +187,13 @@ class _PrimalMixin(ManifoldClassifierMixin):
                 "(or 'auto')."
             )
         requested = "dense" if self.kernel == "precomputed" else self.kernel_approximation
+        if is_distributed_array(X):
+            kind = resolve_distributed_operator(
+                requested, n=X.shape[0], solver=solver, verbose=self.verbose,
+                name=type(self).__name__,
+            )
+            self.kernel_operator_ = kind
+            return kind
         kind = resolve_operator(
             requested, n=X.shape[0], d=X.shape[1], n_columns=n_columns,
             itemsize=X.dtype.itemsize, n_neighbors=self.n_neighbors,
@@ -237,10 +245,15 @@ class _PrimalMixin(ManifoldClassifierMixin):
                 "(the m-space solver has unit loss weights); use class_weight=None, "
                 "or kernel_approximation='dense' / 'streamed'."
             )
+        # a factor whose C lives elsewhere (a cluster) computes the m-space
+        # intrinsic matrix where C is; the in-process one lets the solver do it
+        M = None
+        if L is not None and self.gamma_i_ != 0 and hasattr(factor, "feature_gram"):
+            M = factor.feature_gram(L, intrinsic_bias=self.intrinsic_bias)
         return lapsvm_lowrank(
             factor.C_, Y, L=L, gamma_a=self.gamma_a_, gamma_i=self.gamma_i_,
             loss=self._loss, intrinsic_bias=self.intrinsic_bias,
-            max_iter=max(self.max_iter, 1), T=factor.components_,
+            max_iter=max(self.max_iter, 1), T=factor.components_, M=M,
         )
 
     def _pcg_kwargs(self, K_val, Y_val, es):

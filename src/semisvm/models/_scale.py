@@ -190,8 +190,35 @@ def decision_in_blocks(
 
 
 def build_scalable_kernel(est: Any, X: Any, kind: str) -> tuple[Any, float | None]:
-    """The streamed operator or the fitted Nyström factor of an estimator's X."""
+    """The streamed operator or the fitted Nyström factor of an estimator's X.
+
+    For a dask array X: the streamed kernel rows or the Nyström factor C with its
+    row blocks on the cluster's workers (:mod:`semisvm.kernels._distributed`).
+    """
     from ..kernels import NystroemFactor, StreamedKernelOperator, resolve_gamma
+    from ..kernels._distributed import (
+        DistributedNystroemFactor,
+        distributed_gamma,
+        distributed_kernel,
+        is_distributed_array,
+    )
+
+    if is_distributed_array(X):
+        kernel = est.kernel
+        if kind == "streamed":
+            return distributed_kernel(
+                X, kernel=kernel, gamma=est.gamma, degree=est.degree, coef0=est.coef0,
+                kernel_params=est.kernel_params, store="streamed",
+                n_neighbors=est.n_neighbors,
+            )
+        g = distributed_gamma(X, est.gamma, kernel, est.n_neighbors)
+        m = est.n_components or default_n_components(X.shape[0])
+        factor = DistributedNystroemFactor(
+            m, landmarks=est.landmarks, kernel=kernel, gamma=g if g is not None else 1.0,
+            degree=est.degree, coef0=est.coef0, kernel_params=est.kernel_params,
+            random_state=est.random_state if est.random_state is not None else 0,
+        ).fit(X)
+        return factor, g
 
     kernel = est.kernel
     g = None if callable(kernel) or kernel == "linear" else resolve_gamma(
@@ -211,9 +238,27 @@ def build_scalable_kernel(est: Any, X: Any, kind: str) -> tuple[Any, float | Non
     return factor, g
 
 
+def distributed_adjacency(est: Any, X: Any) -> sp.csr_array:
+    """kNN adjacency of a dask array X, searched on the cluster's workers."""
+    from ..graph._distributed import knn_graph_distributed
+
+    method = getattr(est, "graph_method", "auto")
+    if method == "auto":
+        method = "exact" if X.shape[0] <= EXACT_GRAPH_MAX_N else "approx"
+        if method == "approx":
+            try:
+                import hnswlib  # noqa: F401
+            except ImportError:
+                method = "exact"
+    est.graph_method_ = method
+    return knn_graph_distributed(
+        X, int(est.n_neighbors), weight=est.graph_weight, t=est.heat_t, method=method,
+    )
+
+
 def scalable_adjacency(est: Any, X: Any) -> sp.csr_array:
     """Symmetric kNN adjacency of X by blocked exact or approximate search."""
-    from ..graph._graph import _symmetrize, _to_weights
+    from ..graph._graph import _local_scales, _symmetrize, _to_weights
     from ..graph._knn import knn_search
 
     n = X.shape[0]
@@ -239,4 +284,6 @@ def scalable_adjacency(est: Any, X: Any) -> sp.csr_array:
         X, k, method=method, pca_components=getattr(est, "graph_pca", None),
         random_state=0,
     )
-    return _to_weights(_symmetrize(ind, d2, n), est.graph_weight, est.heat_t)
+    return _to_weights(
+        _symmetrize(ind, d2, n), est.graph_weight, est.heat_t, _local_scales(d2)
+    )

@@ -1,0 +1,907 @@
+r"""Kernel operators whose row blocks live on the workers of a Dask cluster.
+
+The solvers see a kernel only through the operator interface of
+:mod:`semisvm.kernels._operators` (``shape``, ``dtype``, ``A @ V`` for a vector or
+an (n, C) block, ``diagonal()``).  The classes here implement that interface with
+the rows of the matrix partitioned over the workers of a ``dask.distributed``
+cluster, so that the solver loop is the one used in-process, unchanged:
+
+* :class:`DistributedRowBlocks` -- a general (n, m) matrix ``A`` stored as row
+  blocks ``A_b`` (one Dask future each).  ``A @ V`` broadcasts ``V`` (an
+  (m, C) block) once to the workers, each worker returns ``A_b V`` and the client
+  stacks them: the client sends :math:`m C` numbers per worker and receives
+  :math:`n C`.  ``A.T @ V`` sends each worker its own rows ``V_b`` and sums the
+  (m, C) partial products :math:`A_b^T V_b` on the client.
+* :class:`DistributedKernelOperator` -- the symmetric n x n Gram matrix of the
+  training points, ``K_b = k(X_b, X)``, either stored on the worker that owns
+  block ``b`` (``store='dense'``: :math:`n^2` numbers over all workers) or
+  recomputed tile by tile at every product (``store='streamed'``: only X is kept,
+  :math:`O(n d)` per worker).
+* :class:`DistributedNystroemOperator` -- the low-rank approximation
+  :math:`\tilde K = C W^{+} C^T` with ``C = k(X, Z)`` for m landmarks Z, stored as
+  the row blocks ``C_b`` (:math:`n m` numbers over all workers); a product costs
+  two distributed passes, :math:`C^T V` then :math:`C (W^{+} C^T V)`, and moves
+  :math:`2 n C + 2 P m C` numbers for P blocks.
+
+In every case one solver iteration (one product with K for all one-vs-rest
+classes at once) moves :math:`O(n C)` numbers between the client and the workers;
+the kernel itself never leaves them.  Which worker holds which block is Dask's
+choice; the client only keeps futures.
+
+Dask is an optional dependency (``pip install semisvm[dask]``): this module
+imports it lazily, and :func:`is_distributed_array` recognises a ``dask.array``
+without importing Dask.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ._kernels import kernel_matrix, median_gamma, resolve_gamma
+
+__all__ = [
+    "DistributedRowBlocks",
+    "DistributedKernelOperator",
+    "DistributedNystroemOperator",
+    "DistributedNystroemFactor",
+    "check_distributed_input",
+    "distributed_gamma",
+    "distributed_kernel",
+    "resolve_distributed_operator",
+    "distributed_row_blocks",
+    "distributed_kernel_dot",
+    "get_dask_client",
+    "is_distributed_array",
+]
+
+
+def is_distributed_array(X: Any) -> bool:
+    """True for a ``dask.array.Array`` (checked without importing Dask)."""
+    mod = type(X).__module__ or ""
+    return mod.startswith("dask.") and hasattr(X, "chunks") and hasattr(X, "dask")
+
+
+def get_dask_client(client: Any = None) -> Any:
+    """The given client, else the current ``dask.distributed`` client.
+
+    Raises
+    ------
+    ImportError
+        When ``dask.distributed`` is not installed (with the extra to install).
+    ValueError
+        When no client is running: the estimators use the cluster of the
+        client the user created (``Client("scheduler-address")`` or
+        ``Client(LocalCluster())``).
+    """
+    if client is not None:
+        return client
+    try:
+        from distributed import get_client
+    except ImportError as exc:  # pragma: no cover - exercised without dask
+        raise ImportError(
+            "A dask.array input needs dask.distributed: pip install 'semisvm[dask]'."
+        ) from exc
+    try:
+        return get_client()
+    except ValueError:
+        raise ValueError(
+            "X is a dask array but no dask.distributed Client is running. Create one "
+            "first, e.g. `from dask.distributed import Client; client = Client()` "
+            "(a local cluster) or `Client('tcp://scheduler-address:8786')`."
+        ) from None
+
+
+#: Payloads up to this size travel inside the task messages; larger ones are
+#: scattered once to every worker (one extra round trip, no repeated copies).
+_INLINE_BYTES = 4 * 2**20
+
+
+def _n_workers(client: Any) -> int:
+    """Number of workers (asks the scheduler: call once per operator, not per product)."""
+    return max(1, len(client.scheduler_info().get("workers", {})))
+
+
+def _row_block_futures(X: Any, client: Any, block_rows: int | None) -> tuple[list, np.ndarray]:
+    """Futures of the row blocks of X (a dask array or an ndarray) and their offsets.
+
+    A dask array keeps its own row chunks unless ``block_rows`` is given (then it is
+    rechunked); an ndarray is cut into ``block_rows`` rows (default: two blocks per
+    worker) and scattered.
+    """
+    n = X.shape[0]
+    if is_distributed_array(X):
+        if X.ndim != 2:
+            raise ValueError(f"X must be 2-D, got a dask array of shape {X.shape}.")
+        if block_rows is not None:
+            X = X.rechunk((block_rows, X.shape[1]))
+        elif len(X.chunks[1]) > 1:
+            X = X.rechunk((X.chunks[0], X.shape[1]))
+        blocks = X.to_delayed().ravel().tolist()
+        futures = client.compute(blocks)
+        sizes = np.asarray(X.chunks[0], dtype=np.int64)
+    else:
+        if block_rows is None:
+            block_rows = -(-n // (2 * _n_workers(client)))
+        block_rows = max(1, int(block_rows))
+        starts = list(range(0, n, block_rows))
+        futures = [client.scatter(np.ascontiguousarray(X[s : s + block_rows])) for s in starts]
+        sizes = np.asarray([min(block_rows, n - s) for s in starts], dtype=np.int64)
+    offsets = np.concatenate([[0], np.cumsum(sizes)])
+    return futures, offsets
+
+
+def _stack(*blocks: np.ndarray) -> np.ndarray:
+    return np.vstack(blocks)
+
+
+def _all_rows_future(block_futures: list, client: Any) -> Any:
+    """A future of the whole of X on every worker, assembled among the workers.
+
+    The blocks are stacked on one worker and replicated worker to worker: X never
+    passes through the client.
+    """
+    fut = client.submit(_stack, *block_futures, pure=False)
+    client.replicate([fut])
+    return fut
+
+
+# ---------------------------------------------------------------- worker tasks
+def _kernel_block(Xb: np.ndarray, Z: np.ndarray, params: dict) -> np.ndarray:
+    return kernel_matrix(Xb, Z, **params)
+
+
+def _block_matmul(A: np.ndarray, V: np.ndarray) -> np.ndarray:
+    return np.asarray(A @ V.astype(A.dtype, copy=False), dtype=np.float64)
+
+
+def _block_rmatmul(A: np.ndarray, Vb: np.ndarray) -> np.ndarray:
+    return np.asarray(A.T @ Vb.astype(A.dtype, copy=False), dtype=np.float64)
+
+
+def _streamed_matmul(
+    Xb: np.ndarray, Z: np.ndarray, V: np.ndarray, params: dict, tile: int
+) -> np.ndarray:
+    """``k(Xb, Z) @ V`` computed over column tiles of Z, never storing k(Xb, Z)."""
+    out = np.zeros((Xb.shape[0], V.shape[1]), dtype=np.float64)
+    for s in range(0, Z.shape[0], tile):
+        Kt = kernel_matrix(Xb, Z[s : s + tile], **params)
+        out += Kt @ V[s : s + tile].astype(Kt.dtype, copy=False)
+    return out
+
+
+def _kernel_diagonal(Xb: np.ndarray, params: dict) -> np.ndarray:
+    return np.asarray(
+        [kernel_matrix(Xb[i : i + 1], **params)[0, 0] for i in range(Xb.shape[0])],
+        dtype=np.float64,
+    )
+
+
+def _cross_dot(
+    Xt: np.ndarray, Xb: np.ndarray, coef_b: np.ndarray, params: dict
+) -> np.ndarray:
+    return np.asarray(kernel_matrix(Xt, Xb, **params) @ coef_b, dtype=np.float64)
+
+
+def _sum(parts: list[np.ndarray]) -> np.ndarray:
+    out = parts[0].copy()
+    for p in parts[1:]:
+        out += p
+    return out
+
+
+class DistributedRowBlocks:
+    """An (n, m) matrix stored as row blocks on Dask workers.
+
+    Parameters
+    ----------
+    futures : list of distributed.Future
+        The row blocks, each an ndarray of shape (n_b, m), in row order.
+    offsets : ndarray of shape (n_blocks + 1,)
+        Row offsets: block b holds rows ``offsets[b]:offsets[b+1]``.
+    shape : tuple of int
+        (n, m).
+    dtype : numpy dtype
+        Storage dtype of the blocks (products are returned in float64).
+    client : distributed.Client
+
+    Attributes
+    ----------
+    n_products : int
+        Columns multiplied so far (one per column of V, as the in-process operator).
+    bytes_sent_, bytes_received_ : int
+        Array bytes the client sent to and received from the workers for products
+        (the payload; Dask's own messages come on top).
+    """
+
+    def __init__(
+        self, futures: list, offsets: np.ndarray, shape: tuple[int, int], dtype: Any,
+        client: Any,
+    ) -> None:
+        self.futures = futures
+        self.offsets = np.asarray(offsets, dtype=np.int64)
+        self.shape = (int(shape[0]), int(shape[1]))
+        self.dtype = np.dtype(dtype)
+        self.client = client
+        self.n_workers = _n_workers(client)
+        self.n_products = 0
+        self.bytes_sent_ = 0
+        self.bytes_received_ = 0
+
+    @property
+    def n_blocks(self) -> int:
+        return len(self.futures)
+
+    def _broadcast(self, V: np.ndarray) -> Any:
+        """V for every block's task: inline when small, else scattered once."""
+        if V.nbytes <= _INLINE_BYTES:
+            self.bytes_sent_ += V.nbytes * self.n_blocks
+            return V
+        self.bytes_sent_ += V.nbytes * min(self.n_workers, self.n_blocks)
+        return self.client.scatter(V, broadcast=True)
+
+    def _collect(self, futures: list) -> list[np.ndarray]:
+        parts = self.client.gather(futures)
+        self.bytes_received_ += sum(p.nbytes for p in parts)
+        return parts
+
+    def matmul(self, V: np.ndarray) -> np.ndarray:
+        """``A @ V`` for V of shape (m,) or (m, C), returned in float64."""
+        V = np.asarray(V, dtype=np.float64)
+        vec = V.ndim == 1
+        V2 = V[:, None] if vec else V
+        if V2.shape[0] != self.shape[1]:
+            raise ValueError(f"Cannot multiply a {self.shape} operator by {V.shape}.")
+        self.n_products += V2.shape[1]
+        Vf = self._broadcast(V2)
+        parts = self._collect(
+            [self.client.submit(_block_matmul, f, Vf, pure=False) for f in self.futures]
+        )
+        out = np.vstack(parts)
+        return out[:, 0] if vec else out
+
+    def rmatmul(self, V: np.ndarray) -> np.ndarray:
+        """``A.T @ V`` for V of shape (n,) or (n, C): each worker gets its own rows."""
+        V = np.asarray(V, dtype=np.float64)
+        vec = V.ndim == 1
+        V2 = V[:, None] if vec else V
+        if V2.shape[0] != self.shape[0]:
+            raise ValueError(f"Cannot multiply the transpose of {self.shape} by {V.shape}.")
+        tasks = []
+        for b, f in enumerate(self.futures):
+            Vb = np.ascontiguousarray(V2[self.offsets[b] : self.offsets[b + 1]])
+            self.bytes_sent_ += Vb.nbytes
+            tasks.append(self.client.submit(_block_rmatmul, f, Vb, pure=False))
+        parts = self._collect(tasks)
+        out = _sum(parts)
+        return out[:, 0] if vec else out
+
+    def __matmul__(self, V: np.ndarray) -> np.ndarray:
+        return self.matmul(V)
+
+    def rows(self, idx: np.ndarray) -> np.ndarray:
+        """The rows ``A[idx]`` gathered to the client (e.g. the labeled rows)."""
+        idx = np.asarray(idx, dtype=np.int64)
+        blk = np.searchsorted(self.offsets, idx, side="right") - 1
+        out = np.empty((idx.size, self.shape[1]), dtype=np.float64)
+        for b in np.unique(blk):
+            sel = np.flatnonzero(blk == b)
+            local = idx[sel] - self.offsets[b]
+            out[sel] = self.client.submit(lambda A, i: A[i], self.futures[b], local).result()
+        return out
+
+    def __getitem__(self, idx: Any) -> np.ndarray:
+        """Rows by an integer index array (gathered); other indexing is refused."""
+        arr = np.asarray(idx)
+        if arr.dtype.kind not in "iu":
+            raise TypeError(
+                "A distributed matrix can be indexed by an integer array of rows only."
+            )
+        return self.rows(arr)
+
+    def toarray(self) -> np.ndarray:
+        """The whole matrix on the client (for tests and small n)."""
+        return np.vstack(self.client.gather(self.futures)).astype(np.float64)
+
+    def release(self) -> None:
+        """Drop the blocks from the workers' memory."""
+        for f in self.futures:
+            f.release()
+        self.futures = []
+
+
+def distributed_row_blocks(
+    X: Any, Z: Any = None, *, client: Any = None, block_rows: int | None = None,
+    kernel: str | Callable = "rbf", gamma: float = 1.0, degree: int = 3,
+    coef0: float = 1.0, kernel_params: dict | None = None, dtype: Any = np.float32,
+) -> DistributedRowBlocks:
+    """The (n, m) kernel matrix ``k(X, Z)`` computed and kept on the workers.
+
+    ``Z`` (in memory, e.g. Nyström landmarks) is broadcast once; ``Z=None`` uses
+    the whole of X (then every worker receives X once).
+    """
+    client = get_dask_client(client)
+    futures, offsets = _row_block_futures(X, client, block_rows)
+    if Z is None:
+        Zf = _all_rows_future(futures, client)
+        m = X.shape[0]
+    else:
+        Zm = np.asarray(Z)
+        Zf = client.scatter(Zm, broadcast=True)
+        m = Zm.shape[0]
+    params = dict(kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
+                  kernel_params=kernel_params, dtype=dtype)
+    blocks = [client.submit(_kernel_block, f, Zf, params, pure=False) for f in futures]
+    return DistributedRowBlocks(blocks, offsets, (X.shape[0], m), dtype, client)
+
+
+class DistributedKernelOperator:
+    r"""The n x n training Gram matrix, partitioned by rows over a Dask cluster.
+
+    Implements the solver operator interface (``shape``, ``dtype``, ``@``,
+    ``diagonal``): PCG runs on it unchanged, with one distributed product per
+    iteration for all classes (an (n, C) block).
+
+    Parameters
+    ----------
+    X : dask.array.Array or ndarray of shape (n, d)
+        Training points; a dask array keeps its row chunks as the blocks.
+    store : {'dense', 'streamed'}, default='dense'
+        ``'dense'`` keeps :math:`K_b = k(X_b, X)` (float32) on the worker of block
+        b: :math:`4 n^2 / P` bytes per worker for P equal blocks, one
+        :math:`O(n_b n C)` product per iteration.  ``'streamed'`` keeps only X on
+        each worker (:math:`O(n d)`) and recomputes :math:`k(X_b, X)` in column
+        tiles of ``tile`` rows at every product (exact, :math:`O(n_b n d)` work).
+    client : distributed.Client, default=None
+        The current client when None.
+    block_rows : int, default=None
+        Rows per block (default: the dask chunks, or two blocks per worker).
+    kernel, gamma, degree, coef0, kernel_params :
+        As in :func:`semisvm.kernels.kernel_matrix`.
+    dtype : dtype, default=float32
+        Storage/compute dtype of the kernel blocks; products are float64.
+    tile : int, default=4096
+        Column tile of the streamed products.
+    """
+
+    def __init__(
+        self, X: Any, *, store: str = "dense", client: Any = None,
+        block_rows: int | None = None, kernel: str | Callable = "rbf",
+        gamma: float = 1.0, degree: int = 3, coef0: float = 1.0,
+        kernel_params: dict | None = None, dtype: Any = np.float32, tile: int = 4096,
+    ) -> None:
+        if store not in ("dense", "streamed"):
+            raise ValueError(f"store must be 'dense' or 'streamed', got {store!r}.")
+        self.client = get_dask_client(client)
+        self._n_workers = _n_workers(self.client)
+        self.store = store
+        self.params = dict(kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
+                           kernel_params=kernel_params, dtype=dtype)
+        self.tile = int(tile)
+        n = X.shape[0]
+        self.shape = (n, n)
+        self.dtype = np.dtype(dtype)
+        self._x_blocks, offsets = _row_block_futures(X, self.client, block_rows)
+        self._x_all = _all_rows_future(self._x_blocks, self.client)
+        if store == "dense":
+            blocks = [
+                self.client.submit(_kernel_block, f, self._x_all, self.params, pure=False)
+                for f in self._x_blocks
+            ]
+            self.blocks: DistributedRowBlocks | None = DistributedRowBlocks(
+                blocks, offsets, self.shape, dtype, self.client
+            )
+        else:
+            self.blocks = None
+        self.offsets = offsets
+        self.n_products = 0
+        self.bytes_sent_ = 0
+        self.bytes_received_ = 0
+
+    def __matmul__(self, V: np.ndarray) -> np.ndarray:
+        V = np.asarray(V, dtype=np.float64)
+        self.n_products += 1 if V.ndim == 1 else V.shape[1]
+        if self.blocks is not None:
+            s0, r0 = self.blocks.bytes_sent_, self.blocks.bytes_received_
+            out = self.blocks.matmul(V)
+            self.bytes_sent_ += self.blocks.bytes_sent_ - s0
+            self.bytes_received_ += self.blocks.bytes_received_ - r0
+            return out
+        vec = V.ndim == 1
+        V2 = V[:, None] if vec else V
+        if V2.shape[0] != self.shape[1]:
+            raise ValueError(f"Cannot multiply a {self.shape} operator by {V.shape}.")
+        if V2.nbytes <= _INLINE_BYTES:
+            self.bytes_sent_ += V2.nbytes * len(self._x_blocks)
+            Vf = V2
+        else:
+            self.bytes_sent_ += V2.nbytes * min(self._n_workers, len(self._x_blocks))
+            Vf = self.client.scatter(V2, broadcast=True)
+        parts = self.client.gather([
+            self.client.submit(
+                _streamed_matmul, f, self._x_all, Vf, self.params, self.tile, pure=False
+            )
+            for f in self._x_blocks
+        ])
+        self.bytes_received_ += sum(p.nbytes for p in parts)
+        out = np.vstack(parts)
+        return out[:, 0] if vec else out
+
+    def diagonal(self) -> np.ndarray:
+        parts = self.client.gather([
+            self.client.submit(_kernel_diagonal, f, self.params, pure=False)
+            for f in self._x_blocks
+        ])
+        return np.concatenate(parts)
+
+    def dot_cross(self, X_test: np.ndarray, coef: np.ndarray) -> np.ndarray:
+        """``k(X_test, X) @ coef``: each worker multiplies its own columns.
+
+        ``X_test`` (in memory) is broadcast; worker b returns
+        :math:`k(X_{test}, X_b)\\,\\mathrm{coef}_b` and the client sums them.
+        """
+        Xt = self.client.scatter(np.asarray(X_test), broadcast=True)
+        coef = np.asarray(coef, dtype=np.float64)
+        tasks = [
+            self.client.submit(
+                _cross_dot, Xt, f, coef[self.offsets[b] : self.offsets[b + 1]],
+                self.params, pure=False,
+            )
+            for b, f in enumerate(self._x_blocks)
+        ]
+        return _sum(self.client.gather(tasks))
+
+    def rows(self, idx: Any) -> np.ndarray:
+        """Rows ``K[idx]`` on the client (e.g. validation rows), float64."""
+        return self[idx]
+
+    def __getitem__(self, idx: Any) -> np.ndarray:
+        """Rows ``K[idx]`` on the client (e.g. validation rows), float64."""
+        idx = np.atleast_1d(np.arange(self.shape[0])[idx])
+        if self.blocks is not None:
+            return self.blocks.rows(idx)
+        E = np.zeros((self.shape[0], idx.size))
+        E[idx, np.arange(idx.size)] = 1.0
+        return (self @ E).T
+
+    def toarray(self) -> np.ndarray:
+        if self.blocks is not None:
+            return self.blocks.toarray()
+        return self @ np.eye(self.shape[0])
+
+
+class DistributedNystroemOperator:
+    r"""Low-rank :math:`\tilde K = C W^{+} C^T` with the rows of ``C`` on the workers.
+
+    ``C = k(X, Z)`` for m landmarks Z (rows of X chosen uniformly at random, or
+    given), ``W = k(Z, Z)``; :math:`W^{+}` is applied through the eigenvectors of W
+    with eigenvalues above ``rcond`` times the largest (the pseudo-inverse, so a
+    rank-deficient W gives no NaN).  A product :math:`\tilde K V` is two
+    distributed passes, :math:`S = C^T V` (each worker sends an (m, C) partial
+    sum) and :math:`C (W^{+} S)`.
+
+    Parameters
+    ----------
+    X : dask.array.Array or ndarray of shape (n, d)
+    n_components : int, default=1000
+        Number of landmarks m (at most n).
+    landmarks : ndarray of shape (m, d), default=None
+        Landmarks to use instead of a uniform sample.
+    random_state : int, default=0
+    rcond : float, default=1e-6
+    client, block_rows, kernel, gamma, degree, coef0, kernel_params, dtype :
+        As in :class:`DistributedKernelOperator`.
+    """
+
+    def __init__(
+        self, X: Any, *, n_components: int = 1000, landmarks: Any = None,
+        random_state: int = 0, rcond: float = 1e-6, client: Any = None,
+        block_rows: int | None = None, kernel: str | Callable = "rbf",
+        gamma: float = 1.0, degree: int = 3, coef0: float = 1.0,
+        kernel_params: dict | None = None, dtype: Any = np.float32,
+    ) -> None:
+        client = get_dask_client(client)
+        n = X.shape[0]
+        if landmarks is None:
+            m = min(int(n_components), n)
+            rng = np.random.default_rng(random_state)
+            idx = np.sort(rng.choice(n, size=m, replace=False))
+            Z = np.asarray(X[idx].compute() if is_distributed_array(X) else X[idx])
+        else:
+            Z = np.asarray(landmarks)
+        self.landmarks_ = Z
+        params = dict(kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
+                      kernel_params=kernel_params)
+        self._params = params
+        W = kernel_matrix(Z, **params, dtype=np.float64)
+        w, U = np.linalg.eigh(W)
+        keep = w > rcond * max(w.max(), 0.0)
+        if not keep.any():
+            raise ValueError("The landmark kernel matrix W is zero: choose other landmarks.")
+        self._U = U[:, keep]
+        self._winv = 1.0 / w[keep]
+        self.rank_ = int(keep.sum())
+        self.C = distributed_row_blocks(
+            X, Z, client=client, block_rows=block_rows, dtype=dtype, **params
+        )
+        self.shape = (n, n)
+        self.dtype = np.dtype(np.float64)
+        self.client = client
+        self.n_products = 0
+
+    @property
+    def bytes_sent_(self) -> int:
+        return self.C.bytes_sent_
+
+    @property
+    def bytes_received_(self) -> int:
+        return self.C.bytes_received_
+
+    def apply_winv(self, S: np.ndarray) -> np.ndarray:
+        """:math:`W^{+} S` for S of shape (m,) or (m, C)."""
+        return self._U @ (self._winv[:, None] * (self._U.T @ S)) if S.ndim == 2 else (
+            self._U @ (self._winv * (self._U.T @ S))
+        )
+
+    def __matmul__(self, V: np.ndarray) -> np.ndarray:
+        V = np.asarray(V, dtype=np.float64)
+        self.n_products += 1 if V.ndim == 1 else V.shape[1]
+        return self.C.matmul(self.apply_winv(self.C.rmatmul(V)))
+
+    def diagonal(self) -> np.ndarray:
+        # diag(C W+ C^T)_i = || diag(w)^{-1/2} U^T c_i ||^2, computed per block
+        M = self._U * np.sqrt(self._winv)[None, :]
+        Mf = self.client.scatter(M, broadcast=True)
+        parts = self.client.gather([
+            self.client.submit(lambda A, M: ((A @ M) ** 2).sum(axis=1), f, Mf, pure=False)
+            for f in self.C.futures
+        ])
+        return np.concatenate(parts).astype(np.float64)
+
+    def dot_cross(self, X_test: np.ndarray, coef: np.ndarray) -> np.ndarray:
+        r""":math:`k(X_{test}, Z)\, W^{+} C^T \mathrm{coef}` (the low-rank test kernel)."""
+        S = self.apply_winv(self.C.rmatmul(np.asarray(coef, dtype=np.float64)))
+        return kernel_matrix(np.asarray(X_test), self.landmarks_, **self._params,
+                             dtype=np.float64) @ S
+
+    def toarray(self) -> np.ndarray:
+        Cm = self.C.toarray()
+        return Cm @ self.apply_winv(Cm.T)
+
+
+def distributed_kernel_dot(
+    X_test: np.ndarray, X_train: Any, coef: np.ndarray, *, client: Any = None,
+    block_rows: int | None = None, **params: Any,
+) -> np.ndarray:
+    """``k(X_test, X_train) @ coef`` with X_train a dask array, block by block."""
+    client = get_dask_client(client)
+    futures, offsets = _row_block_futures(X_train, client, block_rows)
+    Xt = client.scatter(np.asarray(X_test), broadcast=True)
+    coef = np.asarray(coef, dtype=np.float64)
+    tasks = [
+        client.submit(_cross_dot, Xt, f, coef[offsets[b] : offsets[b + 1]], params,
+                      pure=False)
+        for b, f in enumerate(futures)
+    ]
+    return _sum(client.gather(tasks))
+
+
+def check_distributed_input(X: Any, y: Any, *, kernel: Any) -> tuple[Any, np.ndarray]:
+    """Validate a dask-array X (2-D, float, not precomputed) and gather y.
+
+    Returns X cast to float64 unless it is float32, and y as an ndarray.
+    """
+    if kernel == "precomputed":
+        raise ValueError(
+            "kernel='precomputed' needs the Gram matrix in memory; pass the points X as "
+            "a dask array with a kernel name or callable instead."
+        )
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-D, got a dask array of shape {X.shape}.")
+    if not np.issubdtype(X.dtype, np.number):
+        raise ValueError(f"X must be numeric, got a dask array of dtype {X.dtype}.")
+    if X.dtype not in (np.float32, np.float64):
+        X = X.astype(np.float64)
+    y = np.asarray(y.compute() if is_distributed_array(y) else y)
+    if y.ndim != 1 or y.shape[0] != X.shape[0]:
+        raise ValueError(
+            f"y must be 1-D with one entry per row of X ({X.shape[0]}), got shape {y.shape}."
+        )
+    return X, y
+
+
+def _worker_memory(client: Any) -> tuple[int, int | None]:  # noqa: D103
+    """(number of workers, smallest worker memory limit in bytes or None)."""
+    workers = client.scheduler_info().get("workers", {})
+    limits = [w.get("memory_limit") or 0 for w in workers.values()]
+    limits = [v for v in limits if v > 0]
+    return max(1, len(workers)), (min(limits) if limits else None)
+
+
+def choose_store(n: int, client: Any, dtype: Any = np.float32) -> str:
+    """'dense' when the kernel's row blocks fit in half of each worker's memory."""
+    n_workers, limit = _worker_memory(client)
+    need = n * n * np.dtype(dtype).itemsize / n_workers
+    if limit is None or need <= 0.5 * limit:
+        return "dense"
+    return "streamed"
+
+
+def _block_query_neighbours(Xb: np.ndarray, Q: np.ndarray, k: int) -> np.ndarray:
+    """Squared distances from each query to its k nearest rows of Xb (sorted)."""
+    from sklearn.neighbors import NearestNeighbors
+
+    kk = min(k, Xb.shape[0])
+    dist, _ = NearestNeighbors(n_neighbors=kk).fit(Xb).kneighbors(Q)
+    return dist**2
+
+
+def distributed_gamma(
+    X: Any, gamma: Any, kernel: Any, n_neighbors: int = 10, client: Any = None
+) -> float | None:
+    """``gamma`` resolved as in process, from the same rows (see resolve_gamma).
+
+    ``'knn'`` uses the query rows :func:`~semisvm.kernels.knn_gamma` draws; each
+    worker finds their k+1 nearest rows in its block and the client keeps the k+1
+    best per query, so the k-th neighbour distance -- and gamma -- equal the
+    in-process value.
+    """
+    if callable(kernel) or kernel == "linear":
+        return None
+    n = X.shape[0]
+    if kernel == "rbf" and gamma == "knn":
+        k = min(int(n_neighbors), n - 1)
+        if k >= 1:
+            client = get_dask_client(client)
+            rng = np.random.default_rng(0)
+            q = np.sort(rng.choice(n, size=min(n, 2000), replace=False))
+            Q = np.asarray(X[q].compute())
+            futures, _ = _row_block_futures(X, client, None)
+            parts = client.gather([
+                client.submit(_block_query_neighbours, f, Q, k + 1, pure=False)
+                for f in futures
+            ])
+            d2 = np.sort(np.hstack(parts), axis=1)[:, k]
+            sigma2 = float(np.mean(d2))
+            if sigma2 > 0:
+                return 1.0 / (2.0 * sigma2)
+        gamma = "median"
+    if kernel == "rbf" and (gamma is None or gamma == "median"):
+        # the rows median_gamma would draw in process, so the result is identical
+        rng = np.random.default_rng(0)
+        idx = np.sort(rng.choice(n, size=min(n, 1000), replace=False))
+        return median_gamma(np.asarray(X[idx].compute()))
+    if gamma == "scale":
+        var = float(X.var().compute())
+        return 1.0 / (X.shape[1] * var) if var > 0 else 1.0
+    return resolve_gamma(X[:1].compute(), gamma, kernel)
+
+
+def distributed_kernel(
+    X: Any, *, kernel: Any, gamma: Any, degree: int, coef0: float,
+    kernel_params: dict | None, store: str = "auto", client: Any = None,
+    n_neighbors: int = 10,
+) -> tuple[DistributedKernelOperator, float | None]:
+    """The training kernel of a dask-array X as a distributed operator, and gamma.
+
+    The blocks have X's precision (float32 for float32 X, else float64), as
+    in process.  ``store='auto'`` keeps dense row blocks when they fit in half of each
+    worker's memory limit and streams them otherwise (:func:`choose_store`).
+    """
+    client = get_dask_client(client)
+    g = distributed_gamma(X, gamma, kernel, n_neighbors, client)
+    # the in-process rule of kernel_matrix: float32 only for float32 data
+    dtype = np.float32 if X.dtype == np.float32 else np.float64
+    if store == "auto":
+        store = choose_store(X.shape[0], client, dtype)
+    op = DistributedKernelOperator(
+        X, store=store, client=client, kernel=kernel,
+        gamma=g if g is not None else 1.0, degree=degree, coef0=coef0,
+        kernel_params=kernel_params, dtype=dtype,
+    )
+    return op, g
+
+
+# ------------------------------------------------------------ Nyström factor
+def _pair_gram(
+    Cb: np.ndarray, Cc: np.ndarray, Lbc: Any, with_ones: bool, slab: int = 256,
+    rows: int = 16384,
+) -> np.ndarray:
+    r""":math:`\tilde C_b^T L_{bc} \tilde C_c` with :math:`\tilde C = [C, 1]` (float64).
+
+    Computed in slabs of ``slab`` columns of :math:`\tilde C_c` and ``rows`` rows of
+    :math:`\tilde C_b`, so the worker's extra memory is
+    :math:`8(n_b\,\text{slab} + \text{rows}\,(m+1))` bytes, never a float64 copy
+    of a whole block.
+    """
+    m = Cb.shape[1]
+    M = m + 1 if with_ones else m
+    nb = Cb.shape[0]
+    G = np.zeros((M, M))
+    for j0 in range(0, M, slab):
+        j1 = min(M, j0 + slab)
+        B = np.asarray(Cc[:, j0 : min(j1, m)], dtype=np.float64)
+        if j1 > m:  # the column of ones
+            B = np.c_[B, np.ones(Cc.shape[0])]
+        P = np.asarray(Lbc @ B)  # (n_b, j1 - j0)
+        for r0 in range(0, nb, rows):
+            A = np.asarray(Cb[r0 : r0 + rows], dtype=np.float64)
+            G[:m, j0:j1] += A.T @ P[r0 : r0 + rows]
+            if with_ones:
+                G[m, j0:j1] += P[r0 : r0 + rows].sum(axis=0)
+    return G
+
+
+def _tree_sum(client: Any, futures: list) -> np.ndarray:
+    """Sum of the arrays behind ``futures``, reduced pairwise on the workers."""
+    while len(futures) > 1:
+        nxt = [client.submit(np.add, futures[i], futures[i + 1], pure=False)
+               for i in range(0, len(futures) - 1, 2)]
+        if len(futures) % 2:
+            nxt.append(futures[-1])
+        futures = nxt
+    return futures[0].result()
+
+
+class DistributedNystroemFactor:
+    r"""The Nyström factor of :class:`~semisvm.kernels.NystroemFactor` with C on a cluster.
+
+    Same landmarks (the same uniform draw from the same ``random_state``), the same
+    :math:`T = U_r S_r^{-1/2}` and rank, so the m-space solver
+    (:func:`semisvm.solvers._lowrank.lapsvm_lowrank`) gives the in-process model;
+    only :math:`C = k(X, Z)` is kept as row blocks on the workers.  The solver
+    needs two things from C, both computed where C lives:
+
+    * the labeled rows ``C_[lab]`` (l x m, gathered once);
+    * the intrinsic Gram :math:`\tilde C^T L \tilde C` ((m+1) x (m+1),
+      :meth:`feature_gram`), as :math:`\sum_{b,c} \tilde C_b^T L_{bc} \tilde C_c`
+      over the block pairs with an edge between them: the blocks move from worker
+      to worker, the sparse blocks :math:`L_{bc}` (O(n k) numbers in all) go out
+      from the client, and the partial sums are added on the workers, so only the
+      final (m+1)^2 numbers reach the client.
+
+    The transduction :math:`C\beta + b` is one distributed product.
+
+    Parameters
+    ----------
+    n_components : int, default=1000
+    landmarks : {'uniform'}, default='uniform'
+        k-means landmarks need passes over all of X; not offered on a cluster.
+    kernel, gamma, degree, coef0, kernel_params, rcond, random_state
+        As in :class:`~semisvm.kernels.NystroemFactor`.
+    client : distributed.Client, default=None
+    """
+
+    def __init__(
+        self, n_components: int = 1000, *, landmarks: str = "uniform",
+        kernel: Any = "rbf", gamma: float = 1.0, degree: int = 3, coef0: float = 1.0,
+        kernel_params: dict | None = None, rcond: float = 1e-6, random_state: Any = 0,
+        client: Any = None,
+    ) -> None:
+        if landmarks != "uniform":
+            raise ValueError(
+                f"landmarks={landmarks!r} is not available for a dask array X; use "
+                "'uniform'."
+            )
+        self.n_components = n_components
+        self.landmarks = landmarks
+        self.params = dict(kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
+                           kernel_params=kernel_params)
+        self.rcond = rcond
+        self.random_state = random_state
+        self.client = client
+
+    def fit(self, X: Any) -> DistributedNystroemFactor:
+        import scipy.linalg as sla
+        from sklearn.utils import check_random_state
+
+        client = get_dask_client(self.client)
+        self.client = client
+        n = X.shape[0]
+        m = int(min(self.n_components, n))
+        if m < 1:
+            raise ValueError(f"n_components must be >= 1, got {self.n_components}.")
+        # the in-process factor's draw, so that both use the same landmarks
+        idx = np.sort(check_random_state(self.random_state).choice(n, size=m, replace=False))
+        Z = X[idx]
+        Z = np.asarray(Z.compute() if is_distributed_array(Z) else Z)
+        self.landmarks_ = Z
+        self.landmark_indices_ = idx
+        W = kernel_matrix(Z, **self.params, dtype=np.float64)
+        W = 0.5 * (W + W.T)
+        s, U = sla.eigh(W)
+        keep = s > self.rcond * max(float(s[-1]), np.finfo(float).tiny)
+        if not keep.any():
+            raise ValueError("The kernel matrix of the landmarks is zero; check the kernel.")
+        self.components_ = U[:, keep] / np.sqrt(s[keep])
+        self.rank_ = int(keep.sum())
+        self.eigenvalues_ = s[keep]
+        dtype = np.float32 if X.dtype == np.float32 else np.float64
+        self.C_ = distributed_row_blocks(X, Z, client=client, dtype=dtype, **self.params)
+        from distributed import wait
+
+        wait(self.C_.futures)  # C is built here, so that fit_times_['kernel'] holds it
+        return self
+
+    def coef_from_features(self, eta: np.ndarray) -> np.ndarray:
+        r""":math:`\beta = T\eta`: coefficients on the landmarks."""
+        return self.components_ @ eta
+
+    def training_decision(self, beta: np.ndarray) -> np.ndarray:
+        r""":math:`C\beta` on the training points (one distributed product)."""
+        return self.C_.matmul(beta)
+
+    def feature_gram(self, L: Any, *, intrinsic_bias: bool) -> np.ndarray:
+        r"""The m-space intrinsic matrix :math:`\tilde T^T \tilde C^T L \tilde C \tilde T`.
+
+        The same matrix as :func:`semisvm.solvers._lowrank.intrinsic_gram` on the
+        features (bias last; without ``intrinsic_bias`` the bias row and column
+        are zero).
+        """
+        import scipy.sparse as sp
+
+        client = self.client
+        Ls = sp.csr_array(L.tocsr() if hasattr(L, "tocsr") else L)
+        off = self.C_.offsets
+        parts = []
+        for b, fb in enumerate(self.C_.futures):
+            Lb = Ls[off[b] : off[b + 1]]
+            for c, fc in enumerate(self.C_.futures):
+                Lbc = Lb[:, off[c] : off[c + 1]]
+                if Lbc.nnz == 0:
+                    continue
+                parts.append(client.submit(_pair_gram, fb, fc, Lbc, True, pure=False))
+        m = self.landmarks_.shape[0]
+        G = _tree_sum(client, parts) if parts else np.zeros((m + 1, m + 1))
+        if not intrinsic_bias:
+            G[m, :] = 0.0
+            G[:, m] = 0.0
+        G = 0.5 * (G + G.T)
+        r = self.rank_
+        Tt = np.zeros((m + 1, r + 1))
+        Tt[:-1, :-1] = self.components_
+        Tt[-1, -1] = 1.0
+        M = Tt.T @ G @ Tt
+        return 0.5 * (M + M.T)
+
+
+def resolve_distributed_operator(
+    requested: str, *, n: int, solver: str, client: Any = None, verbose: Any = 0,
+    name: str = "estimator",
+) -> str:
+    """The kernel operator for a dask-array X, from the workers' memory limits.
+
+    ``'auto'``: the dense kernel rows when they fit in half of each worker's memory
+    (:func:`choose_store`), else the Nyström factor (the exact streamed products
+    recompute K at every iteration: chosen only on request).  ``'dense'`` and
+    ``'streamed'`` need ``solver='pcg'`` (the other solvers factorise K in one
+    process); ``'nystroem'`` works with every primal solver (the m-space problem
+    is solved on the client).
+    """
+    client = get_dask_client(client)
+    fits = choose_store(n, client) == "dense"
+    kind = ("dense" if fits else "nystroem") if requested == "auto" else requested
+    if kind == "dense" and not fits:
+        n_workers, limit = _worker_memory(client)
+        raise MemoryError(
+            f"The dense kernel rows of n={n} points need "
+            f"{4 * n * n / n_workers / 2**30:.1f} GiB per worker ({n_workers} workers, "
+            f"limit {limit / 2**30:.1f} GiB): use kernel_approximation='nystroem' "
+            "(or 'streamed', exact but recomputed at every iteration), or add workers."
+        )
+    if kind in ("dense", "streamed") and solver != "pcg":
+        raise ValueError(
+            f"solver={solver!r} needs the whole kernel matrix in one process; with a "
+            f"dask array X and kernel_approximation={kind!r} use solver='pcg', or "
+            "kernel_approximation='nystroem' (any primal solver)."
+        )
+    if kind == "nystroem" and solver == "dual":
+        raise ValueError(
+            "solver='dual' needs the dense kernel matrix; use another solver."
+        )
+    if verbose:
+        print(f"{name}: X is a dask array; kernel operator {kind!r} on the cluster's "
+              "workers")
+    return kind

@@ -1,0 +1,288 @@
+"""The estimators on a dask.distributed LocalCluster give the in-process answers."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+da = pytest.importorskip("dask.array")
+distributed = pytest.importorskip("distributed")
+
+from semisvm import LapRLS, LapSVM  # noqa: E402
+from semisvm.datasets import make_two_moons  # noqa: E402
+from semisvm.graph import knn_graph  # noqa: E402
+from semisvm.graph._distributed import knn_graph_distributed  # noqa: E402
+from semisvm.kernels import kernel_matrix  # noqa: E402
+from semisvm.kernels._distributed import (  # noqa: E402
+    DistributedKernelOperator,
+    DistributedNystroemOperator,
+    distributed_kernel_dot,
+    get_dask_client,
+    is_distributed_array,
+)
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+        silence_logs=50,
+    )
+    c = distributed.Client(cluster)
+    yield c
+    c.close()
+    cluster.close()
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(500, 4))
+    return X, da.from_array(X, chunks=(130, 4))
+
+
+def test_is_distributed_array(data):
+    X, Xd = data
+    assert is_distributed_array(Xd)
+    assert not is_distributed_array(X)
+    assert not is_distributed_array(None)
+
+
+@pytest.mark.parametrize("store", ["dense", "streamed"])
+def test_kernel_operator_products_equal_in_memory(client, data, store):
+    X, Xd = data
+    K = kernel_matrix(X, gamma=0.2)
+    op = DistributedKernelOperator(Xd, store=store, gamma=0.2, dtype=np.float64, tile=97)
+    V = np.random.default_rng(1).normal(size=(500, 3))
+    np.testing.assert_allclose(op @ V, K @ V, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(op @ V[:, 0], K @ V[:, 0], rtol=0, atol=1e-10)
+    np.testing.assert_allclose(op.diagonal(), np.diag(K), atol=1e-12)
+    idx = np.array([3, 140, 499])
+    np.testing.assert_allclose(op[idx], K[idx], atol=1e-10)
+    Xt = np.random.default_rng(2).normal(size=(9, 4))
+    np.testing.assert_allclose(
+        op.dot_cross(Xt, V), kernel_matrix(Xt, X, gamma=0.2) @ V, atol=1e-10
+    )
+    # communication: V to each worker and K V back -- O(n C), not O(n^2)
+    # O(n) numbers per column: V to each of the 4 blocks' tasks, K V back once
+    per_product = (op.bytes_sent_ + op.bytes_received_) / op.n_products
+    assert per_product <= (len(Xd.chunks[0]) + 1) * 500 * 8
+
+
+@pytest.mark.parametrize("inline", [True, False])
+def test_communication_is_order_n_times_classes(client, data, monkeypatch, inline):
+    from semisvm.kernels import _distributed
+
+    if not inline:  # force the scatter path: V goes once to each worker
+        monkeypatch.setattr(_distributed, "_INLINE_BYTES", 0)
+    X, Xd = data
+    op = DistributedKernelOperator(Xd, store="dense", gamma=0.2, dtype=np.float64)
+    V = np.ones((500, 4))
+    np.testing.assert_allclose(op @ V, kernel_matrix(X, gamma=0.2) @ V, atol=1e-10)
+    n_blocks = len(Xd.chunks[0])
+    assert op.bytes_sent_ == (n_blocks if inline else 2) * V.nbytes
+    # the product came back once, whatever the number of blocks
+    assert op.bytes_received_ == V.nbytes
+
+
+def test_nystroem_operator_equals_low_rank_formula(client, data):
+    X, Xd = data
+    op = DistributedNystroemOperator(Xd, n_components=60, gamma=0.2, dtype=np.float64)
+    Z = op.landmarks_
+    C = kernel_matrix(X, Z, gamma=0.2)
+    W = kernel_matrix(Z, gamma=0.2)
+    Kt = C @ np.linalg.pinv(W, rcond=1e-6, hermitian=True) @ C.T
+    V = np.random.default_rng(3).normal(size=(500, 2))
+    np.testing.assert_allclose(op @ V, Kt @ V, atol=1e-7 * np.abs(Kt @ V).max())
+    np.testing.assert_allclose(op.diagonal(), np.diag(Kt), atol=1e-8)
+    # the landmarks are rows of X
+    assert all(np.any(np.all(X == z, axis=1)) for z in Z)
+
+
+@pytest.mark.parametrize("weight", ["binary", "heat"])
+def test_distributed_graph_equals_in_process(client, data, weight):
+    X, Xd = data
+    W1 = knn_graph_distributed(Xd, 7, weight=weight)
+    W2 = knn_graph(X, 7, weight=weight)
+    assert (W1 != W2).nnz == 0 or abs(W1 - W2).max() < 1e-12
+    with pytest.raises(ValueError, match="n_neighbors"):
+        knn_graph_distributed(Xd, 500)
+
+
+@pytest.mark.parametrize(
+    ("est", "converged"),
+    [
+        (LapSVM(gamma_a=1e-2, early_stopping=None, tol=1e-10, max_iter=3000), True),
+        (LapSVM(), False),
+        (LapRLS(solver="pcg", gamma_a=1e-2, tol=1e-10, max_iter=3000), True),
+    ],
+    ids=["lapsvm-converged", "lapsvm-default", "laprls-pcg"],
+)
+def test_estimators_same_answers_on_cluster(client, est, converged):
+    X, y, _ = make_two_moons(240, n_labeled_per_class=3, random_state=0)
+    Xd = da.from_array(X, chunks=(70, 2))
+    a = est.fit(X, y)
+    b = type(est)(**est.get_params()).fit(Xd, y)
+    Fa, Fb = a.decision_function(X), b.decision_function(X)
+    if converged:
+        assert a.termination_condition_ == b.termination_condition_ == "tol"
+        # same optimum: objectives to solver tolerance, decisions to its square root
+        assert abs(a.objective_ - b.objective_) <= 1e-7 * abs(a.objective_)
+        np.testing.assert_allclose(Fb, Fa, atol=1e-5)
+    # early stopping may stop at another check; the labels agree up to points on
+    # the decision boundary
+    assert (a.transduction_ == b.transduction_).mean() >= 0.99
+    assert b.n_features_in_ == 2
+
+
+def test_dense_solvers_refuse_dask_input(client):
+    X, y, _ = make_two_moons(100, n_labeled_per_class=2, random_state=0)
+    Xd = da.from_array(X, chunks=(50, 2))
+    with pytest.raises(ValueError, match="solver='newton'.*solver='pcg'"):
+        LapSVM(solver="newton").fit(Xd, y)
+    with pytest.raises(ValueError, match="precomputed"):
+        LapSVM(kernel="precomputed").fit(Xd, y)
+    with pytest.raises(ValueError, match="one entry per row"):
+        LapSVM().fit(Xd, y[:-1])
+
+
+def test_kernel_dot_with_dask_training_points(client, data):
+    X, Xd = data
+    Xt = np.random.default_rng(4).normal(size=(11, 4))
+    coef = np.random.default_rng(5).normal(size=(500, 2))
+    got = distributed_kernel_dot(Xt, Xd, coef, kernel="rbf", gamma=0.3)
+    np.testing.assert_allclose(got, kernel_matrix(Xt, X, gamma=0.3) @ coef, atol=1e-10)
+
+
+def test_no_client_gives_clear_error():
+    code = (
+        "import numpy as np, dask.array as da\n"
+        "from semisvm import LapSVM\n"
+        "X = da.from_array(np.random.default_rng(0).normal(size=(20, 2)))\n"
+        "y = np.r_[0, 1, -np.ones(18, int)]\n"
+        "try:\n    LapSVM().fit(X, y)\nexcept ValueError as e:\n    print(e)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert "no dask.distributed Client is running" in out.stdout, out.stderr
+    assert get_dask_client is not None
+
+
+def test_package_works_without_dask():
+    code = (
+        "import sys\n"
+        "sys.modules['dask'] = None\nsys.modules['distributed'] = None\n"
+        "import numpy as np\nfrom semisvm import LapSVM\n"
+        "from semisvm.datasets import make_two_moons\n"
+        "X, y, yt = make_two_moons(100, n_labeled_per_class=1, random_state=0)\n"
+        "print((LapSVM().fit(X, y).transduction_ == yt).mean())\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert float(out.stdout.strip()) > 0.5
+
+
+def test_grid_search_through_joblib_dask_backend(client):
+    """Embarrassingly parallel work goes to the cluster through joblib, unchanged."""
+    import joblib
+    from sklearn.model_selection import GridSearchCV, KFold
+
+    X, y, _ = make_two_moons(120, n_labeled_per_class=10, random_state=0)
+    grid = {"gamma_a": [1e-3, 1e-1], "gamma_i": [0.0, 1.0]}
+    cv = KFold(3, shuffle=True, random_state=0)
+    local = GridSearchCV(LapSVM(solver="newton"), grid, cv=cv).fit(X, y)
+    with joblib.parallel_backend("dask"):
+        remote = GridSearchCV(LapSVM(solver="newton"), grid, cv=cv, n_jobs=2).fit(X, y)
+    np.testing.assert_allclose(
+        remote.cv_results_["mean_test_score"], local.cv_results_["mean_test_score"]
+    )
+    assert remote.best_params_ == local.best_params_
+
+
+def test_distributed_approximate_graph_recall(client):
+    pytest.importorskip("hnswlib")
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(1200, 6))
+    Xd = da.from_array(X, chunks=(300, 6))
+    W_exact = knn_graph(X, 8)
+    W_apx = knn_graph_distributed(Xd, 8, method="approx")
+    # recall of the symmetric edge sets; exact search per block would give 1
+    exact_edges = set(zip(*W_exact.nonzero(), strict=True))
+    apx_edges = set(zip(*W_apx.nonzero(), strict=True))
+    recall = len(exact_edges & apx_edges) / len(exact_edges)
+    assert recall >= 0.98
+    assert (W_apx != W_apx.T).nnz == 0 and W_apx.diagonal().sum() == 0
+    with pytest.raises(ValueError, match="method"):
+        knn_graph_distributed(Xd, 8, method="fast")
+
+
+@pytest.mark.parametrize("est_cls", [LapSVM, LapRLS])
+def test_nystroem_on_cluster_equals_in_process(client, est_cls):
+    """Same landmarks, same m-space problem: the cluster's C gives the same model."""
+    X, y, _ = make_two_moons(500, n_labeled_per_class=4, random_state=1)
+    Xd = da.from_array(X, chunks=(130, 2))
+    est = est_cls(kernel_approximation="nystroem", n_components=80)
+    a = est.fit(X, y)
+    b = est_cls(**est.get_params()).fit(Xd, y)
+    assert a.kernel_operator_ == b.kernel_operator_ == "nystroem"
+    np.testing.assert_array_equal(a.landmarks_, b.landmarks_)
+    # the two sum C^T L C in different orders; T = U S^{-1/2} magnifies that rounding
+    # by up to 1/sqrt(rcond) = 1e3 (relative 1e-13 -> about 1e-10 in M, 1e-6 in f)
+    np.testing.assert_allclose(b.decision_function(X), a.decision_function(X), atol=1e-5)
+    assert (a.transduction_ == b.transduction_).mean() >= 0.998
+
+
+def test_feature_gram_equals_in_process_intrinsic_gram(client):
+    from semisvm.graph import graph_laplacian
+    from semisvm.kernels import NystroemFactor
+    from semisvm.kernels._distributed import DistributedNystroemFactor
+    from semisvm.solvers._lowrank import intrinsic_gram
+
+    X, _, _ = make_two_moons(300, n_labeled_per_class=1, random_state=2)
+    L = graph_laplacian(knn_graph(X, 6), normalized=True)
+    f_in = NystroemFactor(40, gamma=2.0).fit(X)
+    f_cl = DistributedNystroemFactor(40, gamma=2.0).fit(da.from_array(X, chunks=(70, 2)))
+    np.testing.assert_array_equal(f_in.landmarks_, f_cl.landmarks_)
+    for ib in (False, True):
+        Phi = f_in.C_.astype(np.float64) @ f_in.components_  # float64 features
+        M = intrinsic_gram(Phi, L, intrinsic_bias=ib)
+        np.testing.assert_allclose(f_cl.feature_gram(L, intrinsic_bias=ib), M,
+                                   atol=1e-8 * np.abs(M).max())
+
+
+def test_streamed_on_cluster_equals_in_process(client):
+    X, y, _ = make_two_moons(240, n_labeled_per_class=3, random_state=0)
+    Xd = da.from_array(X, chunks=(70, 2))
+    est = LapSVM(kernel_approximation="streamed", gamma_a=1e-2, early_stopping=None,
+                 tol=1e-8, max_iter=3000)
+    a = est.fit(X, y)
+    b = LapSVM(**est.get_params()).fit(Xd, y)
+    assert b.kernel_operator_ == "streamed"
+    # the cluster's tiles keep X's float64 and converge to tol; the in-process
+    # streamed operator computes float32 tiles and may stop on "precision" there
+    assert b.termination_condition_ == "tol"
+    assert a.termination_condition_ in ("tol", "precision")
+    assert abs(a.objective_ - b.objective_) <= 1e-6 * abs(b.objective_)
+    np.testing.assert_allclose(b.decision_function(X), a.decision_function(X), atol=1e-5)
+    with pytest.raises(ValueError, match="solver='pcg'"):
+        LapSVM(kernel_approximation="streamed", solver="newton").fit(Xd, y)
+
+
+def test_distributed_graph_local_weights(client, data):
+    X, Xd = data
+    W1 = knn_graph_distributed(Xd, 7, weight="local")
+    W2 = knn_graph(X, 7, weight="local")
+    assert abs(W1 - W2).max() < 1e-12
+
+
+def test_default_knn_width_on_cluster_equals_in_process(client, data):
+    from semisvm.kernels import knn_gamma
+    from semisvm.kernels._distributed import distributed_gamma
+
+    X, Xd = data
+    assert distributed_gamma(Xd, "knn", "rbf", 7) == pytest.approx(knn_gamma(X, 7),
+                                                                    rel=1e-12)
