@@ -309,3 +309,16 @@ def test_cv_precomputed_kernel_and_pipeline(moons):
     grid_p = dict(grid, gamma_a=(1e-6, 1e-3))
     pipe = make_pipeline(StandardScaler(), LapSVMCV(gamma="median", **grid_p)).fit(X, y)
     assert pipe.score(X, y_true) >= 0.9
+
+
+def test_cv_groups_in_parallel_give_the_same_results(moons):
+    """n_jobs runs the (width, n_neighbors) groups through joblib: same results."""
+    X, y, _ = moons
+    kw = dict(gamma_a=(1e-6, 1e-3), gamma_i=(0.0, 1.0), n_neighbors=(5, 8), cv=3,
+              random_state=0)
+    a = LapRLSCV(**kw).fit(X, y)
+    b = LapRLSCV(n_jobs=2, **kw).fit(X, y)
+    np.testing.assert_array_equal(a.cv_results_["mean_test_score"],
+                                  b.cv_results_["mean_test_score"])
+    assert a.best_params_ == b.best_params_
+    assert len(a.cv_results_["mean_test_score"]) == 2 * 2 * 2 * 3  # 3 widths

@@ -10,6 +10,7 @@ import warnings
 from typing import Any
 
 import numpy as np
+from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.model_selection import StratifiedKFold
 from sklearn.utils.multiclass import check_classification_targets
@@ -97,6 +98,7 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
         "refit": ["boolean"],
         "random_state": ["random_state"],
         "verbose": [Interval(numbers.Integral, 0, None), "boolean"],
+        "n_jobs": [None, Interval(numbers.Integral, None, None)],
     }
 
     def __init__(
@@ -112,6 +114,7 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
         refit: bool = True,
         random_state: Any = None,
         verbose: int = 0,
+        n_jobs: int | None = None,
     ) -> None:
         self.gamma_a = gamma_a
         self.gamma_i = gamma_i
@@ -123,6 +126,7 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
         self.refit = refit
         self.random_state = random_state
         self.verbose = verbose
+        self.n_jobs = n_jobs
 
     # ------------------------------------------------------------ helpers
     def _template(self) -> Any:
@@ -264,68 +268,84 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
         t_factor = 0.0
         n_fallback = 0
         n_lu = 0
+        ctx = dict(folds=folds, Tq=Tq, yq=yq, Q=Q, classes=classes, score=score,
+                   gas=gas, gis=gis, need_graph=need_graph, fold_weights=fold_weights)
+        # one job per (width, n_neighbors): its own K, L and factorizations; the
+        # jobs run in turn (n_jobs=None), on local processes, or on a Dask cluster
+        # under joblib.parallel_backend("dask")
+        jobs = (
+            delayed(self._search_group)(template, X, w, k, ctx) for w in widths for k in ks
+        )
         try:
-            for w in widths:
-                est = clone(template).set_params(gamma=w)
-                for k in ks:
-                    t0 = time.perf_counter()
-                    est_k = clone(est).set_params(n_neighbors=k)
-                    K, L = est_k._build(X, None, need_graph=need_graph)
-                    width_value = est_k.gamma_ if est_k.gamma_ is not None else w
-                    system = SharedLaplacianSystem(
-                        K, L, Q, bool(template.intrinsic_bias)
-                    )
-                    t_factor += time.perf_counter() - t0
-                    E_prev: dict = {}
-                    n = K.shape[0]
-                    balance = getattr(template, "class_balance", None) == "mean"
-                    for ga, gi in itertools.product(gas, gis):
-                        scores, losses = [], []
-                        for f, (tr, te) in enumerate(folds):
-                            t0 = time.perf_counter()
-                            c = fold_weights[f]
-                            wsum = float(tr.size if c is None else c.sum())
-                            g_a, g_i = _solver_weights(
-                                template, ga, gi, n=n, weight_sum=wsum, L=L
-                            )
-                            wts = system.weights(
-                                g_a, g_i if L is not None else 0.0, full=balance
-                            )
-                            t_factor += time.perf_counter() - t0
-                            O, O_all, nf = self._fold_outputs(
-                                wts, tr, Tq, c, E_prev, f, K, L, Q, g_a, g_i,
-                                template.intrinsic_bias, balance,
-                            )
-                            n_fallback += nf
-                            if balance:
-                                O = O + _balance_offsets(
-                                    template, O_all, Q[tr], Tq[tr], classes.size
-                                )
-                            O_te = O[te]
-                            if O_te.shape[1] == 1:
-                                pred = classes[(O_te[:, 0] > 0).astype(int)]
-                            else:
-                                pred = classes[np.argmax(O_te, axis=1)]
-                            scores.append(score(yq[te], pred))
-                            losses.append(self._loss(O_te, Tq[te]))
-                        rows.append({
-                            "gamma_a": ga, "gamma_i": gi, "gamma": width_value,
-                            "n_neighbors": k, "scores": scores,
-                            "loss": float(np.mean(losses)),
-                        })
-                    n_lu += system.n_factorizations
-                    del system, K, L
-                    best = min(rows, key=lambda r: (-np.mean(r["scores"]), r["loss"]))
-                    progress.step(
-                        f"gamma={_fmt(width_value)} k={k} best so far "
-                        f"{np.mean(best['scores']):.4f}"
-                    )
+            for g_rows, g_factor, g_fallback, g_lu in Parallel(
+                n_jobs=self.n_jobs, return_as="generator"
+            )(jobs):
+                rows.extend(g_rows)
+                t_factor += g_factor
+                n_fallback += g_fallback
+                n_lu += g_lu
+                best = min(rows, key=lambda r: (-np.mean(r["scores"]), r["loss"]))
+                progress.step(
+                    f"gamma={_fmt(g_rows[0]['gamma'])} k={g_rows[0]['n_neighbors']} "
+                    f"best so far {np.mean(best['scores']):.4f}"
+                )
         finally:
             progress.close()
         self.factor_time_ = t_factor
         self.n_newton_fallbacks_ = n_fallback
         self.n_factorizations_ = n_lu
         self._store_results(rows, n_splits)
+
+    def _search_group(
+        self, template: Any, X: Any, w: Any, k: int, ctx: dict
+    ) -> tuple[list[dict], float, int, int]:
+        """Every (gamma_a, gamma_i) and fold for one kernel width and graph size.
+
+        Builds K and L once, factorizes per ratio gamma_I / gamma_A and warm-starts
+        Newton along the grid; returns the rows, the factorization time, the number
+        of Newton fallbacks and of LU factorizations.
+        """
+        folds, Tq, yq, Q = ctx["folds"], ctx["Tq"], ctx["yq"], ctx["Q"]
+        classes, score = ctx["classes"], ctx["score"]
+        t_factor, n_fallback = 0.0, 0
+        rows: list[dict] = []
+        t0 = time.perf_counter()
+        est_k = clone(template).set_params(gamma=w, n_neighbors=k)
+        K, L = est_k._build(X, None, need_graph=ctx["need_graph"])
+        width_value = est_k.gamma_ if est_k.gamma_ is not None else w
+        system = SharedLaplacianSystem(K, L, Q, bool(template.intrinsic_bias))
+        t_factor += time.perf_counter() - t0
+        E_prev: dict = {}
+        n = K.shape[0]
+        balance = getattr(template, "class_balance", None) == "mean"
+        for ga, gi in itertools.product(ctx["gas"], ctx["gis"]):
+            scores, losses = [], []
+            for f, (tr, te) in enumerate(folds):
+                t0 = time.perf_counter()
+                c = ctx["fold_weights"][f]
+                wsum = float(tr.size if c is None else c.sum())
+                g_a, g_i = _solver_weights(template, ga, gi, n=n, weight_sum=wsum, L=L)
+                wts = system.weights(g_a, g_i if L is not None else 0.0, full=balance)
+                t_factor += time.perf_counter() - t0
+                O, O_all, nf = self._fold_outputs(
+                    wts, tr, Tq, c, E_prev, f, K, L, Q, g_a, g_i,
+                    template.intrinsic_bias, balance,
+                )
+                n_fallback += nf
+                if balance:
+                    O = O + _balance_offsets(template, O_all, Q[tr], Tq[tr], classes.size)
+                O_te = O[te]
+                if O_te.shape[1] == 1:
+                    pred = classes[(O_te[:, 0] > 0).astype(int)]
+                else:
+                    pred = classes[np.argmax(O_te, axis=1)]
+                scores.append(score(yq[te], pred))
+                losses.append(self._loss(O_te, Tq[te]))
+            rows.append({
+                "gamma_a": ga, "gamma_i": gi, "gamma": width_value,
+                "n_neighbors": k, "scores": scores, "loss": float(np.mean(losses)),
+            })
+        return rows, t_factor, n_fallback, system.n_factorizations
 
     def _fold_outputs(
         self, wts, tr, Tq, c, E_prev, f, K, L, Q, ga, gi, intrinsic_bias, full
@@ -508,6 +528,11 @@ _CV_DOC = r"""
     verbose : int, default=0
         Progress per (width, n_neighbors): a tqdm bar when tqdm is installed,
         else a line on stderr.
+    n_jobs : int, default=None
+        The (width, ``n_neighbors``) groups of the grid run in parallel through
+        joblib (``None``: one after the other; each job holds its own n x n
+        kernel).  Under ``joblib.parallel_backend("dask")`` they run on the workers
+        of the current Dask client.  The results do not depend on it.
 
     Attributes
     ----------
