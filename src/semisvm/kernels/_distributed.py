@@ -794,8 +794,9 @@ class DistributedNystroemFactor:
         self.client = client
 
     def fit(self, X: Any) -> DistributedNystroemFactor:
-        import scipy.linalg as sla
         from sklearn.utils import check_random_state
+
+        from ._nystroem import landmark_components
 
         client = get_dask_client(self.client)
         self.client = client
@@ -809,15 +810,10 @@ class DistributedNystroemFactor:
         Z = np.asarray(Z.compute() if is_distributed_array(Z) else Z)
         self.landmarks_ = Z
         self.landmark_indices_ = idx
-        W = kernel_matrix(Z, **self.params, dtype=np.float64)
-        W = 0.5 * (W + W.T)
-        s, U = sla.eigh(W)
-        keep = s > self.rcond * max(float(s[-1]), np.finfo(float).tiny)
-        if not keep.any():
-            raise ValueError("The kernel matrix of the landmarks is zero; check the kernel.")
-        self.components_ = U[:, keep] / np.sqrt(s[keep])
-        self.rank_ = int(keep.sum())
-        self.eigenvalues_ = s[keep]
+        self.components_, self.eigenvalues_ = landmark_components(
+            kernel_matrix(Z, **self.params, dtype=np.float64), self.rcond
+        )
+        self.rank_ = int(self.eigenvalues_.size)
         dtype = np.float32 if X.dtype == np.float32 else np.float64
         self.C_ = distributed_row_blocks(X, Z, client=client, dtype=dtype, **self.params)
         from distributed import wait

@@ -40,6 +40,20 @@ __all__ = ["NystroemFactor", "LowRankOperator", "LANDMARK_METHODS"]
 LANDMARK_METHODS = ("uniform", "kmeans")
 
 
+def landmark_components(W: np.ndarray, rcond: float) -> tuple[np.ndarray, np.ndarray]:
+    r""":math:`T = U_r S_r^{-1/2}` and :math:`S_r` of the landmark Gram matrix W.
+
+    Eigenvalues at most ``rcond`` times the largest are dropped (the pseudo-inverse:
+    a rank-deficient W gives no NaN).
+    """
+    W = 0.5 * (W + W.T)
+    s, U = sla.eigh(W)
+    keep = s > rcond * max(float(s[-1]), np.finfo(float).tiny)
+    if not keep.any():
+        raise ValueError("The kernel matrix of the landmarks is zero; check the kernel.")
+    return U[:, keep] / np.sqrt(s[keep]), s[keep]
+
+
 class NystroemFactor:
     r"""Nyström factor :math:`\Phi` with :math:`K \approx \Phi\Phi^T` (float32).
 
@@ -157,15 +171,10 @@ class NystroemFactor:
         Z, idx = self._choose_landmarks(X, m)
         self.landmarks_ = Z
         self.landmark_indices_ = idx
-        W = self._k(Z, None, dtype=np.float64)
-        W = 0.5 * (W + W.T)
-        s, U = sla.eigh(W)
-        keep = s > self.rcond * max(float(s[-1]), np.finfo(float).tiny)
-        if not keep.any():
-            raise ValueError("The kernel matrix of the landmarks is zero; check the kernel.")
-        self.components_ = U[:, keep] / np.sqrt(s[keep])
-        self.rank_ = int(keep.sum())
-        self.eigenvalues_ = s[keep]
+        self.components_, self.eigenvalues_ = landmark_components(
+            self._k(Z, None, dtype=np.float64), self.rcond
+        )
+        self.rank_ = int(self.eigenvalues_.size)
         self.C_ = self.kernel_to_landmarks(X)
         self._features = None
         return self
