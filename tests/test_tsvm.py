@@ -527,3 +527,18 @@ def test_bad_method_name():
     X, y = _xy()
     with pytest.raises(ValueError, match="'method' parameter"):
         ExactTSVM(method="annealing").fit(X, y)
+
+
+def test_one_vs_rest_classes_in_parallel_equal_sequential():
+    """n_jobs runs the one-vs-rest problems through joblib: the same certified model."""
+    rng = np.random.default_rng(5)
+    centers = np.array([[0.0, 0.0], [4.0, 0.0], [0.0, 4.0]])
+    X = np.concatenate([c + rng.normal(0, 0.6, (6, 2)) for c in centers])
+    y = np.full(18, -1)
+    y[[0, 6, 12]] = [0, 1, 2]
+    kw = dict(method="branch_and_bound", gamma=0.5, balance_tol=0.5, time_limit=None)
+    a = ExactTSVM(**kw).fit(X, y)
+    b = ExactTSVM(n_jobs=2, **kw).fit(X, y)
+    assert a.is_global_optimum_ and b.is_global_optimum_
+    np.testing.assert_array_equal(a.transduction_, b.transduction_)
+    np.testing.assert_allclose(a.decision_function(X), b.decision_function(X), atol=1e-10)

@@ -7,6 +7,7 @@ import time
 import warnings
 
 import numpy as np
+from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.multiclass import check_classification_targets
@@ -106,6 +107,12 @@ class ExactTSVM(ClassifierMixin, BaseEstimator):
         incumbent objective, lower bound, relative gap (one line per sampling
         round; for the branch and bound, each new incumbent and every 5 s);
         ``2`` also logs the inner branch and bounds.
+    n_jobs : int, default=None
+        With more than two classes, the one-vs-rest problems run in parallel
+        through joblib (local processes, or a Dask cluster under
+        ``joblib.parallel_backend("dask")``), each with the whole ``time_limit``;
+        ``None`` solves them one after the other and shares ``time_limit`` among
+        them.
 
     Attributes
     ----------
@@ -224,6 +231,7 @@ class ExactTSVM(ClassifierMixin, BaseEstimator):
         "time_limit": [None, Interval(numbers.Real, 0, None, closed="neither")],
         "random_state": ["random_state"],
         "verbose": [Interval(numbers.Integral, 0, None), "boolean"],
+        "n_jobs": [None, Interval(numbers.Integral, None, None)],
     }
 
     def __init__(
@@ -245,6 +253,7 @@ class ExactTSVM(ClassifierMixin, BaseEstimator):
         time_limit: float | None = 60.0,
         random_state=None,
         verbose: int = 0,
+        n_jobs: int | None = None,
     ) -> None:
         self.method = method
         self.C = C
@@ -262,6 +271,7 @@ class ExactTSVM(ClassifierMixin, BaseEstimator):
         self.time_limit = time_limit
         self.random_state = random_state
         self.verbose = verbose
+        self.n_jobs = n_jobs
 
     def _kernel(self, X: np.ndarray, Z: np.ndarray | None = None) -> np.ndarray:
         return kernel_matrix(
@@ -273,6 +283,31 @@ class ExactTSVM(ClassifierMixin, BaseEstimator):
             coef0=self.coef0,
             kernel_params=self.kernel_params,
             dtype=np.float64,
+        )
+
+    def _solve_class(self, K, labeled, y_enc, c, u, time_limit):
+        """One (one-vs-rest) transductive problem: class ``c`` against the rest."""
+        t_int = np.where(labeled, np.where(y_enc == c, 1.0, -1.0), 0.0)
+        if self.verbose and self.classes_.size > 2:
+            print(f"[ExactTSVM] class {self.classes_[c]!r} vs rest", flush=True)
+        common = dict(
+            C=float(self.C),
+            C_star=float(self.C_star),
+            positive_fraction=self.positive_fraction,
+            balance_tol=float(self.balance_tol),
+            max_nodes=self.max_nodes,
+            time_limit=time_limit,
+            verbose=int(self.verbose),
+        )
+        if self.method == "branch_and_bound" or u == 0:
+            return tsvm_branch_and_bound(K, t_int, **common)
+        return tsvm_randomized(
+            K,
+            t_int,
+            sample_size=self.sample_size,
+            max_iter=self.max_iter,
+            random_state=self.random_state,
+            **common,
         )
 
     def fit(self, X, y) -> ExactTSVM:
@@ -329,36 +364,22 @@ class ExactTSVM(ClassifierMixin, BaseEstimator):
         K = self._kernel(X)
         tasks = [1] if n_classes == 2 else list(range(n_classes))
         t0 = time.perf_counter()
-        results = []
-        for k, c in enumerate(tasks):
-            t_int = np.where(labeled, np.where(y_enc == c, 1.0, -1.0), 0.0)
-            time_limit = self.time_limit
-            if time_limit is not None:  # share what is left among the tasks
-                left = time_limit - (time.perf_counter() - t0)
-                time_limit = max(left / (len(tasks) - k), 1e-3)
-            if self.verbose and len(tasks) > 1:
-                print(f"[ExactTSVM] class {classes[c]!r} vs rest", flush=True)
-            common = dict(
-                C=float(self.C),
-                C_star=float(self.C_star),
-                positive_fraction=self.positive_fraction,
-                balance_tol=float(self.balance_tol),
-                max_nodes=self.max_nodes,
-                time_limit=time_limit,
-                verbose=int(self.verbose),
+        if self.n_jobs is None or len(tasks) == 1:
+            results = []
+            for k, c in enumerate(tasks):
+                time_limit = self.time_limit
+                if time_limit is not None:  # share what is left among the tasks
+                    left = time_limit - (time.perf_counter() - t0)
+                    time_limit = max(left / (len(tasks) - k), 1e-3)
+                results.append(self._solve_class(K, labeled, y_enc, c, u, time_limit))
+        else:
+            # the one-vs-rest problems are independent: joblib runs them at once
+            # (local processes, or a Dask cluster under parallel_backend("dask")),
+            # each with the whole time_limit
+            results = Parallel(n_jobs=self.n_jobs)(
+                delayed(self._solve_class)(K, labeled, y_enc, c, u, self.time_limit)
+                for c in tasks
             )
-            if self.method == "branch_and_bound" or u == 0:
-                res = tsvm_branch_and_bound(K, t_int, **common)
-            else:
-                res = tsvm_randomized(
-                    K,
-                    t_int,
-                    sample_size=self.sample_size,
-                    max_iter=self.max_iter,
-                    random_state=self.random_state,
-                    **common,
-                )
-            results.append(res)
         self.fit_time_ = time.perf_counter() - t0
         self._store(results, X, labeled, y_enc, u)
         if not self.is_global_optimum_:
