@@ -94,8 +94,11 @@ def worker(args: argparse.Namespace) -> None:
         if m.startswith("semisvm"):
             from semisvm import LapSVM
 
-            clf = LapSVM(solver=m.split("_")[1], gamma_a=GAMMA_A, gamma_i=gamma_i,
-                         gamma=gamma, n_neighbors=10, early_stopping="stability",
+            solver = m.split("_")[1]
+            # the paper's raw weights; early stopping is PCG's
+            clf = LapSVM(solver=solver, gamma_a=GAMMA_A, gamma_i=gamma_i,
+                         regularization="paper", gamma=gamma, n_neighbors=10,
+                         early_stopping="stability" if solver == "pcg" else None,
                          stability_tol=0.005, stability_value_tol=0.01, max_iter=3000)
             clf.fit(Xtr, ys)
         elif m.startswith("labelspreading"):

@@ -87,8 +87,10 @@ def worker(args: argparse.Namespace) -> None:
         Xtr, Xte = Xtr.astype(np.float64), Xte.astype(np.float64)
     solver = "pcg" if args.method.startswith("pcg") else args.method
     gamma_i = args.gamma_i if args.gamma_i is not None else GAMMA_I[args.dataset]
+    # gamma_a / gamma_i here are the paper's raw weights; early stopping is PCG's
     clf = LapSVM(solver=solver, gamma_a=args.gamma_a, gamma_i=gamma_i,
-                 n_neighbors=args.n_neighbors, early_stopping="stability",
+                 regularization="paper", n_neighbors=args.n_neighbors,
+                 early_stopping="stability" if solver == "pcg" else None,
                  stability_tol=args.stability_tol,
                  stability_value_tol=args.stability_value_tol, max_iter=args.max_iter)
     rss0 = _rss_now_mib()
