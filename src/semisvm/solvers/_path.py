@@ -776,6 +776,11 @@ def _solve_path(
 ) -> LapSVMPathResult:
     """Path over the reduced l x l problem (``M`` symmetric PSD, ``y`` in ±1)."""
     y = np.asarray(y, dtype=np.float64)
+    if not np.all(np.abs(y) == 1.0):
+        raise ValueError(
+            "_solve_path takes the labeled points' targets in {-1, +1}; got values "
+            f"{np.unique(y)[:5]!r}. (lapsvm_path takes estimator-style labels.)"
+        )
     l = y.size
     if lambda_min is None:
         lambda_min = 0.0
