@@ -145,8 +145,8 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
 
     _parameter_constraints: dict[str, list] = {
         **KERNEL_CONSTRAINTS,
-        "gamma_a": [Interval(numbers.Real, 0, None, closed="neither")],
-        "gamma_i": [Interval(numbers.Real, 0, None, closed="left")],
+        "gamma_a": [Interval(numbers.Real, 0, None, closed="neither"), Options(("auto",))],
+        "gamma_i": [Interval(numbers.Real, 0, None, closed="left"), Options(("auto",))],
         "verbose": [Interval(numbers.Integral, 0, None), "boolean"],
         # data-adaptive defaults (see models/_adaptive.py)
         "regularization": [Options(("normalized", "paper"))],

@@ -18,6 +18,7 @@ from ..solvers._lowrank import lapsvm_lowrank
 from ..solvers._newton import laprls_direct, lapsvm_newton
 from ..solvers._pcg import lapsvm_pcg
 from ._adaptive import paper_regularization
+from ._autoreg import select_regularization
 from ._base import ManifoldClassifierMixin
 from ._scale import GRAPH_METHODS, KERNEL_APPROXIMATIONS, resolve_operator
 
@@ -128,12 +129,23 @@ class _PrimalMixin(ManifoldClassifierMixin):
                     X, y, labeled, self.validation_fraction, self.random_state
                 )
                 labeled, classes, Y = self._targets(y_tr)
-        gamma_i = float(self.gamma_i)
-        K, L = self._build(X, adjacency, need_graph=gamma_i > 0)
+        K, L = self._build(X, adjacency, need_graph=self._needs_graph())
         sw = self._sample_weight(y, labeled, classes)
         wsum = float(labeled.sum() if sw is None else sw[labeled].sum())
+        gamma_a, gamma_i, info = select_regularization(
+            self, columns=self._kernel_columns(X, K), L=L, Y=Y, labeled=labeled,
+            sample_weight=sw, loss=self._loss,
+        )
+        self.regularization_selection_ = dict(info, gamma_a=gamma_a, gamma_i=gamma_i)
+        if self.verbose:
+            print(
+                f"[{type(self).__name__}] gamma_a={gamma_a:g}, gamma_i={gamma_i:g} "
+                f"({info['reason']})"
+            )
+        if gamma_i == 0:
+            L = None
         self.gamma_a_, self.gamma_i_ = paper_regularization(
-            self.regularization, self.gamma_a, gamma_i, n=X.shape[0], weight_sum=wsum,
+            self.regularization, gamma_a, gamma_i, n=X.shape[0], weight_sum=wsum,
             L=L, power=self.laplacian_power,
         )
         if es in ("validation", "mixed") or X_val is not None:
@@ -147,15 +159,77 @@ class _PrimalMixin(ManifoldClassifierMixin):
                 K_val, yv = self._val_kernel(X, K, X_val, y_val)
             Y_val = self._val_targets(yv, classes)
         t0 = time.perf_counter()
-        res = self._solve(
-            K, L, Y, solver=solver, K_val=K_val, Y_val=Y_val, es=es, sample_weight=sw
-        )
+        res = None
+        if self.gamma_i_ == 0 and kind in ("dense", "streamed") and (
+            getattr(self, "loss", "squared_hinge") != "hinge"
+        ):
+            res = self._solve_supervised(K, Y, sw)
+        if res is None:
+            res = self._solve(
+                K, L, Y, solver=solver, K_val=K_val, Y_val=Y_val, es=es,
+                sample_weight=sw,
+            )
+            self.solver_ = solver if kind != "nystroem" else (
+                "lowrank-direct" if self._loss == "squared" else "lowrank-newton"
+            )
         t_solver = time.perf_counter() - t0
-        self.solver_ = solver if kind != "nystroem" else (
-            "lowrank-direct" if self._loss == "squared" else "lowrank-newton"
-        )
         self._finish(res, K, X, y, labeled, classes, t_solver)
         return self
+
+    def _solve_supervised(self, K: Any, Y: np.ndarray, sw: Any) -> Any:
+        """gamma_I = 0: the exact solution lives on the labeled points.
+
+        Without the intrinsic term the objective depends on :math:`\alpha` only
+        through :math:`K_{\cdot\mathcal L}`-rows of the labeled points, and the
+        representer theorem puts the minimiser in their span: :math:`\alpha_U = 0`
+        and :math:`\alpha_{\mathcal L}` solves the same problem on
+        :math:`K_{\mathcal L\mathcal L}` (l x l), by Newton or one direct solve.
+        """
+        import dataclasses
+
+        lab = np.flatnonzero(np.any(Y != 0, axis=1))
+        if isinstance(K, np.ndarray):
+            KLL = np.asarray(K[np.ix_(lab, lab)], dtype=np.float64)
+        elif hasattr(K, "rows"):
+            KLL = np.asarray(K.rows(lab)[:, lab], dtype=np.float64)
+        else:
+            return None
+        KLL = 0.5 * (KLL + KLL.T)
+        w = None if sw is None else np.asarray(sw)[lab]
+        if self._loss == "squared":
+            res = laprls_direct(
+                KLL, Y[lab], gamma_a=self.gamma_a_, gamma_i=0.0, sample_weight=w,
+            )
+            self.solver_ = "direct-labeled"
+        else:
+            res = lapsvm_newton(
+                KLL, Y[lab], gamma_a=self.gamma_a_, gamma_i=0.0, sample_weight=w,
+                max_iter=max(self.max_iter, 50),
+            )
+            self.solver_ = "newton-labeled"
+        alpha = np.zeros((Y.shape[0], Y.shape[1]))
+        alpha[lab] = res.alpha
+        return dataclasses.replace(res, alpha=alpha)
+
+    def _needs_graph(self) -> bool:
+        return isinstance(self.gamma_i, str) or float(self.gamma_i) > 0
+
+    def _kernel_columns(self, X: Any, K: Any) -> Any:
+        """``idx -> K[:, idx]`` for the LOO features (None on a cluster)."""
+        if isinstance(K, np.ndarray):
+            return lambda idx: np.asarray(K[:, idx], dtype=np.float64)
+        if is_distributed_array(X):
+            return None
+        from ..kernels import kernel_matrix
+
+        def columns(idx: np.ndarray) -> np.ndarray:
+            return np.asarray(kernel_matrix(
+                X, X[idx], kernel=self.kernel,
+                gamma=self.gamma_ if self.gamma_ is not None else 1.0,
+                degree=self.degree, coef0=self.coef0, kernel_params=self.kernel_params,
+            ), dtype=np.float64)
+
+        return columns
 
     def _resolve_early_stopping(self, solver: str) -> str | None:
         es = getattr(self, "early_stopping", None)
@@ -198,7 +272,7 @@ class _PrimalMixin(ManifoldClassifierMixin):
             requested, n=X.shape[0], d=X.shape[1], n_columns=n_columns,
             itemsize=X.dtype.itemsize, n_neighbors=self.n_neighbors,
             n_components=self.n_components, graph=self.graph_method,
-            need_graph=float(self.gamma_i) > 0 and adjacency is None,
+            need_graph=self._needs_graph() and adjacency is None,
             solver=solver, dense_only_solvers=("dual",),
             verbose=self.verbose, name=type(self).__name__,
         )
@@ -342,13 +416,18 @@ class LapSVM(_PrimalMixin):
         dual, then a linear system; it minimises the squared hinge (the same
         model as the other solvers) or, with ``loss='hinge'``, the original L1
         hinge.
-    gamma_a : float, default=1e-6
+    gamma_a : float or 'auto', default='auto'
         Ambient (RKHS) regularisation weight, :math:`\lambda_A > 0` (normalized)
-        or :math:`\gamma_A > 0` (``regularization='paper'``).
-    gamma_i : float, default=1.0
+        or :math:`\gamma_A > 0` (``regularization='paper'``).  ``'auto'``: chosen
+        with ``gamma_i`` by leave-one-out on the labeled points when every class
+        has at least 5 labels, else :math:`10^{-6}` (see
+        :mod:`semisvm.models._autoreg` and ``regularization_selection_``).
+    gamma_i : float or 'auto', default='auto'
         Intrinsic (graph) regularisation weight, :math:`\lambda_I \ge 0` or
         :math:`\gamma_I \ge 0`; 0 gives a supervised L2-SVM on the labeled
-        points.
+        points.  ``'auto'``: chosen by leave-one-out among 0 (no graph) and
+        :math:`10^{-2}\ldots10^{2}` with at least 5 labels per class, else 1
+        (trust the graph).
     kernel : {'rbf', 'poly', 'linear', 'precomputed'} or callable, default='rbf'
     gamma : float or {'knn', 'median', 'scale'}, default='knn'
         RBF/poly parameter (scikit-learn's: RBF is :math:`\exp(-\gamma\|x-z\|^2)`,
@@ -471,6 +550,11 @@ class LapSVM(_PrimalMixin):
         Shift added to the solver's bias by ``class_balance``.
     gamma_a_, gamma_i_ : float
         The paper's :math:`\gamma_A, \gamma_I` the solver used.
+    regularization_selection_ : dict
+        What ``gamma_a='auto'`` / ``gamma_i='auto'`` chose and why: ``gamma_a``,
+        ``gamma_i`` (normalized), ``rule`` ('loo' or 'defaults'), ``reason``, and
+        for the LOO rule the grid ``pairs``, their mean LOO loss ``loo_loss``,
+        ``default_loss`` and ``time`` (:mod:`semisvm.models._autoreg`).
     proba_slope_ : float
         Slope :math:`a` of :meth:`predict_proba`.
     transduction_ : ndarray of shape (n_samples,)
@@ -522,8 +606,8 @@ class LapSVM(_PrimalMixin):
     def __init__(
         self,
         solver: str = "pcg",
-        gamma_a: float = _defaults.GAMMA_A,
-        gamma_i: float = _defaults.GAMMA_I,
+        gamma_a: float | str = "auto",
+        gamma_i: float | str = "auto",
         *,
         kernel: Any = "rbf",
         gamma: Any = _defaults.GAMMA,
@@ -695,8 +779,8 @@ class LapRLS(_PrimalMixin):
     def __init__(
         self,
         solver: str = "direct",
-        gamma_a: float = _defaults.GAMMA_A,
-        gamma_i: float = _defaults.GAMMA_I,
+        gamma_a: float | str = "auto",
+        gamma_i: float | str = "auto",
         *,
         kernel: Any = "rbf",
         gamma: Any = _defaults.GAMMA,
