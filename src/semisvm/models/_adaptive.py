@@ -228,3 +228,122 @@ def fit_proba_slope(F_lab: np.ndarray, y_idx: np.ndarray, n_classes: int) -> flo
         options={"xatol": 1e-6},
     )
     return float(np.exp(res.x))
+
+
+def resolve_class_prior(
+    class_prior: Any, y_idx: np.ndarray, n_classes: int, classes: Any = None
+) -> np.ndarray | str:
+    """The class proportions to balance with: the labels', the user's, or 'auto'."""
+    if class_prior is None:
+        return np.bincount(y_idx, minlength=n_classes) / max(y_idx.size, 1)
+    if isinstance(class_prior, str):
+        if class_prior != "auto":
+            raise ValueError(f"class_prior must be None, 'auto' or an array; got {class_prior!r}.")
+        return "auto"
+    p = np.asarray(class_prior, dtype=np.float64).ravel()
+    if p.shape != (n_classes,) or not np.isfinite(p).all() or (p < 0).any() or p.sum() <= 0:
+        names = "" if classes is None else f" (in the order of classes_ = {list(classes)!r})"
+        raise ValueError(
+            f"class_prior must hold {n_classes} non-negative numbers, one per "
+            f"class{names}; got {class_prior!r}."
+        )
+    return p / p.sum()
+
+
+def boundary_density(f: np.ndarray) -> float:
+    r"""Density of the outputs at 0, :math:`\operatorname{mean}_j
+    \exp(-(f_j/h)^2)` with :math:`h` a fifth of the outputs' mean absolute
+    deviation from their median (scale-free)."""
+    h = 0.2 * float(np.mean(np.abs(f - np.median(f))))
+    if h <= 0:
+        return 1.0
+    return float(np.mean(np.exp(-((f / h) ** 2))))
+
+
+def auto_offsets(
+    F: np.ndarray, unlabeled: np.ndarray, label_prior: np.ndarray, rule: str = "mass"
+) -> tuple[np.ndarray, np.ndarray]:
+    r"""``class_prior='auto'``: the bias on the emptiest boundary (two classes).
+
+    Balanced labels on imbalanced data make the labels' proportions a wrong
+    prior, while on balanced data the unshifted solution is often skewed (its
+    bias follows the few labels).  For two classes the shift is chosen in the
+    interval between the two -- 0 and the balance shift :math:`\delta_\pi` for the
+    labels' proportions -- as the one whose decision boundary crosses the fewest
+    unlabeled outputs (lowest :func:`boundary_density` of :math:`f_U + \delta` on
+    41 evenly spaced points; ties go to :math:`\delta_\pi`): the low-density
+    separation principle behind class-mass normalization and the TSVM
+    (Chapelle & Zien 2005).  A heuristic, not an estimate with guarantees.  With
+    more classes the one-vs-rest columns are balanced to the labels' proportions
+    (the unshifted one-vs-rest biases are no evidence of the prior).
+
+    Returns
+    -------
+    offsets : ndarray of shape (C,)
+    prior : ndarray of shape (n_classes,)
+        The proportions the kept shifts give on the unlabeled points.
+    """
+    C = F.shape[1]
+    cand = balance_offsets(F, unlabeled, label_prior, rule)
+    if not unlabeled.any() or C > 1:
+        return cand, label_prior
+    fu = F[unlabeled, 0]
+    deltas = np.linspace(cand[0], 0.0, 41)
+    dens = np.array([boundary_density(fu + d) for d in deltas])
+    off = np.array([deltas[int(np.argmin(dens))]])
+    p1 = float(np.mean(fu + off[0] > 0))
+    return off, np.array([1.0 - p1, p1])
+
+
+def adapt_outputs(
+    F: np.ndarray,
+    labeled: np.ndarray,
+    y_idx: np.ndarray,
+    n_classes: int,
+    *,
+    class_balance: str | None,
+    class_prior: Any,
+    classes: Any = None,
+) -> tuple[np.ndarray, np.ndarray, float, np.ndarray | None]:
+    """Class balance and probability slope after a solve: the one core used by
+    the estimators and by the CV estimators' folds.
+
+    Parameters
+    ----------
+    F : ndarray of shape (n, C)
+        Solver outputs on the training points.
+    labeled : ndarray of bool of shape (n,)
+        The points whose labels were used (the rest are balanced).
+    y_idx : ndarray of int of shape (labeled.sum(),)
+        Class index of the labeled points.
+    n_classes : int
+    class_balance : {None, 'mass', 'mean'}
+    class_prior : None, 'auto' or array-like
+    classes : array-like, optional
+        For messages.
+
+    Returns
+    -------
+    F : ndarray of shape (n, C)
+        Shifted outputs.
+    offsets : ndarray of shape (C,)
+    slope : float
+        :func:`fit_proba_slope` on the labeled shifted outputs.
+    prior : ndarray or None
+        The proportions balanced to (None without balance).
+    """
+    F = np.array(F, dtype=np.float64).reshape(F.shape[0], -1)
+    off = np.zeros(F.shape[1])
+    prior = None
+    if class_balance is not None:
+        prior = resolve_class_prior(class_prior, y_idx, n_classes, classes)
+        if isinstance(prior, str):
+            label_prior = np.bincount(y_idx, minlength=n_classes) / max(y_idx.size, 1)
+            off, prior = auto_offsets(F, ~labeled, label_prior, class_balance)
+        else:
+            off = balance_offsets(F, ~labeled, prior, class_balance)
+    elif class_prior is not None:
+        raise ValueError("class_prior needs class_balance='mass' or 'mean'.")
+    F += off
+    slope = fit_proba_slope(F[labeled], y_idx, n_classes)
+    return F, off, slope, prior

@@ -152,7 +152,7 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
         "regularization": [Options(("normalized", "paper"))],
         "class_weight": [None, Options(("balanced",)), "dict"],
         "class_balance": [None, Options(("mass", "mean"))],
-        "class_prior": [None, "array-like"],
+        "class_prior": [None, "array-like", Options(("auto",))],
     }
 
     # ------------------------------------------------------------------ fit
@@ -316,38 +316,22 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
                 stacklevel=3,
             )
 
-    def _class_prior(self, y: np.ndarray, labeled: np.ndarray) -> np.ndarray:
-        k = self.classes_.size
-        prior = getattr(self, "class_prior", None)
-        if prior is None:
-            idx = np.searchsorted(self.classes_, y[labeled])
-            return np.bincount(idx, minlength=k) / idx.size
-        p = np.asarray(prior, dtype=np.float64).ravel()
-        if p.shape != (k,) or not np.isfinite(p).all() or (p < 0).any() or p.sum() <= 0:
-            raise ValueError(
-                f"class_prior must hold {k} non-negative numbers (one per class, in "
-                f"the order of classes_ = {self.classes_.tolist()!r}); got {prior!r}."
-            )
-        return p / p.sum()
-
     def _adapt_outputs(
         self, F: np.ndarray, y: np.ndarray, labeled: np.ndarray
     ) -> np.ndarray:
         """Class balance (bias shift) and the probability slope, after the solver."""
-        from ._adaptive import balance_offsets, fit_proba_slope
+        from ._adaptive import adapt_outputs
 
-        F = np.array(F, dtype=np.float64).reshape(F.shape[0], -1)
-        off = np.zeros(F.shape[1])
-        rule = getattr(self, "class_balance", None)
-        if rule is not None:
-            off = balance_offsets(F, ~labeled, self._class_prior(y, labeled), rule)
-        elif getattr(self, "class_prior", None) is not None:
-            raise ValueError("class_prior needs class_balance='mass' or 'mean'.")
-        self.class_balance_offset_ = off
-        self.intercept_ = np.asarray(self.intercept_, dtype=np.float64) + off
-        F += off
         y_idx = np.searchsorted(self.classes_, y[labeled])
-        self.proba_slope_ = fit_proba_slope(F[labeled], y_idx, self.classes_.size)
+        F, off, slope, prior = adapt_outputs(
+            F, labeled, y_idx, self.classes_.size,
+            class_balance=getattr(self, "class_balance", None),
+            class_prior=getattr(self, "class_prior", None), classes=self.classes_,
+        )
+        self.class_balance_offset_ = off
+        self.class_prior_ = prior
+        self.intercept_ = np.asarray(self.intercept_, dtype=np.float64) + off
+        self.proba_slope_ = slope
         return F
 
     def _labels_from_scores(self, F: np.ndarray) -> np.ndarray:

@@ -177,7 +177,7 @@ class _PrimalMixin(ManifoldClassifierMixin):
         return self
 
     def _solve_supervised(self, K: Any, Y: np.ndarray, sw: Any) -> Any:
-        """gamma_I = 0: the exact solution lives on the labeled points.
+        r"""gamma_I = 0: the exact solution lives on the labeled points.
 
         Without the intrinsic term the objective depends on :math:`\alpha` only
         through :math:`K_{\cdot\mathcal L}`-rows of the labeled points, and the
@@ -524,9 +524,15 @@ class LapSVM(_PrimalMixin):
         points.  Applies to ``transduction_``, ``decision_function`` and
         ``predict`` (through ``intercept_``).  No effect without unlabeled
         points.  ``None``: the solver's bias.
-    class_prior : array-like of shape (n_classes,), default=None
+    class_prior : array-like of shape (n_classes,) or 'auto', default=None
         :math:`\pi` for ``class_balance`` (order of ``classes_``); ``None``: the
-        labeled proportions.
+        labeled proportions; ``'auto'`` (two classes): the bias shift between
+        none and the labels' balance whose boundary crosses the fewest unlabeled
+        outputs (:func:`semisvm.models._adaptive.auto_offsets`), for balanced
+        labels on imbalanced data.  Measured: two moons 1:9 with 2 labels per
+        class 0.70 -> 0.91 accuracy, but balanced moons with 1 label per class
+        0.93 -> 0.88, hence not the default.  The proportions used are in
+        ``class_prior_``.
     loss : {'squared_hinge', 'hinge'}, default='squared_hinge'
         ``'hinge'`` (``solver='dual'`` only): the L1 hinge of Belkin et al.
         (2006), with the same :math:`\gamma_A, \gamma_I` (loss weight 1 in both;
