@@ -154,7 +154,7 @@ def test_cv_scores_the_refitted_model(cls):
     folds = list(folds)
     base = cv.best_estimator_
     for i, params in enumerate(cv.cv_results_["params"]):
-        for f, (tr, te) in enumerate(folds):
+        for f, (_tr, te) in enumerate(folds):
             y_f = y.copy()
             y_f[Q[te]] = -1
             est = type(base)(**{**base.get_params(), **params}).fit(X, y_f)
