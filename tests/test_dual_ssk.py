@@ -25,7 +25,7 @@ from sklearn.svm import SVC
 from semisvm.datasets import make_two_moons
 from semisvm.graph import graph_laplacian, knn_graph
 from semisvm.kernels import kernel_matrix
-from semisvm.kernels._deformed import SemiSupervisedKernel
+from semisvm import SemiSupervisedKernel
 from semisvm.models._ssk import LapSVC
 from semisvm.solvers._dual import lapsvm_dual, lapsvm_dual_objective
 

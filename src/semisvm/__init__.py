@@ -7,9 +7,16 @@ exact transductive SVM, as scikit-learn estimators.
 
 __version__ = "0.1.0"
 
-from .kernels import SemiSupervisedKernel
 from .model_selection import LapRLSCV, LapSVMCV
-from .models import ExactTSVM, LapRLS, LapSVC, LapSVM, LapSVMPath, plot_path
+from .models import (
+    ExactTSVM,
+    LapRLS,
+    LapSVC,
+    LapSVM,
+    LapSVMPath,
+    SemiSupervisedKernel,
+    plot_path,
+)
 from .solvers import lapsvm_path
 
 __all__ = [

@@ -1,6 +1,6 @@
 """Kernels and the operator interface the solvers use."""
 
-from ._deformed import DeformedGPKernel, SemiSupervisedKernel, deformed_gram
+from ._deformed import deformed_gram
 from ._kernels import (
     KERNELS,
     check_memory,
@@ -20,8 +20,6 @@ from ._operators import (
 from ._streamed import StreamedKernelOperator
 
 __all__ = [
-    "DeformedGPKernel",
-    "SemiSupervisedKernel",
     "deformed_gram",
     "KERNELS",
     "check_memory",
@@ -39,3 +37,19 @@ __all__ = [
     "NystroemFactor",
     "StreamedKernelOperator",
 ]
+
+
+def __getattr__(name: str):  # pragma: no cover - deprecation shim
+    """``semisvm.kernels.SemiSupervisedKernel`` moved to :mod:`semisvm.models`."""
+    if name in ("SemiSupervisedKernel", "DeformedGPKernel"):
+        import importlib
+        import warnings
+
+        warnings.warn(
+            f"semisvm.kernels.{name} moved to semisvm.models (and semisvm.{name} "
+            "for SemiSupervisedKernel); the old path will be removed in 0.3.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        return getattr(importlib.import_module("semisvm.models._deformed"), name)
+    raise AttributeError(f"module 'semisvm.kernels' has no attribute {name!r}")

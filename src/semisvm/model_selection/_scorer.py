@@ -9,30 +9,9 @@ import numpy as np
 from sklearn.metrics import get_scorer, make_scorer
 from sklearn.utils import _safe_indexing
 
+from ..models._problem import labeled_mask
+
 __all__ = ["labeled_mask", "labeled_scorer", "make_labeled_scorer", "LabeledScorer"]
-
-UNLABELED = -1
-
-
-def labeled_mask(y: Any) -> np.ndarray:
-    """Boolean mask of the labeled rows (``y != -1``; strings never equal -1).
-
-    Parameters
-    ----------
-    y : array-like of shape (n_samples,)
-
-    Returns
-    -------
-    ndarray of bool of shape (n_samples,)
-    """
-    y = np.asarray(y)
-    if y.dtype.kind in "iuf":
-        return y != UNLABELED
-    if y.dtype.kind == "O":
-        return np.array([not (isinstance(v, int | float | np.number) and v == UNLABELED)
-                         for v in y], dtype=bool)
-    return np.ones(y.shape[0], dtype=bool)
-
 
 class LabeledScorer:
     """Wrap a scikit-learn scorer so that it ignores the unlabeled rows.

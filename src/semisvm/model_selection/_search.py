@@ -19,6 +19,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .. import _defaults
 from .._validation import Interval, Options, check_finite, validate_params
 from ..models import LapRLS, LapSVM
+from ..models._problem import one_vs_rest
 from ..solvers import lapsvm_newton
 from ._scorer import labeled_mask
 from ._spectral import SharedLaplacianSystem
@@ -255,10 +256,7 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
         folds = list(skf.split(np.zeros((Q.size, 1)), yq))
         self.n_splits_ = n_splits
         # one-vs-rest targets of the labeled points (positions into Q)
-        if classes.size == 2:
-            Tq = np.where(yq == classes[1], 1.0, -1.0)[:, None]
-        else:
-            Tq = np.where(yq[:, None] == classes[None, :], 1.0, -1.0)
+        Tq = one_vs_rest(yq, classes)
         score = _SCORERS[self.scoring]
         widths = self._width_grid(template, X)
         ks = _grid(self.n_neighbors, "n_neighbors") or [template.n_neighbors]

@@ -1,8 +1,19 @@
 """scikit-learn estimators."""
 
+from ._deformed import DeformedGPKernel, SemiSupervisedKernel
 from ._lapsvm import LapRLS, LapSVM
 from ._path import LapSVMPath, path_error_pieces, plot_path
 from ._ssk import LapSVC
 from ._tsvm import ExactTSVM
 
-__all__ = ["ExactTSVM", "LapRLS", "LapSVC", "LapSVM", "LapSVMPath", "path_error_pieces", "plot_path"]
+__all__ = [
+    "DeformedGPKernel",
+    "ExactTSVM",
+    "LapRLS",
+    "LapSVC",
+    "LapSVM",
+    "LapSVMPath",
+    "SemiSupervisedKernel",
+    "path_error_pieces",
+    "plot_path",
+]

@@ -17,30 +17,30 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._validation import (
     Interval,
     Options,
     check_finite,
-    split_labeled,
     validate_params,
 )
-from ..graph import check_adjacency, graph_laplacian, knn_graph, knn_graph_from_kernel
-from ..kernels import NystroemFactor, as_operator, kernel_matrix, resolve_gamma
+from ..kernels import NystroemFactor, as_operator, kernel_matrix
 from ..kernels._distributed import (
     DistributedNystroemFactor,
     check_distributed_input,
-    distributed_kernel,
     distributed_kernel_dot,
     is_distributed_array,
 )
+from ._problem import (  # build_kernel/build_laplacian: re-exported
+    build_kernel,
+    build_laplacian,
+    encode_targets,
+    labeled_mask,
+    prepare_operators,
+)
 from ._scale import (
-    build_scalable_kernel,
     decision_in_blocks,
-    distributed_adjacency,
-    scalable_adjacency,
 )
 
 __all__ = ["ManifoldClassifierMixin", "KERNEL_CONSTRAINTS", "build_kernel", "build_laplacian"]
@@ -61,80 +61,6 @@ KERNEL_CONSTRAINTS: dict[str, list] = {
     "laplacian_power": [Interval(numbers.Integral, 1, None)],
     "intrinsic_bias": ["boolean"],
 }
-
-
-def build_kernel(
-    X: Any, *, kernel: Any, gamma: Any, degree: int, coef0: float,
-    kernel_params: dict | None, n_neighbors: int = 10,
-) -> tuple[np.ndarray, float | None]:
-    """Gram matrix of the training points and the resolved RBF/poly ``gamma``.
-
-    A ``dask.array`` X gives a :class:`~semisvm.kernels.DistributedKernelOperator`
-    (the rows of K on the cluster's workers) instead of an ndarray.
-    """
-    if is_distributed_array(X):
-        return distributed_kernel(
-            X, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
-            kernel_params=kernel_params, store="dense", n_neighbors=n_neighbors,
-        )
-    if kernel == "precomputed":
-        K = np.asarray(X.toarray() if sp.issparse(X) else X)
-        if K.shape[0] != K.shape[1]:
-            raise ValueError(
-                f"With kernel='precomputed', X must be the square training Gram matrix;"
-                f" got shape {K.shape}."
-            )
-        if not np.allclose(K, K.T, rtol=1e-8, atol=1e-10 * max(1.0, np.abs(K).max())):
-            raise ValueError("The precomputed kernel matrix X is not symmetric.")
-        return K, None
-    g = (
-        None if callable(kernel) or kernel == "linear"
-        else resolve_gamma(X, gamma, kernel, n_neighbors)
-    )
-    K = kernel_matrix(
-        X, kernel=kernel, gamma=g if g is not None else 1.0, degree=degree, coef0=coef0,
-        kernel_params=kernel_params,
-    )
-    return K, g
-
-
-def build_laplacian(
-    X: Any, K: np.ndarray, *, kernel: Any, gamma_: float | None, n_neighbors: int,
-    graph_weight: str, heat_t: float | None, normalize_laplacian: bool,
-    laplacian_power: int, adjacency: Any = None,
-) -> sp.csr_array:
-    """Graph Laplacian of the training points.
-
-    The adjacency is the user's (``adjacency``), else a symmetric kNN graph:
-    read off K for the RBF kernel (no second distance pass), built from the
-    kernel-induced distance for a precomputed kernel, and from X otherwise.
-    """
-    n = X.shape[0]
-    if adjacency is not None:
-        W = check_adjacency(adjacency, n)
-        deg = np.asarray(W.sum(axis=1)).ravel()
-        n_iso = int((deg <= 0).sum())
-        if n_iso == n:
-            raise ValueError("adjacency has no edge: every point is isolated.")
-        if n_iso:
-            warnings.warn(
-                f"The graph has {n_iso} isolated point(s) (no edge); the intrinsic "
-                "regularizer does not constrain them.",
-                UserWarning,
-                stacklevel=3,
-            )
-    elif kernel == "rbf" and gamma_ is not None:
-        W = knn_graph_from_kernel(K, gamma_, n_neighbors, weight=graph_weight, t=heat_t)
-    elif kernel == "precomputed":
-        d = np.diag(K)
-        D2 = np.maximum(d[:, None] + d[None, :] - 2 * K, 0.0)
-        # a monotone map of the kernel distance into (0, 1] for the kNN search
-        W = knn_graph_from_kernel(np.exp(-D2), 1.0, n_neighbors, weight=graph_weight, t=heat_t)
-    else:
-        W = knn_graph(X, n_neighbors, weight=graph_weight, t=heat_t)
-    return graph_laplacian(
-        W, normalized=normalize_laplacian, power=laplacian_power, form="operator"
-    )
 
 
 class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
@@ -161,7 +87,7 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
         if is_distributed_array(X):
             X, y = check_distributed_input(X, y, kernel=self.kernel)
             self.n_features_in_ = X.shape[1]
-            check_classification_targets(y)
+            encode_targets(y)
             return X, y
         X, y = validate_data(
             self,
@@ -174,59 +100,20 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
             y_numeric=False,
         )
         check_finite(X, "X")
-        check_classification_targets(y)
+        encode_targets(y)  # validates the labels (unlabeled rows excluded)
         return X, np.asarray(y)
 
     def _targets(self, y: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        try:
-            labeled, classes, y_enc = split_labeled(y)
-        except ValueError as exc:
-            if "single class" in str(exc) and np.any(np.asarray(y) == -1):
-                raise ValueError(
-                    f"{exc} Note: -1 marks unlabeled points; if -1 is a class label in "
-                    "your data, recode the labels (e.g. to 0/1)."
-                ) from None
-            raise
-        C = 1 if classes.size == 2 else classes.size
-        Y = np.zeros((y_enc.size, C))
-        if C == 1:
-            Y[labeled, 0] = np.where(y_enc[labeled] == 1, 1.0, -1.0)
-        else:
-            Y[labeled] = -1.0
-            Y[np.flatnonzero(labeled), y_enc[labeled]] = 1.0
-        return labeled, classes, Y
+        t = encode_targets(y)
+        return t.labeled, t.classes, t.Y
 
-    def _build(self, X: Any, adjacency: Any, need_graph: bool) -> tuple[np.ndarray, Any]:
-        t0 = time.perf_counter()
-        kind = getattr(self, "kernel_operator_", "dense")
-        if kind == "dense":
-            K, g = build_kernel(
-                X, kernel=self.kernel, gamma=self.gamma, degree=self.degree,
-                coef0=self.coef0, kernel_params=self.kernel_params,
-                n_neighbors=self.n_neighbors,
-            )
-        else:
-            K, g = build_scalable_kernel(self, X, kind)
-        t1 = time.perf_counter()
-        L = None
-        graph_method = getattr(self, "graph_method", "auto")
-        if need_graph and adjacency is None and is_distributed_array(X):
-            adjacency = distributed_adjacency(self, X)
-        elif need_graph and adjacency is None and (
-            kind != "dense" or graph_method == "approx"
-            or getattr(self, "graph_pca", None) is not None
-        ):
-            adjacency = scalable_adjacency(self, X)
-        if need_graph:
-            L = build_laplacian(
-                X, K, kernel=self.kernel, gamma_=g, n_neighbors=self.n_neighbors,
-                graph_weight=self.graph_weight, heat_t=self.heat_t,
-                normalize_laplacian=self.normalize_laplacian,
-                laplacian_power=self.laplacian_power, adjacency=adjacency,
-            )
-        t2 = time.perf_counter()
+    def _build(self, X: Any, adjacency: Any, need_graph: bool) -> tuple[Any, Any]:
+        K, L, g, times = prepare_operators(
+            self, X, adjacency=adjacency, need_graph=need_graph,
+            kind=getattr(self, "kernel_operator_", "dense"),
+        )
         self.gamma_ = g
-        self.fit_times_ = {"kernel": t1 - t0, "graph": t2 - t1}
+        self.fit_times_ = times
         return K, L
 
     def _validation_split(
@@ -485,8 +372,6 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
         """
         from sklearn.metrics import accuracy_score
         from sklearn.utils import _safe_indexing
-
-        from ..model_selection._scorer import labeled_mask
 
         mask = labeled_mask(y)
         if not mask.any():

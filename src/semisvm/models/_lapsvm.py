@@ -20,6 +20,7 @@ from ..solvers._pcg import lapsvm_pcg
 from ._adaptive import paper_regularization
 from ._autoreg import select_regularization
 from ._base import ManifoldClassifierMixin
+from ._problem import one_vs_rest
 from ._scale import GRAPH_METHODS, KERNEL_APPROXIMATIONS, resolve_operator
 
 __all__ = ["LapSVM", "LapRLS"]
@@ -302,15 +303,10 @@ class _PrimalMixin(ManifoldClassifierMixin):
 
     @staticmethod
     def _val_targets(yv: np.ndarray, classes: np.ndarray) -> np.ndarray:
-        unknown = ~np.isin(yv, classes)
-        if unknown.any():
-            raise ValueError(
-                f"y_val holds labels not seen among the labeled training points: "
-                f"{np.unique(yv[unknown])!r}."
-            )
-        if classes.size == 2:
-            return np.where(yv == classes[1], 1.0, -1.0)[:, None]
-        return np.where(yv[:, None] == classes[None, :], 1.0, -1.0)
+        try:
+            return one_vs_rest(yv, classes)
+        except ValueError as exc:
+            raise ValueError(f"y_val: {exc}") from None
 
     def _solve_lowrank(self, factor, L, Y, sample_weight=None):
         if sample_weight is not None:

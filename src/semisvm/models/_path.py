@@ -26,17 +26,16 @@ from .._validation import (
     check_finite,
     check_n_neighbors,
     check_semi_supervised_targets,
-    split_labeled,
     validate_params,
 )
-from ..graph import graph_laplacian, knn_graph
-from ..kernels import kernel_matrix, resolve_gamma
+from ..kernels import kernel_matrix
 from ..solvers._path import (
     LapSVMPathResult,
     _replace,
     _solve_path,
     translating_matrix,
 )
+from ._problem import build_kernel, build_laplacian, encode_targets, one_vs_rest
 
 __all__ = ["LapSVMPath", "plot_path", "path_error_pieces"]
 
@@ -347,27 +346,32 @@ class LapSVMPath(ClassifierMixin, BaseEstimator):
         )
         check_finite(X, "X")
         y = check_semi_supervised_targets(y)
-        labeled, classes, y_enc = split_labeled(y)
+        t = encode_targets(y)
+        labeled, classes, y_enc = t.labeled, t.classes, t.y_idx
         check_n_neighbors(self.n_neighbors, X.shape[0])
         if (X_val is None) != (y_val is None):
             raise ValueError("Pass both X_val and y_val, or neither.")
         self.classes_ = classes
         lab = np.flatnonzero(labeled)
 
-        kernel = self.kernel if isinstance(self.kernel, str) else "callable"
-        self.gamma_ = resolve_gamma(X, self.gamma, kernel, self.n_neighbors)
-        K = self._kernel(X)
-        W = knn_graph(X, self.n_neighbors, weight=self.graph_weight)
-        L = graph_laplacian(
-            W, normalized=self.normalize_laplacian, power=self.laplacian_power
+        K, g = build_kernel(
+            X, kernel=self.kernel, gamma=self.gamma, degree=self.degree,
+            coef0=self.coef0, kernel_params=self.kernel_params,
+            n_neighbors=self.n_neighbors,
         )
+        K = np.asarray(K, dtype=np.float64)
+        self.gamma_ = 1.0 if g is None else g
+        L = build_laplacian(
+            X, K, kernel=self.kernel, gamma_=g, n_neighbors=self.n_neighbors,
+            graph_weight=self.graph_weight, heat_t=None,
+            normalize_laplacian=self.normalize_laplacian,
+            laplacian_power=self.laplacian_power,
+        )
+        L = L.tocsr() if hasattr(L, "tocsr") else L
         # M = J K (rho I + L K)^{-1} J^T does not depend on the labels: one LU
         # serves every one-vs-rest problem, P_c = P_1 diag(t_c)
         P1, M = translating_matrix(K, L, lab, np.ones(lab.size), self.rho)
-        if classes.size == 2:
-            targets = [np.where(y_enc[lab] == 1, 1.0, -1.0)]
-        else:
-            targets = [np.where(y_enc[lab] == c, 1.0, -1.0) for c in range(classes.size)]
+        targets = list(one_vs_rest(classes[y_enc[lab]], classes).T)
         paths = []
         for t in targets:
             res = _solve_path(
@@ -450,10 +454,9 @@ class LapSVMPath(ClassifierMixin, BaseEstimator):
                 f"among the training classes {self.classes_!r}."
             )
         Kv = self._kernel(X_val, self.X_fit_)
-        positive = [self.classes_[1]] if len(self.paths_) == 1 else self.classes_
+        Yv = one_vs_rest(y_val, self.classes_)
         choices = []
-        for path, c in zip(self.paths_, positive, strict=True):
-            yv = np.where(y_val == c, 1.0, -1.0)
+        for path, yv in zip(self.paths_, Yv.T, strict=True):
             hi, lo, err = path_error_pieces(path, Kv @ path.P, yv)
             lam, best = _best_piece(hi, lo, err)
             choices.append((lam, best / yv.size, (hi, lo, err), "validation"))

@@ -16,10 +16,10 @@ from .._validation import (
     Interval,
     check_finite,
     check_semi_supervised_targets,
-    split_labeled,
     validate_params,
 )
-from ..kernels._deformed import SemiSupervisedKernel
+from ._deformed import SemiSupervisedKernel
+from ._problem import encode_targets
 
 __all__ = ["LapSVC"]
 
@@ -27,7 +27,7 @@ __all__ = ["LapSVC"]
 class LapSVC(ClassifierMixin, BaseEstimator):
     r"""Laplacian SVM = scikit-learn's SVC on the semi-supervised kernel.
 
-    Fits a :class:`~semisvm.kernels.SemiSupervisedKernel` on all points of ``X``
+    Fits a :class:`~semisvm.SemiSupervisedKernel` on all points of ``X``
     (labeled and unlabeled) and then a LIBSVM ``SVC(kernel="precomputed",
     C=1/(2 gamma_a))`` on the deformed Gram matrix of the labeled points.  For
     binary problems this is exactly the Laplacian SVM
@@ -38,7 +38,7 @@ class LapSVC(ClassifierMixin, BaseEstimator):
         + \gamma_A \|g\|_K^2 + \gamma_I\, \mathbf g^\top L \mathbf g,
 
     the problem :func:`semisvm.solvers.lapsvm_dual` solves through its dual (see
-    the Notes of :class:`~semisvm.kernels.SemiSupervisedKernel` for the
+    the Notes of :class:`~semisvm.SemiSupervisedKernel` for the
     derivation of ``C = 1/(2 gamma_a)`` and ``c = gamma_a / gamma_i``).
 
     Parameters
@@ -89,7 +89,7 @@ class LapSVC(ClassifierMixin, BaseEstimator):
 
     See Also
     --------
-    semisvm.kernels.SemiSupervisedKernel : the kernel alone, for other machines.
+    semisvm.SemiSupervisedKernel : the kernel alone, for other machines.
     semisvm.solvers.lapsvm_dual : dual LapSVM on arrays.
 
     Notes
@@ -194,7 +194,8 @@ class LapSVC(ClassifierMixin, BaseEstimator):
             raise ValueError(
                 f"y has {len(y)} entries but X has {X.shape[0]} rows."
             )
-        labeled, classes, y_enc = split_labeled(y)
+        t = encode_targets(y)
+        labeled, classes, y_enc = t.labeled, t.classes, t.y_idx
         kernel_params = {
             k: getattr(self, k) for k in SemiSupervisedKernel._parameter_constraints
         }

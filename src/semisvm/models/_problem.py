@@ -1,0 +1,300 @@
+r"""One problem preparation for every estimator: targets, kernel and graph.
+
+Every estimator (``LapSVM``, ``LapRLS``, ``LapSVC``, ``SemiSupervisedKernel``,
+``LapSVMPath``) and the CV estimators go through these functions, so that the
+same parameters give the same K, the same Laplacian and the same targets.
+
+**Target convention.**  The public API takes class labels with ``-1`` marking
+an unlabeled point (scikit-learn's semi-supervised convention; an object array
+of strings may use the integer ``-1`` or the string ``"-1"``).
+:func:`encode_targets` turns them into what every numerical solver of
+:mod:`semisvm.solvers` takes: an (n, C) matrix ``Y`` with entries in
+{-1, 0, +1}, 0 on unlabeled rows, C = 1 column for two classes (+1 means
+``classes[1]``) and one one-vs-rest column per class otherwise.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils.multiclass import check_classification_targets
+
+from .._validation import split_labeled
+from ..graph import check_adjacency, graph_laplacian, knn_graph, knn_graph_from_kernel
+from ..kernels import kernel_matrix, resolve_gamma
+from ..kernels._distributed import distributed_kernel, is_distributed_array
+from ._scale import build_scalable_kernel, distributed_adjacency, scalable_adjacency
+
+__all__ = [
+    "Targets",
+    "UNLABELED",
+    "build_kernel",
+    "build_laplacian",
+    "encode_targets",
+    "labeled_mask",
+    "one_vs_rest",
+    "prepare_operators",
+]
+
+#: the label of an unlabeled point
+UNLABELED = -1
+
+
+def labeled_mask(y: Any) -> np.ndarray:
+    """Boolean mask of the labeled rows (``y != -1``; strings never equal -1).
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+
+    Returns
+    -------
+    ndarray of bool of shape (n_samples,)
+    """
+    y = np.asarray(y)
+    if y.dtype.kind in "iuf":
+        return y != UNLABELED
+    if y.dtype.kind == "O":
+        return np.array([not (isinstance(v, int | float | np.number) and v == UNLABELED)
+                         for v in y], dtype=bool)
+    return np.ones(y.shape[0], dtype=bool)
+
+
+@dataclass(frozen=True)
+class Targets:
+    """Encoded targets (:func:`encode_targets`).
+
+    Attributes
+    ----------
+    labeled : ndarray of bool of shape (n,)
+    classes : ndarray of shape (n_classes,)
+        Sorted distinct labels of the labeled points.
+    y_idx : ndarray of int of shape (n,)
+        Index into ``classes``; -1 on unlabeled rows.
+    Y : ndarray of shape (n, C)
+        The solvers' ±1/0 one-vs-rest matrix (C = 1 for two classes).
+    """
+
+    labeled: np.ndarray
+    classes: np.ndarray
+    y_idx: np.ndarray
+    Y: np.ndarray
+
+    @property
+    def labeled_idx(self) -> np.ndarray:
+        """Rows of the labeled points."""
+        return np.flatnonzero(self.labeled)
+
+
+def encode_targets(y: Any) -> Targets:
+    """Labels with -1 for unlabeled points -> :class:`Targets`.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+
+    Returns
+    -------
+    Targets
+
+    Raises
+    ------
+    ValueError
+        No labeled point, a single class (with a hint when -1 may be a class),
+        NaN labels, or labels that are not classes (e.g. continuous values).
+    """
+    y_arr = np.asarray(y)
+    mask = labeled_mask(y_arr) if y_arr.ndim == 1 else None
+    if mask is not None and mask.any():
+        lab_vals = y_arr[mask]
+        if lab_vals.dtype.kind == "O":
+            kinds = {type(v) for v in lab_vals}
+            if len({str in kinds and "s", bool(kinds - {str}) and "o"} - {False}) > 1:
+                raise ValueError(
+                    "y mixes strings and other values among the labeled points "
+                    f"(types {sorted(t.__name__ for t in kinds)}); use one type of "
+                    "class label, and -1 for the unlabeled points."
+                )
+            if kinds <= {str}:
+                lab_vals = lab_vals.astype(str)
+        check_classification_targets(lab_vals)
+    try:
+        labeled, classes, y_enc = split_labeled(y_arr)
+    except ValueError as exc:
+        if "single class" in str(exc) and np.any(~labeled_mask(y_arr)):
+            raise ValueError(
+                f"{exc} Note: -1 marks unlabeled points; if -1 is a class label in "
+                "your data, recode the labels (e.g. to 0/1)."
+            ) from None
+        raise
+    Y = np.zeros((y_enc.size, 1 if classes.size == 2 else classes.size))
+    Y[labeled] = one_vs_rest(classes[y_enc[labeled]], classes)
+    return Targets(labeled=labeled, classes=classes, y_idx=y_enc, Y=Y)
+
+
+def one_vs_rest(y: Any, classes: np.ndarray) -> np.ndarray:
+    """±1 one-vs-rest targets (m, C) of labels ``y`` (all among ``classes``).
+
+    One column (+1 for ``classes[1]``) for two classes, one per class otherwise.
+
+    Raises
+    ------
+    ValueError
+        If a label is not among ``classes``.
+    """
+    y = np.asarray(y)
+    unknown = ~np.isin(y, classes)
+    if unknown.any():
+        raise ValueError(
+            f"labels {np.unique(y[unknown])!r} are not among the classes of the "
+            f"labeled training points {list(classes)!r}."
+        )
+    if classes.size == 2:
+        return np.where(y == classes[1], 1.0, -1.0)[:, None]
+    return np.where(y[:, None] == classes[None, :], 1.0, -1.0)
+
+
+def build_kernel(
+    X: Any, *, kernel: Any, gamma: Any, degree: int, coef0: float,
+    kernel_params: dict | None, n_neighbors: int = 10,
+) -> tuple[np.ndarray, float | None]:
+    """Gram matrix of the training points and the resolved RBF/poly ``gamma``.
+
+    A ``dask.array`` X gives a :class:`~semisvm.kernels.DistributedKernelOperator`
+    (the rows of K on the cluster's workers) instead of an ndarray.
+    """
+    if is_distributed_array(X):
+        return distributed_kernel(
+            X, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
+            kernel_params=kernel_params, store="dense", n_neighbors=n_neighbors,
+        )
+    if kernel == "precomputed":
+        K = np.asarray(X.toarray() if sp.issparse(X) else X)
+        if K.shape[0] != K.shape[1]:
+            raise ValueError(
+                f"With kernel='precomputed', X must be the square training Gram matrix;"
+                f" got shape {K.shape}."
+            )
+        if not np.allclose(K, K.T, rtol=1e-8, atol=1e-10 * max(1.0, np.abs(K).max())):
+            raise ValueError("The precomputed kernel matrix X is not symmetric.")
+        return K, None
+    g = (
+        None if callable(kernel) or kernel == "linear"
+        else resolve_gamma(X, gamma, kernel, n_neighbors)
+    )
+    K = kernel_matrix(
+        X, kernel=kernel, gamma=g if g is not None else 1.0, degree=degree, coef0=coef0,
+        kernel_params=kernel_params,
+    )
+    return K, g
+
+
+def build_laplacian(
+    X: Any, K: np.ndarray, *, kernel: Any, gamma_: float | None, n_neighbors: int,
+    graph_weight: str, heat_t: float | None, normalize_laplacian: bool,
+    laplacian_power: int, adjacency: Any = None,
+) -> sp.csr_array:
+    """Graph Laplacian of the training points.
+
+    The adjacency is the user's (``adjacency``), else a symmetric kNN graph:
+    read off K for the RBF kernel (no second distance pass), built from the
+    kernel-induced distance for a precomputed kernel, and from X otherwise.
+    """
+    n = X.shape[0]
+    if adjacency is not None:
+        W = check_adjacency(adjacency, n)
+        deg = np.asarray(W.sum(axis=1)).ravel()
+        n_iso = int((deg <= 0).sum())
+        if n_iso == n:
+            raise ValueError("adjacency has no edge: every point is isolated.")
+        if n_iso:
+            warnings.warn(
+                f"The graph has {n_iso} isolated point(s) (no edge); the intrinsic "
+                "regularizer does not constrain them.",
+                UserWarning,
+                stacklevel=3,
+            )
+    elif kernel == "rbf" and gamma_ is not None:
+        W = knn_graph_from_kernel(K, gamma_, n_neighbors, weight=graph_weight, t=heat_t)
+    elif kernel == "precomputed":
+        d = np.diag(K)
+        D2 = np.maximum(d[:, None] + d[None, :] - 2 * K, 0.0)
+        # a monotone map of the kernel distance into (0, 1] for the kNN search
+        W = knn_graph_from_kernel(np.exp(-D2), 1.0, n_neighbors, weight=graph_weight, t=heat_t)
+    else:
+        W = knn_graph(X, n_neighbors, weight=graph_weight, t=heat_t)
+    return graph_laplacian(
+        W, normalized=normalize_laplacian, power=laplacian_power, form="operator"
+    )
+
+
+def prepare_operators(
+    est: Any, X: Any, *, adjacency: Any = None, need_graph: bool = True,
+    kind: str = "dense",
+) -> tuple[Any, Any, float | None, dict]:
+    """Kernel operator and Laplacian from an estimator's parameters.
+
+    Parameters
+    ----------
+    est : estimator
+        Reads ``kernel``, ``gamma``, ``degree``, ``coef0``, ``kernel_params``,
+        ``n_neighbors``, ``graph_weight``, ``heat_t``, ``normalize_laplacian``,
+        ``laplacian_power`` and, when present, ``graph_method``, ``graph_pca``
+        and ``verbose``.
+    X : array-like, sparse matrix or dask array
+    adjacency : array-like or sparse matrix, optional
+        The user's graph instead of the kNN graph.
+    need_graph : bool, default=True
+    kind : {'dense', 'streamed', 'nystroem'}, default='dense'
+        How K is held (see :mod:`semisvm.models._scale`).
+
+    Returns
+    -------
+    K : ndarray or operator
+    L : Laplacian operator or None
+    gamma_ : float or None
+        The resolved RBF/poly parameter.
+    times : dict
+        Seconds spent on ``"kernel"`` and ``"graph"``.
+    """
+    verbose = getattr(est, "verbose", 0)
+    name = type(est).__name__
+    t0 = time.perf_counter()
+    if verbose:
+        print(f"[{name}] kernel: {X.shape[0]} points, {kind} operator ...", flush=True)
+    if kind == "dense":
+        K, g = build_kernel(
+            X, kernel=est.kernel, gamma=est.gamma, degree=est.degree,
+            coef0=est.coef0, kernel_params=est.kernel_params,
+            n_neighbors=est.n_neighbors,
+        )
+    else:
+        K, g = build_scalable_kernel(est, X, kind)
+    t1 = time.perf_counter()
+    if verbose:
+        print(f"[{name}] kernel done in {t1 - t0:.2f} s", flush=True)
+    L = None
+    graph_method = getattr(est, "graph_method", "auto")
+    if need_graph and adjacency is None and is_distributed_array(X):
+        adjacency = distributed_adjacency(est, X)
+    elif need_graph and adjacency is None and (
+        kind != "dense" or graph_method == "approx"
+        or getattr(est, "graph_pca", None) is not None
+    ):
+        adjacency = scalable_adjacency(est, X)
+    if need_graph:
+        L = build_laplacian(
+            X, K, kernel=est.kernel, gamma_=g, n_neighbors=est.n_neighbors,
+            graph_weight=est.graph_weight, heat_t=est.heat_t,
+            normalize_laplacian=est.normalize_laplacian,
+            laplacian_power=est.laplacian_power, adjacency=adjacency,
+        )
+    t2 = time.perf_counter()
+    if verbose and need_graph:
+        print(f"[{name}] graph done in {t2 - t1:.2f} s", flush=True)
+    return K, L, g, {"kernel": t1 - t0, "graph": t2 - t1}
