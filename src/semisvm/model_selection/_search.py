@@ -21,6 +21,7 @@ from .._validation import Interval, Options, check_finite, validate_params
 from ..models import LapRLS, LapSVM
 from ..models._problem import one_vs_rest
 from ..solvers import lapsvm_newton
+from ..solvers._loo import pointwise_loss
 from ._scorer import labeled_mask
 from ._spectral import SharedLaplacianSystem
 
@@ -514,7 +515,9 @@ _CV_DOC = r"""
     (see :mod:`semisvm.model_selection._spectral`; the default grids are geometric
     with a common step :math:`10^{1.5}`, so their 25 pairs need 8 factorizations).
     Candidates are ranked by their mean held-out **loss** -- squared hinge for
-    LapSVM, squared error for LapRLS, on the balanced outputs -- which varies far
+    LapSVM, squared error for LapRLS (two classes; with more, the squared hinge of
+    the multi-class margin :math:`f_y - \max_{c\ne y} f_c`, see
+    :func:`semisvm.solvers._loo.pointwise_loss`), on the balanced outputs -- which varies far
     less between folds than accuracy with 10 to 100 labels (ties: higher mean
     score, then grid order).  One-standard-error rule: the estimator's default
     configuration (``gamma_a=1e-6``, ``gamma_i=1``, the default width and
@@ -603,7 +606,7 @@ class LapRLSCV(_ManifoldCV):
 
     @staticmethod
     def _loss(O: np.ndarray, T: np.ndarray) -> float:
-        return float(np.mean((O - T) ** 2))
+        return float(np.mean(pointwise_loss(O, T, "squared")))
 
     def _fold_outputs(
         self, wts, tr, Tq, c, E_prev, f, K, L, Q, ga, gi, intrinsic_bias, full
@@ -638,7 +641,7 @@ class LapSVMCV(_ManifoldCV):
 
     @staticmethod
     def _loss(O: np.ndarray, T: np.ndarray) -> float:
-        return float(np.mean(np.maximum(0.0, 1.0 - T * O) ** 2))
+        return float(np.mean(pointwise_loss(O, T, "squared_hinge")))
 
     def _fold_outputs(
         self, wts, tr, Tq, c, E_prev, f, K, L, Q, ga, gi, intrinsic_bias, full

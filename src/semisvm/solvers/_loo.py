@@ -66,7 +66,7 @@ from typing import Any
 import numpy as np
 import scipy.linalg as sla
 
-__all__ = ["loo_features", "SpectralLOO"]
+__all__ = ["SpectralLOO", "loo_features", "loo_losses", "pointwise_loss"]
 
 
 def loo_features(
@@ -307,14 +307,30 @@ def loo_losses(
     out = np.empty((len(pairs), engine.Y.shape[0]))
     for p, (ga, gi) in enumerate(pairs):
         _, O = engine.rls(ga, gi)
-        if loss == "squared":
-            out[p] = np.mean((engine.Y - O) ** 2, axis=1)
-        else:
-            out[p] = np.mean(np.maximum(0.0, 1.0 - engine.Y * O) ** 2, axis=1)
+        out[p] = pointwise_loss(O, engine.Y, loss)
     if loss == "squared":
         return out
     lead = set(np.argsort(out.mean(axis=1))[:n_exact].tolist()) | set(always)
     for p in sorted(lead):
         _, O = engine.l2svm(*pairs[p])
-        out[p] = np.mean(np.maximum(0.0, 1.0 - engine.Y * O) ** 2, axis=1)
+        out[p] = pointwise_loss(O, engine.Y, loss)
     return out
+
+
+def pointwise_loss(O: np.ndarray, Y: np.ndarray, loss: str) -> np.ndarray:
+    r"""Per-point held-out loss of outputs O (m, C) against ±1 targets Y (m, C).
+
+    Two classes (C = 1): ``'squared'`` :math:`(y - o)^2`, ``'squared_hinge'``
+    :math:`\max(0, 1 - y o)^2`.  More classes: both use the multi-class margin
+    :math:`m = o_{y} - \max_{c \ne y} o_c` (the quantity ``predict`` compares),
+    :math:`\max(0, 1 - m)^2` -- the one-vs-rest column losses would be dominated
+    by the C - 1 "rest" columns and do not rank models by their predictions.
+    """
+    if O.shape[1] == 1:
+        if loss == "squared":
+            return (Y[:, 0] - O[:, 0]) ** 2
+        return np.maximum(0.0, 1.0 - Y[:, 0] * O[:, 0]) ** 2
+    pos = Y > 0
+    own = O[pos] if pos.sum() == O.shape[0] else np.where(pos, O, -np.inf).max(axis=1)
+    other = np.where(pos, -np.inf, O).max(axis=1)
+    return np.maximum(0.0, 1.0 - (own - other)) ** 2
