@@ -219,9 +219,9 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
                 UserWarning,
                 stacklevel=2,
             )
-            self.best_params_ = {}
-            self.best_score_ = None
-            self.cv_results_ = {}
+            self.best_params_: dict[str, Any] = {}
+            self.best_score_: float | None = None
+            self.cv_results_: dict[str, Any] = {}
             self.n_splits_ = 0
             self._refit(self._base(**(self.estimator_params or {})), X, y)
             self.search_time_ = time.perf_counter() - t_start
@@ -337,7 +337,7 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
                     template.intrinsic_bias, balance,
                 )
                 n_fallback += nf
-                if balance:
+                if balance and O_all is not None:
                     O = O + _balance_offsets(template, O_all, Q[tr], yq[tr], classes)
                 O_te = O[te]
                 if O_te.shape[1] == 1:
@@ -648,7 +648,7 @@ class LapSVMCV(_ManifoldCV):
     ):
         C = Tq.shape[1]
         O = np.empty((Q.size, C))
-        O_all = np.empty((K.shape[0], C)) if full else None
+        O_all: Any = np.empty((K.shape[0], C)) if full else None
         n_fb = 0
         for j in range(C):
             y_tr = Tq[tr, j]
@@ -657,10 +657,10 @@ class LapSVMCV(_ManifoldCV):
                 n_fb += 1
                 Y = np.zeros((K.shape[0], 1))
                 Y[Q[tr], 0] = y_tr
-                kw = {} if c is None else {"sample_weight": _full_weights(c, Q[tr], K)}
                 res = lapsvm_newton(
                     K, Y, L=L, gamma_a=ga, gamma_i=gi if L is not None else 0.0,
-                    intrinsic_bias=intrinsic_bias, **kw,
+                    intrinsic_bias=intrinsic_bias,
+                    sample_weight=None if c is None else _full_weights(c, Q[tr], K),
                 )
                 o_all = (K @ res.alpha[:, 0]) + res.b[0]
                 o = o_all[Q]

@@ -195,6 +195,7 @@ class _Weighted:
         o = f0 - f1[:, None] * b[None, :] + b[None, :]
         o_all = None
         if full:
+            assert self.Gnq is not None and self.gln is not None
             GnE = self.Gnq[:, E]
             f0n = GnE @ (cY - Z0)
             f1n = GnE @ (c - zw) + self.bg * self.gln

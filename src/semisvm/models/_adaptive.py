@@ -346,4 +346,4 @@ def adapt_outputs(
         raise ValueError("class_prior needs class_balance='mass' or 'mean'.")
     F += off
     slope = fit_proba_slope(F[labeled], y_idx, n_classes)
-    return F, off, slope, prior
+    return F, off, slope, None if isinstance(prior, str) else prior

@@ -139,10 +139,10 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
                 "validation_fraction leaves no labeled point for validation: each class"
                 " needs at least two labeled points, or pass X_val and y_val to fit."
             )
-        val = np.sort(np.asarray(val))
+        val_idx = np.sort(np.asarray(val))
         y_train = y.copy()
-        y_train[val] = -1
-        return y_train, val
+        y_train[val_idx] = -1
+        return y_train, val_idx
 
     def _finish(
         self, res: Any, K: np.ndarray, X: Any, y: np.ndarray, labeled: np.ndarray,
@@ -160,6 +160,7 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
         self.history_ = res.history
         self.fit_times_["solver"] = t_solver
         self.X_fit_ = None if self.kernel == "precomputed" else X
+        self.landmarks_: np.ndarray | None
         if isinstance(K, NystroemFactor | DistributedNystroemFactor):
             # res.alpha holds the feature coefficients eta; predict with beta = T eta.
             # The transduction is k(X, Z) beta + b from the stored C = k(X, Z), as

@@ -416,14 +416,14 @@ class LapSVM(_PrimalMixin):
         Ambient (RKHS) regularisation weight, :math:`\lambda_A > 0` (normalized)
         or :math:`\gamma_A > 0` (``regularization='paper'``).  ``'auto'``: chosen
         with ``gamma_i`` by leave-one-out on the labeled points when every class
-        has at least 5 labels, else :math:`10^{-6}` (see
+        has at least 5 labels, else 1e-6 (see
         :mod:`semisvm.models._autoreg` and ``regularization_selection_``).
     gamma_i : float or 'auto', default='auto'
         Intrinsic (graph) regularisation weight, :math:`\lambda_I \ge 0` or
         :math:`\gamma_I \ge 0`; 0 gives a supervised L2-SVM on the labeled
         points.  ``'auto'``: chosen by leave-one-out among 0 (no graph) and
-        :math:`10^{-2}\ldots10^{2}` with at least 5 labels per class, else 1
-        (trust the graph).
+        1e-2 ... 1e2 with at least 5 labels per class, else 1 (trust the
+        graph).
     kernel : {'rbf', 'poly', 'linear', 'precomputed'} or callable, default='rbf'
     gamma : float or {'knn', 'median', 'scale'}, default='knn'
         RBF/poly parameter (scikit-learn's: RBF is :math:`\exp(-\gamma\|x-z\|^2)`,

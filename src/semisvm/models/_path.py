@@ -621,12 +621,12 @@ def plot_path(
 
     top = lams[0] * 3.0
     bottom = lams[-1] / 3.0 if path.tail != "none" else lams[-1]
-    grid = [np.geomspace(top, lams[0], points_per_segment)]
+    pieces = [np.geomspace(top, lams[0], points_per_segment)]
     for j in range(lams.size - 1):
-        grid.append(np.linspace(lams[j], lams[j + 1], points_per_segment))
+        pieces.append(np.linspace(lams[j], lams[j + 1], points_per_segment))
     if bottom < lams[-1]:
-        grid.append(np.geomspace(lams[-1], bottom, points_per_segment))
-    grid = np.unique(np.concatenate(grid))
+        pieces.append(np.geomspace(lams[-1], bottom, points_per_segment))
+    grid = np.unique(np.concatenate(pieces))
     alpha, _ = path.coefficients(grid)
     ax_c.plot(grid, alpha, lw=1)
     ax_c.set_xscale("log")
@@ -635,7 +635,7 @@ def plot_path(
     for lam in lams:
         ax_c.axvline(lam, color="0.8", lw=0.5, ls=":")
     ax_c.axvline(estimator.lambda_, color="k", lw=1, ls="--")
-    if has_val:
+    if has_val and ax_e is not None:
         X_val = validate_data(
             estimator,
             X_val,

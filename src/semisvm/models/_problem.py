@@ -162,7 +162,7 @@ def one_vs_rest(y: Any, classes: np.ndarray) -> np.ndarray:
 def build_kernel(
     X: Any, *, kernel: Any, gamma: Any, degree: int, coef0: float,
     kernel_params: dict | None, n_neighbors: int = 10,
-) -> tuple[np.ndarray, float | None]:
+) -> tuple[Any, float | None]:
     """Gram matrix of the training points and the resolved RBF/poly ``gamma``.
 
     A ``dask.array`` X gives a :class:`~semisvm.kernels.DistributedKernelOperator`

@@ -239,7 +239,7 @@ class SpectralLOO:
             E_wo = E.copy()
             E_wo[i] = False
             if not np.array_equal(E_loo, E_wo):
-                o[i] = self._solve_without(G, y, E_loo, i, max_iter)
+                o[i] = self._solve_without(G, y, E_loo, int(i), max_iter)
         return f, o
 
     def _solve_without(
