@@ -22,10 +22,10 @@ from sklearn.kernel_ridge import KernelRidge
 from sklearn.model_selection import cross_val_score
 from sklearn.svm import SVC
 
+from semisvm import SemiSupervisedKernel
 from semisvm.datasets import make_two_moons
 from semisvm.graph import graph_laplacian, knn_graph
 from semisvm.kernels import kernel_matrix
-from semisvm import SemiSupervisedKernel
 from semisvm.models._ssk import LapSVC
 from semisvm.solvers._dual import lapsvm_dual, lapsvm_dual_objective
 
