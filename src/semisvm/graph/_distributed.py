@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from ..kernels._distributed import _all_rows_future, _row_block_futures, get_dask_client
+from .._dask import _all_rows_future, _row_block_futures, get_dask_client
 from ._graph import _drop_self, _local_scales, _symmetrize, _to_weights
 
 __all__ = ["knn_graph_distributed"]
