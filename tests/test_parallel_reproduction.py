@@ -39,6 +39,26 @@ def test_parallel_splits_equal_sequential():
     assert _errors(par) == _errors(seq)
 
 
+def test_n_jobs_reaches_joblib_with_the_default_blas_limit(monkeypatch):
+    # run_reproduction(n_jobs=2) must hand n_jobs=2 to joblib also when it limits
+    # the BLAS threads (its default, and the CLI's): it used to call itself again
+    # without n_jobs, so every "parallel" run was sequential
+    import semisvm.experiments._reproduce as rep
+
+    seen = []
+
+    class SpyParallel(rep.Parallel):
+        def __init__(self, *args, **kwargs):
+            seen.append(kwargs.get("n_jobs"))
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(rep, "Parallel", SpyParallel)
+    res = run_reproduction("g50c", data_dir=DATA, n_splits=2, figures=False,
+                           progress=False, classifiers=["laprlsc"], n_jobs=2)
+    assert seen == [2]
+    assert len(res.records) == 2
+
+
 def test_splits_on_a_dask_cluster():
     distributed = pytest.importorskip("distributed")
     import joblib

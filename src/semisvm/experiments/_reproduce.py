@@ -461,6 +461,16 @@ def _run_split(
     return records
 
 
+def _run_split_limited(blas_threads: int | None, *args: Any, **kwargs: Any) -> list:
+    """:func:`_run_split` under a BLAS thread limit (in whichever process runs it)."""
+    if blas_threads is None:
+        return _run_split(*args, **kwargs)
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=blas_threads, user_api="blas"):
+        return _run_split(*args, **kwargs)
+
+
 def run_reproduction(
     datasets: Iterable[str] | str | None = None,
     *,
@@ -530,13 +540,16 @@ def run_reproduction(
     if blas_threads is not None:
         from threadpoolctl import threadpool_limits
 
+        # the limit holds in this process; the joblib workers set it again
+        # (_run_split_limited), since a thread limit does not cross processes
         with threadpool_limits(limits=blas_threads, user_api="blas"):
             return run_reproduction(
                 datasets, data_dir=data_dir, n_splits=n_splits, classifiers=classifiers,
                 out_dir=out_dir, random_state=random_state, graph_weight=graph_weight,
                 intrinsic_bias=intrinsic_bias, fit_intercept=fit_intercept,
                 dual_bias=dual_bias, figures=figures, progress=progress,
-                command=command, blas_threads=None, _threads_used=blas_threads,
+                command=command, blas_threads=None, n_jobs=n_jobs,
+                _threads_used=blas_threads,
             )
     if dual_bias not in ("paper", "fitted", "dropped"):
         raise ValueError(
@@ -574,8 +587,8 @@ def run_reproduction(
             splits = paper_splits(data.y, n_l, n_v, n_splits=n_splits,
                                   random_state=random_state)
             jobs = (
-                delayed(_run_split)(
-                    data, name, k, split, clfs, sigma=sigma, nn=nn, p=p,
+                delayed(_run_split_limited)(
+                    _threads_used, data, name, k, split, clfs, sigma=sigma, nn=nn, p=p,
                     graph_weight=graph_weight, intrinsic_bias=intrinsic_bias,
                     fit_intercept=fit_intercept, dual_bias=dual_bias,
                 )
