@@ -11,6 +11,7 @@ from semisvm.graph import graph_laplacian, knn_graph
 from semisvm.kernels import kernel_matrix
 from semisvm.kernels._operators import DenseKernelOperator
 from semisvm.solvers._newton import laprls_direct, lapsvm_newton
+from semisvm.solvers._objective import primal_objective
 from semisvm.solvers._pcg import lapsvm_pcg
 from semisvm.solvers._preconditioners import NystroemPreconditioner
 
@@ -164,15 +165,21 @@ def test_true_residual_check_rejects_a_drifted_recurrence():
             out = super().__matmul__(V)
             return out * (1 + 1e-4 * rng.standard_normal(out.shape))
 
-    ref = lapsvm_newton(K, Y, L=L, gamma_a=1e-2, gamma_i=0.5)
+    kw = dict(L=L, gamma_a=1e-2, gamma_i=0.5, intrinsic_bias=False)
+    ref = lapsvm_newton(K, Y, **kw)
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
-        r = lapsvm_pcg(Noisy(K), Y, L=L, gamma_a=1e-2, gamma_i=0.5, tol=1e-12,
-                       max_iter=3000)
+        r = lapsvm_pcg(Noisy(K), Y, tol=1e-12, max_iter=3000, **kw)
     # 1e-12 is out of reach with 1e-4 noise: never a claimed "tol"
     assert r.reason == ["precision"]
     assert any(issubclass(x.category, ConvergenceWarning) for x in w)
-    assert r.objective[0] >= ref.objective[0] * (1 - 1e-9)
+    # the objective PCG reports is computed from its noisy products (1e-4 relative),
+    # so it may sit below the optimum; the objective of its iterate evaluated with
+    # the exact K may not (Newton's optimum is a true lower bound: only the
+    # rounding of two evaluations separates them), and the iterate is still close
+    exact, _, _ = primal_objective(K, Y[:, 0], r.alpha[:, 0], float(r.b[0]), **kw)
+    assert exact >= ref.objective[0] - 1e-9 * abs(ref.objective[0])
+    assert exact <= ref.objective[0] * (1 + 1e-2)
 
 
 def test_float32_kernel_matches_float64_when_well_posed():
