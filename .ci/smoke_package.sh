@@ -31,7 +31,12 @@ version=$(python3 -c "import re,sys; print(re.search(r'__version__ = \"(.+?)\"',
 for artefact in "$wheel" "$sdist"; do
   echo "== install $(basename "$artefact") in a fresh venv"
   rm -rf "$work/venv" "$work/run"
-  python3 -m venv --system-site-packages "$work/venv"
+  # a fresh venv that sees the packages of the Python running this script (also
+  # when that Python is itself a venv, where --system-site-packages would point
+  # at the bare base interpreter): its site directories go in through a .pth
+  python3 -m venv "$work/venv"
+  vsite=$("$work/venv/bin/python" -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")
+  python3 -c "import site, sys; print('\n'.join(p for p in site.getsitepackages() + [site.getusersitepackages()]))" > "$vsite/_outer_site.pth"
   "$work/venv/bin/python" -m pip install --quiet --no-deps "$artefact"
   mkdir "$work/run"
   (

@@ -468,8 +468,20 @@ def peek_columns(
             raise CLIError(f"{p}: no data rows")
         return kind, int(first.shape[1]), names
     if kind == "parquet":
-        t = _read_parquet(p, "none")
-        return kind, int(t.X.shape[1]), t.feature_names
+        try:
+            import pyarrow.parquet as pq
+
+            names = [str(c) for c in pq.read_schema(p).names
+                     if not str(c).startswith("__index_level_")]
+        except ImportError:
+            raise CLIError(
+                f"{p}: reading Parquet needs pyarrow: pip install 'semisvm[cli]'"
+            ) from None
+        except Exception as exc:  # noqa: BLE001 - any reader failure is a bad file
+            raise CLIError(
+                f"{p}: not a readable Parquet file ({type(exc).__name__})"
+            ) from None
+        return kind, len(names), names
     return kind, None, None
 
 
@@ -503,6 +515,7 @@ def split_labels(
     """
     markers = list(markers)
     num_markers = {float(m) for m in markers if _is_number(m)}
+    text_markers = {m.strip().lower() for m in markers}
     unl = np.zeros(labels.shape[0], dtype=bool)
     for i, v in enumerate(labels):
         if _is_missing(v):
@@ -513,7 +526,8 @@ def split_labels(
                     "unlabeled marker (option --unlabeled)"
                 )
         elif isinstance(v, str):
-            unl[i] = v in markers or (_is_number(v) and float(v) in num_markers)
+            unl[i] = v.strip().lower() in text_markers or (
+                _is_number(v) and float(v) in num_markers)
         else:
             try:
                 unl[i] = float(v) in num_markers or str(v) in markers

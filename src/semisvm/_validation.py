@@ -146,13 +146,48 @@ def validate_params(params: Mapping[str, Any], constraints: Mapping[str, list]) 
 
 
 def check_finite(X: Any, name: str = "X") -> None:
-    """Raise a clear error if ``X`` (dense or sparse) holds NaN or infinity."""
+    """Raise a clear error if ``X`` (dense or sparse) holds NaN or infinity.
+
+    The message names the first bad row and column.
+    """
     data = X.data if sp.issparse(X) else np.asarray(X)
     if data.dtype.kind in "fc" and not np.isfinite(data).all():
-        n_bad = int((~np.isfinite(data)).sum())
+        bad = ~np.isfinite(data)
+        n_bad = int(bad.sum())
+        where = ""
+        if not sp.issparse(X) and data.ndim == 2:
+            r, c = np.argwhere(bad)[0]
+            where = f"; first at row {r}, column {c} ({data[r, c]})"
         raise ValueError(
-            f"Input {name} contains NaN or infinity ({n_bad} non-finite values)."
-            " Remove or impute them before fitting."
+            f"Input {name} contains NaN or infinity ({n_bad} non-finite "
+            f"value(s){where}). Remove or impute them first."
+        )
+
+
+def check_numeric_frame(X: Any, name: str = "X") -> None:
+    """A pandas DataFrame with non-numeric columns: an error naming them.
+
+    (Without it the conversion to float fails deep inside pandas/numpy with a
+    message that names neither the column nor the row.)
+    """
+    dtypes = getattr(X, "dtypes", None)
+    if dtypes is None or not hasattr(X, "columns"):
+        return
+    def numeric(dt: Any) -> bool:
+        try:
+            return bool(np.issubdtype(np.dtype(dt), np.number)
+                        or np.dtype(dt) == np.bool_)
+        except TypeError:  # pandas extension dtypes (string, category, ...)
+            return getattr(dt, "kind", "O") in "biuf"
+
+    bad = [str(c) for c, dt in zip(X.columns, dtypes, strict=False) if not numeric(dt)]
+    if bad:
+        col = bad[0]
+        example = X[col].iloc[0] if len(X) else None
+        raise ValueError(
+            f"{name} has non-numeric column(s) {bad[:5]!r} (e.g. {col!r} holds "
+            f"{example!r}); encode them as numbers first (e.g. with "
+            "sklearn.preprocessing.OneHotEncoder in a Pipeline)."
         )
 
 

@@ -24,15 +24,18 @@ traceback instead.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import importlib
 import inspect
 import json
 import numbers
+import os
 import platform
 import re
 import shlex
 import sys
+import tempfile
 import time
 import warnings
 from collections.abc import Iterable, Sequence
@@ -77,7 +80,11 @@ _CLI_CONSTRAINTS: dict[str, list] = {
     "model_format": [Options(("auto", "skops", "joblib"))],
     "sigma": [None, Interval(numbers.Real, 0, None, closed="neither")],
 }
-_DEFAULT_UNLABELED = ("", "-1")
+#: labels that mark an unlabeled row unless --unlabeled says otherwise (text
+#: compared case-insensitively; -1 also as a number)
+_DEFAULT_UNLABELED = ("", "-1", "?", "NA", "N/A", "nan", "unknown", "unlabeled")
+#: header names taken as the label column by --label-column auto
+_LABEL_NAMES = ("label", "labels", "y", "class", "target")
 
 
 # ----------------------------------------------------------------- parser
@@ -108,14 +115,37 @@ def _docstring_params(cls: type) -> dict[str, tuple[str, str]]:
     return out
 
 
+#: LaTeX commands of the docstrings' math, as plain text for --help
+_TEX_WORDS = {
+    "lceil": "ceil(", "rceil": ")", "lfloor": "floor(", "rfloor": ")", "ge": ">=",
+    "geq": ">=", "le": "<=", "leq": "<=", "approx": "~", "cdot": "*", "times": "x",
+    "ldots": "...", "cdots": "...", "dots": "...", "in": "in", "infty": "inf",
+    "to": "->", "ne": "!=", "neq": "!=", "sum": "sum", "min": "min", "max": "max",
+    "ln": "ln", "log": "log", "exp": "exp", "sqrt": "sqrt", "mathbf": "",
+    "mathrm": "", "operatorname": "", "mathcal": "", "tfrac": "", "frac": "",
+    "left": "", "right": "", "big": "", "Big": "", "quad": " ", "qquad": " ",
+    "top": "T",
+}
+
+
+def _plain_math(expr: str) -> str:
+    """One :math: expression as readable text: ``K\\alpha`` -> ``K alpha``."""
+    expr = expr.replace("\\|", "||").replace("\\{", "{").replace("\\}", "}")
+    expr = re.sub(r"\\([A-Za-z]+)",
+                  lambda m: f" {_TEX_WORDS.get(m.group(1), m.group(1))} ", expr)
+    expr = re.sub(r"[{}]", "", expr)
+    expr = re.sub(r"\s+", " ", expr).strip()
+    expr = re.sub(r"\s*([_^])\s*", r"\1", expr)
+    expr = re.sub(r"\(\s+", "(", expr)
+    return re.sub(r"\s+\)", ")", expr)
+
+
 def _plain(text: str) -> str:
     """reST to plain text for --help (and argparse's %-formatting)."""
-    text = re.sub(r":math:`([^`]*)`", r"\1", text)
+    text = re.sub(r":math:`([^`]*)`", lambda m: _plain_math(m.group(1)), text)
     text = re.sub(r":\w+:`~?([^`]*)`", r"\1", text)
-    for tex, plain in ((r"\\lceil", "ceil("), (r"\\rceil", ")"), (r"\\ge\b", ">="),
-                       (r"\\le\b", "<="), (r"\\sqrt\s*", "sqrt "), (r"\\\|", "|"),
-                       (r"\\([A-Za-z]+)", r"\1")):
-        text = re.sub(tex, plain, text)
+    if "\\" in text:  # math outside :math: roles
+        text = _plain_math(text)
     text = text.replace("``", "")
     return text.replace("%", "%%")
 
@@ -209,10 +239,14 @@ def _add_input(p: argparse.ArgumentParser, *, label_default: str) -> None:
         "or npz (arrays X, y).")
     g.add_argument("--label-column", default=label_default, metavar="COL",
                    help="label column: a header name, an index (0 = first, -1 = last), "
-                   f"'last' or 'none' (default: {label_default})")
+                   "'last', 'none' or 'auto' (fit: a column named label, y, class or "
+                   "target, else the last; predict/score: the training label column "
+                   f"when present) (default: {label_default})")
     g.add_argument("--unlabeled", action="append", metavar="MARK", default=None,
                    help="label text that marks an unlabeled row; repeat for several; "
-                   "'' is an empty cell (default: '' and '-1')")
+                   "'' is an empty cell (default: an empty cell, -1, ?, NA, N/A, nan, "
+                   "unknown, unlabeled, in any case; predict and score use the "
+                   "markers stored in the model)")
     g.add_argument("--format", choices=FORMATS, default="auto",
                    help="file format (default: from the extension)")
     g.add_argument("--delimiter", default=None,
@@ -296,7 +330,7 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--model-format", choices=("auto", "skops", "joblib"),
                    default="auto",
                    help="skops (safe to load, default when installed) or joblib (pickle)")
-    _add_input(f, label_default="last")
+    _add_input(f, label_default="auto")
     e = f.add_argument_group(
         "estimator", "Parameters of the estimator (from its docstring; values 'none', "
         "'true'/'false', numbers, words or JSON).")
@@ -400,8 +434,60 @@ def _progress(it: Iterable[Table], enabled: bool, desc: str) -> Iterable[Table]:
     return tqdm(it, desc=desc, unit=" batches", file=sys.stderr)
 
 
-def _markers(args: argparse.Namespace) -> list[str]:
-    return list(_DEFAULT_UNLABELED if args.unlabeled is None else args.unlabeled)
+def _markers(args: argparse.Namespace, bundle: dict[str, Any] | None = None) -> list[str]:
+    """--unlabeled, else the markers stored in the model, else the defaults."""
+    if args.unlabeled is not None:
+        return list(args.unlabeled)
+    if bundle is not None and bundle.get("unlabeled_markers") is not None:
+        return list(bundle["unlabeled_markers"])
+    return list(_DEFAULT_UNLABELED)
+
+
+def _fit_label_spec(path: str, args: argparse.Namespace) -> str:
+    """--label-column auto for fit: a column named like a label, else the last."""
+    if args.label_column != "auto":
+        return args.label_column
+    _check_cli_params({"header": args.header, "format": args.format})
+    _, _, names = peek_columns(path, fmt=args.format, delimiter=args.delimiter,
+                               header=args.header)
+    for name in names or []:
+        if name.strip().lower() in _LABEL_NAMES:
+            return name
+    return "last"
+
+
+def _check_dominant_class(path: str, unl: np.ndarray, classes: np.ndarray,
+                          codes: np.ndarray, args: argparse.Namespace) -> None:
+    """Refuse a label column whose one value looks like an unlabeled marker.
+
+    Every row labeled and one text value holding at least half of them is what a
+    file with an unknown unlabeled marker looks like ("missing", "tbd", ...).
+    """
+    if args.unlabeled is not None or unl.any():
+        return
+    counts = np.bincount(codes, minlength=classes.size)
+    k = int(np.argmax(counts))
+    if counts[k] * 2 >= codes.size and classes.size > 2 and isinstance(classes[k], str):
+        raise CLIError(
+            f"{path}: no row is unlabeled and {format_label(classes[k])!r} labels "
+            f"{counts[k]} of {codes.size} rows: if it marks the unlabeled rows say "
+            f"--unlabeled {format_label(classes[k])!r}; to train on it as a class, "
+            "pass the markers explicitly (e.g. --unlabeled '')"
+        )
+
+
+def _summary_stop(term: Any, n_iter: Any) -> str:
+    """'stopped by stability after 120 iterations' (per class when they differ)."""
+    if term is None:
+        return ""
+    if isinstance(term, str | bytes) or np.ndim(term) == 0:
+        return f"; stopped by {term} after {n_iter} iteration(s)"
+    terms = [str(t) for t in np.ravel(term)]
+    iters = np.ravel(n_iter) if n_iter is not None else np.zeros(len(terms))
+    kinds = {t: terms.count(t) for t in dict.fromkeys(terms)}
+    how = ", ".join(f"{t} ({c} of {len(terms)} classes)" for t, c in kinds.items())
+    return (f"; stopped by {how} after {int(np.min(iters))}-{int(np.max(iters))} "
+            "iterations")
 
 
 def _check_cli_params(params: dict[str, Any]) -> None:
@@ -485,8 +571,10 @@ def _make_estimator(args: argparse.Namespace, out: _Out) -> Any:
         if "gamma" in params:
             raise CLIError("give either --sigma or --gamma, not both")
         params["gamma"] = 1.0 / (2.0 * args.sigma**2)
-    if args.verbose >= 2 and "verbose" in inspect.signature(cls.__init__).parameters:
-        params["verbose"] = 10
+    if args.verbose and "verbose" in inspect.signature(cls.__init__).parameters:
+        # -v: the estimator's stages (kernel, graph, choice of weights, solver);
+        # -vv: also every 10th solver iteration
+        params["verbose"] = 1 if args.verbose == 1 else 10
     est = cls(**params)
     try:
         validate_params(est.get_params(deep=False),
@@ -510,10 +598,12 @@ def _cmd_fit(args: argparse.Namespace) -> int:
         raise CLIError("give the training file once (DATA or --train)")
     est = _make_estimator(args, out)
     out.log(f"reading {data}")
-    table = read_table(data, **_input_kwargs(args, args.label_column))
+    spec = _fit_label_spec(data, args)
+    table = read_table(data, **_input_kwargs(args, spec))
     if table.labels is None:
         raise CLIError(f"{data}: no label column (option --label-column)")
     unl, classes, y = split_labels(data, table.labels, _markers(args))
+    _check_dominant_class(data, unl, classes, y, args)
     X = table.X
     n, d = X.shape
     out.log(f"{n} rows, {d} features, {int((~unl).sum())} labeled, {classes.size} "
@@ -521,7 +611,10 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            est.fit(X, y)
+            # the estimator's progress (verbose) goes to stderr: stdout keeps the
+            # summary (and --json stays parseable)
+            with contextlib.redirect_stdout(sys.stderr):
+                est.fit(X, y)
         except ValueError as exc:
             raise CLIError(f"{data}: {_option_message(str(exc).splitlines()[0])}") from None
     notes = list(dict.fromkeys(str(w.message).splitlines()[0] for w in caught))
@@ -552,8 +645,8 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     term = getattr(est, "termination_condition_", None)
     out.say(f"Trained {type(est).__name__} on {n} rows ({n_lab} labeled, {n - n_lab} "
             f"unlabeled, {classes.size} classes: "
-            f"{', '.join(format_label(c) for c in classes)}) in {fit_s:.3f} s; stopped "
-            f"by {term!r} after {n_iter} iteration(s).")
+            f"{', '.join(format_label(c) for c in classes)}) in {fit_s:.3f} s"
+            f"{_summary_stop(term, n_iter)}.")
     counts: dict[str, int] = {}
     if unl.any() and hasattr(est, "transduction_"):
         tr = classes[np.asarray(est.transduction_)[unl]]
@@ -566,7 +659,8 @@ def _cmd_fit(args: argparse.Namespace) -> int:
         "model_file": str(target), "model_format": used,
         "estimator": type(est).__name__, "params": est.get_params(),
         "n_rows": n, "n_features": d, "n_labeled": n_lab, "n_unlabeled": n - n_lab,
-        "classes": [format_label(c) for c in classes], "n_iter": n_iter,
+        "classes": [format_label(c) for c in classes],
+        "n_iter": np.ravel(n_iter).tolist() if n_iter is not None else None,
         "termination_condition": term, "fit_seconds": fit_s,
         "unlabeled_predicted_counts": counts, "warnings": notes,
     })
@@ -653,14 +747,14 @@ def _accuracy_counts(labels: np.ndarray | None, pred: np.ndarray, markers: list[
                      path: str) -> tuple[int, int]:
     if labels is None:
         return 0, 0
-    mark = set(markers)
+    mark = {m.strip().lower() for m in markers}
     num = {float(m) for m in markers if _is_num(m)}
     right = total = 0
     for v, p in zip(labels, pred, strict=True):
         if v is None or (isinstance(v, float) and np.isnan(v)):
             continue
         s = format_label(v)
-        if s in mark or (_is_num(s) and float(s) in num):
+        if s.strip().lower() in mark or (_is_num(s) and float(s) in num):
             continue
         total += 1
         right += s == format_label(p)
@@ -693,19 +787,33 @@ def _cmd_predict(args: argparse.Namespace) -> int:
     if args.proba and not hasattr(est, "predict_proba"):
         raise CLIError(f"option --proba: {type(est).__name__} has no predict_proba")
     target = args.output or args.out
-    fh = open(target, "w", newline="") if target else sys.stdout  # noqa: SIM115
-    if target is None and args.json:
-        fh = None
+    # never touch an existing output file until every prediction is made: write
+    # a temporary file beside it and rename it over the target on success
+    parquet = bool(target) and str(target).lower().endswith((".parquet", ".pq"))
+    tmp = None
+    if target:
+        tdir = Path(target).resolve().parent
+        if not tdir.is_dir():
+            raise CLIError(f"option -o: the folder {tdir} does not exist")
+        fd, tmp = tempfile.mkstemp(prefix=".semisvm-", suffix=".tmp", dir=tdir)
+        os.close(fd)
+    fh = None
+    if target and not parquet:
+        fh = open(tmp, "w", newline="")  # noqa: SIM115
+    elif not target and not args.json:
+        fh = sys.stdout
     writer = csv.writer(fh) if fh is not None else None
+    frames: list[Any] = []
     all_pred: list[str] = []
     right = total = n = 0
+    ok = False
     try:
         for table, X in _predict_chunks(args, out, data, bundle):
             pred = classes[np.asarray(est.predict(X))]
             names = [format_label(v) for v in pred]
-            r, t = _accuracy_counts(table.labels, pred, _markers(args), data)
+            r, t = _accuracy_counts(table.labels, pred, _markers(args, bundle), data)
             right, total, n = right + r, total + t, n + len(names)
-            if writer is None:
+            if writer is None and not parquet:
                 all_pred += names
                 continue
             if args.scores or args.proba:
@@ -715,13 +823,25 @@ def _cmd_predict(args: argparse.Namespace) -> int:
                     cols, S = cols[k:], S[:, k:]
             else:
                 cols, S = [], np.empty((len(names), 0))
+            if parquet:
+                frames.append((names, cols, S))
+                continue
+            assert writer is not None
             if table.n_rows_before == 0:
                 writer.writerow(["prediction", *cols])
             for name, row in zip(names, S, strict=True):
                 writer.writerow([name, *(f"{v:.6g}" for v in row)])
+        if parquet:
+            _write_parquet(tmp, frames)
+        ok = True
     finally:
         if target and fh is not None:
             fh.close()
+        if tmp is not None:
+            if ok:
+                os.replace(tmp, target)
+            else:
+                Path(tmp).unlink(missing_ok=True)
     if target:
         out.say(f"{n} predictions written to {target}")
     if total:
@@ -733,6 +853,25 @@ def _cmd_predict(args: argparse.Namespace) -> int:
     if target is None and args.json:
         out.summary["predictions"] = all_pred
     return out.done()
+
+
+def _write_parquet(path: str, frames: list[tuple[list[str], list[str], np.ndarray]]
+                   ) -> None:
+    """The predictions (and scores) as a Parquet file."""
+    from ._cli_io import _pd
+
+    pd = _pd()
+    parts = []
+    for names, cols, S in frames:
+        df = pd.DataFrame(S, columns=cols)
+        df.insert(0, "prediction", names)
+        parts.append(df)
+    df = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(
+        {"prediction": []})
+    try:
+        df.to_parquet(path, index=False)
+    except ImportError:
+        raise CLIError("writing Parquet needs pyarrow: pip install 'semisvm[cli]'") from None
 
 
 def _cmd_score(args: argparse.Namespace) -> int:
@@ -751,7 +890,7 @@ def _cmd_score(args: argparse.Namespace) -> int:
         if table.labels is None:
             raise CLIError(f"{args.data}: no label column (option --label-column)")
         pred = classes[np.asarray(est.predict(X))]
-        r, t = _accuracy_counts(table.labels, pred, _markers(args), args.data)
+        r, t = _accuracy_counts(table.labels, pred, _markers(args, bundle), args.data)
         right, total, n = right + r, total + t, n + X.shape[0]
     if total == 0:
         raise CLIError(f"{args.data}: no labeled rows to score (option --unlabeled)")
@@ -844,8 +983,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if getattr(args, "traceback", False):
             raise
         msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        if isinstance(exc, MemoryError):
-            msg = "out of memory (try fewer rows or --batch-size)"
+        if isinstance(exc, MemoryError) and not str(exc).strip():
+            msg = ("out of memory (try fewer rows, --kernel-approximation nystroem, "
+                   "or for predict a smaller --batch-size)")
         print(f"semisvm {args.command}: error: {msg}", file=sys.stderr)
         return 1
     except Exception as exc:  # noqa: BLE001 - never a traceback for the user

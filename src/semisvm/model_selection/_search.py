@@ -17,7 +17,13 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import _defaults
-from .._validation import Interval, Options, check_finite, validate_params
+from .._validation import (
+    Interval,
+    Options,
+    check_finite,
+    check_numeric_frame,
+    validate_params,
+)
 from ..models import LapRLS, LapSVM
 from ..models._problem import one_vs_rest
 from ..solvers import lapsvm_newton
@@ -198,6 +204,7 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
         self
         """
         validate_params(self.get_params(deep=False), self._parameter_constraints)
+        check_numeric_frame(X)
         X, y = validate_data(
             self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32],
             ensure_min_samples=2, ensure_all_finite=False, y_numeric=False,

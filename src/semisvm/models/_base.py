@@ -23,6 +23,7 @@ from .._validation import (
     Interval,
     Options,
     check_finite,
+    check_numeric_frame,
     validate_params,
 )
 from ..kernels import NystroemFactor, as_operator, kernel_matrix
@@ -89,6 +90,7 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
             self.n_features_in_ = X.shape[1]
             encode_targets(y)
             return X, y
+        check_numeric_frame(X)
         X, y = validate_data(
             self,
             X,
@@ -230,6 +232,7 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
     # ---------------------------------------------------------- prediction
     def _test_kernel(self, X: Any) -> np.ndarray:
         check_is_fitted(self, "dual_coef_")
+        check_numeric_frame(X)
         X = validate_data(
             self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False,
             ensure_all_finite=False,
@@ -269,6 +272,7 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
         """Scores in row blocks of X (bounded memory; same values as one block)."""
         if validate:
             check_is_fitted(self, "dual_coef_")
+            check_numeric_frame(X)
             X = validate_data(
                 self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
                 reset=False, ensure_all_finite=False,

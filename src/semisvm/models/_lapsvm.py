@@ -501,9 +501,15 @@ class LapSVM(_PrimalMixin):
     verbose : int, default=0
         Print a line every ``verbose`` iterations.
     random_state : int, RandomState or None, default=None
-        Used to hold out validation points.
+        Used to hold out validation points, to draw the Nyström landmarks and
+        the landmarks of the ``'auto'`` rule's LOO features.
     regularization : {'normalized', 'paper'}, default='normalized'
-        How ``gamma_a`` and ``gamma_i`` are read (see above).
+        How numbers given as ``gamma_a`` and ``gamma_i`` are read:
+        ``'normalized'``: as :math:`\lambda_A, \lambda_I` of the objective with
+        the loss averaged over the labeled points and the graph term averaged over
+        the n points and divided by the mean degree (the same values mean the
+        same trade-off at every n and l); ``'paper'``: as the paper's raw
+        :math:`\gamma_A, \gamma_I` of Eq. 7.
     class_weight : None, 'balanced' or dict, default=None
         Weights :math:`c_i` of the labeled loss terms, as in scikit-learn:
         ``'balanced'`` gives class k the weight :math:`l / (K l_k)`; a dict maps
@@ -537,7 +543,6 @@ class LapSVM(_PrimalMixin):
         regularisation): LIBSVM then returns the middle of an interval of
         optimal biases, which can put every point in one class (the G50C case
         of :func:`semisvm.solvers.lapsvm_dual`).
-        Used to hold out validation points, and to draw the Nyström landmarks.
     kernel_approximation, n_components, landmarks, graph_method, graph_pca
         Scale options, see below.
 

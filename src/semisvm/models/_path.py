@@ -25,6 +25,7 @@ from .._validation import (
     Options,
     check_finite,
     check_n_neighbors,
+    check_numeric_frame,
     check_semi_supervised_targets,
     validate_params,
 )
@@ -335,6 +336,7 @@ class LapSVMPath(ClassifierMixin, BaseEstimator):
         self : LapSVMPath
         """
         validate_params(self.get_params(deep=False), self._parameter_constraints)
+        check_numeric_frame(X)
         X, y = validate_data(
             self,
             X,
@@ -522,6 +524,7 @@ class LapSVMPath(ClassifierMixin, BaseEstimator):
             one-vs-rest scores.
         """
         check_is_fitted(self, "paths_")
+        check_numeric_frame(X)
         X = validate_data(
             self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False
         )

@@ -15,6 +15,7 @@ from .. import _defaults
 from .._validation import (
     Interval,
     check_finite,
+    check_numeric_frame,
     check_semi_supervised_targets,
     validate_params,
 )
@@ -175,6 +176,7 @@ class LapSVC(ClassifierMixin, BaseEstimator):
         """
         validate_params(self.get_params(deep=False), self._parameter_constraints)
         if isinstance(self.kernel, str):
+            check_numeric_frame(X)
             X, y = validate_data(
                 self,
                 X,
@@ -225,6 +227,7 @@ class LapSVC(ClassifierMixin, BaseEstimator):
     def _gram(self, X: Any) -> np.ndarray:
         check_is_fitted(self)
         if isinstance(self.kernel, str):
+            check_numeric_frame(X)
             X = validate_data(
                 self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False
             )
