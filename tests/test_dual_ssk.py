@@ -542,3 +542,45 @@ def test_g50c_dual_newton_pcg_agree():
     assert rates["dual"] < 7.0
     assert abs(rates["dual"] - rates["newton"]) < 1.0
     assert abs(rates["dual"] - rates["pcg"]) < 3.0
+
+
+@pytest.mark.parametrize("gamma_i", [0.1, 1.0])
+def test_bias_free_dual_equals_newton_without_bias_multiclass(gamma_i):
+    # the bias-free squared-hinge dual (box QP, no equality constraint) is the
+    # model of Newton with fit_intercept=False: same outputs, same objective, on
+    # every one-vs-rest column of a 4-class problem
+    from semisvm.solvers._newton import lapsvm_newton
+
+    rng = np.random.default_rng(0)
+    centers = rng.normal(size=(4, 3)) * 3
+    yt = np.repeat(np.arange(4), 30)
+    X = centers[yt] + rng.normal(size=(120, 3))
+    K = kernel_matrix(X, kernel="rbf", gamma=0.2)
+    L = graph_laplacian(knn_graph(X, 6, weight="binary"))
+    Y = np.zeros((120, 4))
+    lab = np.concatenate([np.flatnonzero(yt == c)[:3] for c in range(4)])
+    Y[lab] = -1.0
+    Y[lab, yt[lab]] = 1.0
+    kw = dict(gamma_a=1e-3, gamma_i=gamma_i)
+    d = lapsvm_dual(K, L, Y, loss="squared_hinge", fit_intercept=False, tol=1e-10, **kw)
+    nw = lapsvm_newton(K, Y, L=L, fit_intercept=False, **kw)
+    assert np.all(d.b == 0)
+    Fd, Fn = K @ d.alpha, K @ nw.alpha
+    np.testing.assert_allclose(Fd, Fn, atol=1e-6 * np.abs(Fn).max())
+    np.testing.assert_allclose(d.objective, nw.objective, rtol=1e-7)
+
+
+def test_bias_free_hinge_dual_has_no_duality_gap():
+    # the hinge dual without b: the primal objective at the recovered alpha
+    # equals the dual optimum (strong duality), which fails for a non-optimal beta
+    X, y, _ = make_two_moons(80, n_labeled_per_class=6, random_state=1)
+    K = kernel_matrix(X, kernel="rbf", gamma=2.0)
+    L = graph_laplacian(knn_graph(X, 6, weight="binary"))
+    Y = np.zeros((80, 1))
+    Y[y != -1, 0] = np.where(y[y != -1] == 1, 1.0, -1.0)
+    res = lapsvm_dual(K, L, Y, gamma_a=1e-2, gamma_i=0.1, fit_intercept=False, tol=1e-10)
+    primal = lapsvm_dual_objective(K, L, Y, res.alpha, res.b, gamma_a=1e-2,
+                                   gamma_i=0.1, loss="hinge")
+    np.testing.assert_allclose(primal, res.history["dual_objective"], rtol=1e-6)
+    beta = res.history["beta"][0]
+    assert np.all(beta >= -1e-12) and np.all(beta <= 1 + 1e-12)

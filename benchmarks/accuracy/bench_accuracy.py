@@ -55,6 +55,15 @@ from _common import (  # noqa: E402
 METHODS = [
     "LapSVM", "LapRLS", "LapSVMCV", "LapRLSCV", "SVC", "SVC-CV",
     "LabelSpreading-knn", "LabelSpreading-rbf", "SelfTraining-SVC",
+    "Poisson-gl", "Laplace-gl",
+]
+#: families where the cluster assumption fails or the classes are imbalanced
+#: (issue 19): the graph misleads, the labels are balanced by design, ...
+HARD_FAMILIES = [
+    ("tanh50-2000", "prop50"), ("tanh784-2000", "prop50"), ("tanh50-10000", "prop50"),
+    ("clusters_cut-2000", "prop50"), ("noise_hd-1000", "prop50"),
+    ("moons_1to4-500", "2/class"), ("moons_1to9-500", "2/class"),
+    ("circles_1to4-500", "2/class"), ("digits01_1to4-225", "2/class"),
 ]
 #: methods that hold an n x n dense matrix (skipped above --max-dense points)
 DENSE = {"LapSVM", "LapRLS", "LapSVMCV", "LapRLSCV", "LabelSpreading-rbf",
@@ -83,6 +92,42 @@ def load(name: str, ddir: Path) -> tuple[Any, np.ndarray, np.ndarray | None]:
         else:
             X, y = skd.make_circles(n, noise=0.05, factor=0.5, random_state=0)
         return X, y, None
+    if name.startswith("tanh"):
+        # the class boundary crosses the dense regions (issue 19's construction)
+        d, n = int(name[4:].split("-")[0]), int(name.split("-")[1])
+        W = np.random.default_rng(123).normal(size=(10, d))
+        Z = np.random.default_rng(7).normal(size=(n, 10))
+        return np.tanh(Z @ W / 3).astype(np.float32), (Z[:, 0] > 0).astype(int), None
+    if name.startswith("clusters_cut"):
+        # Gaussian clusters, each cut in two by a linear class boundary
+        n = int(name.split("-")[1])
+        rng = np.random.default_rng(11)
+        C = rng.normal(size=(8, 10)) * 4
+        X = C[rng.integers(8, size=n)] + rng.normal(size=(n, 10))
+        return X, (X[:, 0] + 0.5 * X[:, 1] > 0).astype(int), None
+    if name.startswith("noise_hd"):
+        # two Gaussian classes in 2 informative of 200 dimensions
+        n = int(name.split("-")[1])
+        rng = np.random.default_rng(13)
+        y = rng.integers(2, size=n)
+        X = rng.normal(size=(n, 200))
+        X[:, :2] += np.where(y == 1, 1.2, -1.2)[:, None]
+        return X, y, None
+    if name.startswith(("moons_1to", "circles_1to")):
+        # imbalanced (1:4 or 1:9) with balanced labels (2 per class)
+        kind, n = name.split("_")[0], int(name.split("-")[1])
+        ratio = int(name.split("_1to")[1].split("-")[0])
+        n_min = n // (ratio + 1)
+        if kind == "moons":
+            X, y = skd.make_moons((n_min, n - n_min), noise=0.1, random_state=0)
+        else:
+            X, y = skd.make_circles((n - n_min, n_min), noise=0.05, factor=0.5,
+                                    random_state=0)
+        return X, y, None
+    if name.startswith("digits01_1to4"):
+        X, y = skd.load_digits(return_X_y=True)
+        keep = np.r_[np.flatnonzero(y == 0)[:45], np.flatnonzero(y == 1)[:180]]
+        return X[keep] / 16.0, y[keep], None
     if name == "moons_imbalanced":
         X, y = skd.make_moons(2500, noise=0.1, random_state=0)
         rng = np.random.RandomState(0)
@@ -144,6 +189,11 @@ def cells(args: argparse.Namespace) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     if args.quick:
         return [("moons-200", "1/class"), ("iris", "5/class"), ("wine", "5/class")]
+    if args.hard:
+        out = list(HARD_FAMILIES)
+        if args.only:
+            out = [c for c in out if any(c[0].startswith(o) for o in args.only)]
+        return out
     for name in ["iris", "wine", "breast_cancer", "digits"]:
         out += [(name, f"{k}/class") for k in (1, 5, 10)]
     for kind in ("moons", "circles"):
@@ -205,7 +255,40 @@ def make(method: str, y_lab: np.ndarray, quick: bool) -> tuple[Any, str]:
         return LabelSpreading(kernel="rbf", max_iter=1000), note
     if method == "SelfTraining-SVC":
         return SelfTrainingClassifier(SVC(probability=True, random_state=0)), note
+    if method in ("Poisson-gl", "Laplace-gl"):
+        return GraphLearning(method.split("-")[0].lower()), note
     raise ValueError(method)
+
+
+class GraphLearning:
+    """graphlearning's Poisson / Laplace learning (Calder et al. 2020) on a
+    10-NN graph, with the scikit-learn semi-supervised interface (-1 unlabeled)."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+
+    def fit(self, X: Any, y: np.ndarray) -> GraphLearning:
+        import graphlearning as gl
+        import scipy.sparse as sp
+
+        Xd = X.toarray() if sp.issparse(X) else np.asarray(X, dtype=np.float64)
+        W = gl.weightmatrix.knn(Xd, 10)
+        lab = np.flatnonzero(y != -1)
+        cls = gl.ssl.poisson(W) if self.kind == "poisson" else gl.ssl.laplace(W)
+        self.classes_ = np.unique(y[lab])
+        codes = np.searchsorted(self.classes_, y[lab])
+        self.transduction_ = self.classes_[cls.fit_predict(lab, codes)]
+        self.transduction_[lab] = y[lab]
+        self._X, self._t = Xd, self.transduction_
+        return self
+
+    def predict(self, X: Any) -> np.ndarray:
+        # inductive use: the label of the nearest training point
+        import scipy.sparse as sp
+        from sklearn.neighbors import KNeighborsClassifier
+
+        Xd = X.toarray() if sp.issparse(X) else np.asarray(X, dtype=np.float64)
+        return KNeighborsClassifier(1).fit(self._X, self._t).predict(Xd)
 
 
 def run_method(method, X, y, lab, unl, test, quick) -> tuple[float, float, float, str]:
@@ -234,7 +317,7 @@ def run_method(method, X, y, lab, unl, test, quick) -> tuple[float, float, float
     Xu, Xt = X[unl], X[test]
     if method.startswith("LabelSpreading") and sp.issparse(X):
         Xu, Xt = Xu.toarray(), Xt.toarray()
-    if method.startswith(("Lap", "LabelSpreading")):  # labels of the training rows
+    if method.startswith(("Lap", "LabelSpreading", "Poisson", "Laplace")):
         pos = np.searchsorted(tr, unl)
         pred_u = np.asarray(est.transduction_)[pos]
     else:
@@ -402,6 +485,9 @@ def cost(args: argparse.Namespace) -> str:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="CI smoke: 3 small cells")
+    p.add_argument("--hard", action="store_true",
+                   help="only the families where the graph misleads or the classes are "
+                   "imbalanced with balanced labels (HARD_FAMILIES)")
     p.add_argument("--only", nargs="*", help="data set name prefixes to run")
     p.add_argument("--methods", nargs="*", default=METHODS, choices=METHODS)
     p.add_argument("--draws", type=int, default=N_DRAWS)

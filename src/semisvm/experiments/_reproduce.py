@@ -341,8 +341,11 @@ def run_classifier(
     elif clf == "dual":
         from ..solvers._dual import lapsvm_dual
 
+        # the same model as Newton/PCG: without a bias when fit_intercept is
+        # False (the bias-free dual; dropping LIBSVM's b is not that model)
         res = lapsvm_dual(prep.K, prep.L, prep.Y, gamma_a=gamma_a, gamma_i=gamma_i,
-                          tol=1e-6, max_iter=-1, shrinking=True)
+                          tol=1e-6, max_iter=-1, shrinking=True,
+                          fit_intercept=fit_intercept)
     elif clf == "newton":
         res = lapsvm_newton(prep.K, prep.Y, L=prep.L, gamma_a=gamma_a,
                             gamma_i=gamma_i, max_iter=50, intrinsic_bias=intrinsic_bias,
