@@ -272,7 +272,11 @@ class GraphLearning:
         import scipy.sparse as sp
 
         Xd = X.toarray() if sp.issparse(X) else np.asarray(X, dtype=np.float64)
-        W = gl.weightmatrix.knn(Xd, 10)
+        from sklearn.neighbors import NearestNeighbors
+
+        # exact neighbours (graphlearning's default for d > 5 needs annoy)
+        dist, ind = NearestNeighbors(n_neighbors=10).fit(Xd).kneighbors(Xd)
+        W = gl.weightmatrix.knn(Xd, 10, knn_data=(ind, dist))
         lab = np.flatnonzero(y != -1)
         cls = gl.ssl.poisson(W) if self.kind == "poisson" else gl.ssl.laplace(W)
         self.classes_ = np.unique(y[lab])
