@@ -493,7 +493,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="only the families where the graph misleads or the classes are "
                    "imbalanced with balanced labels (HARD_FAMILIES)")
     p.add_argument("--only", nargs="*", help="data set name prefixes to run")
-    p.add_argument("--methods", nargs="*", default=METHODS, choices=METHODS)
+    p.add_argument("--methods", nargs="*", default=None, choices=METHODS,
+                   help="default: all (the graphlearning peers when it is installed: "
+                   "pip install 'semisvm[bench]')")
     p.add_argument("--draws", type=int, default=N_DRAWS)
     p.add_argument("--jobs", type=int, default=1, help="cells run in parallel")
     p.add_argument("--max-dense", type=int, default=10000,
@@ -507,6 +509,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--cost", action="store_true", help="only the CV cost measurement")
     p.add_argument("--no-save", action="store_true")
     args = p.parse_args(argv)
+    if args.methods is None:
+        args.methods = list(METHODS)
+        try:
+            import graphlearning  # noqa: F401
+        except ImportError:
+            args.methods = [m for m in METHODS if not m.endswith("-gl")]
+            print("# graphlearning not installed: Poisson-gl / Laplace-gl left out "
+                  "(pip install 'semisvm[bench]')", file=sys.stderr)
     if args.quick and args.draws == N_DRAWS:
         args.draws = 3
     ddir = data_dir(args.data)

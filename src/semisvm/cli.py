@@ -790,15 +790,15 @@ def _cmd_predict(args: argparse.Namespace) -> int:
     # never touch an existing output file until every prediction is made: write
     # a temporary file beside it and rename it over the target on success
     parquet = bool(target) and str(target).lower().endswith((".parquet", ".pq"))
-    tmp = None
+    tmp: str | None = None
     if target:
         tdir = Path(target).resolve().parent
         if not tdir.is_dir():
             raise CLIError(f"option -o: the folder {tdir} does not exist")
         fd, tmp = tempfile.mkstemp(prefix=".semisvm-", suffix=".tmp", dir=tdir)
         os.close(fd)
-    fh = None
-    if target and not parquet:
+    fh: Any = None
+    if tmp is not None and not parquet:
         fh = open(tmp, "w", newline="")  # noqa: SIM115
     elif not target and not args.json:
         fh = sys.stdout
@@ -831,7 +831,7 @@ def _cmd_predict(args: argparse.Namespace) -> int:
                 writer.writerow(["prediction", *cols])
             for name, row in zip(names, S, strict=True):
                 writer.writerow([name, *(f"{v:.6g}" for v in row)])
-        if parquet:
+        if parquet and tmp is not None:
             _write_parquet(tmp, frames)
         ok = True
     finally:

@@ -1,16 +1,9 @@
-r"""Semi-supervised ("deformed") kernels: the point-cloud kernel of LapSVM.
+r"""The semi-supervised (deformed) kernel as an estimator: ``SemiSupervisedKernel``.
 
-Sindhwani, Niyogi and Belkin (2005) show that manifold regularisation with the
-graph Laplacian ``L`` of n points amounts to an ordinary supervised problem in a
-deformed RKHS whose kernel is
-
-.. math::
-
-    \hat k(x, z) = k(x, z) - k_x^\top (c I + L K)^{-1} L k_z,
-    \qquad k_x = [k(x, x_1), \dots, k(x, x_n)]^\top.
-
-Any supervised kernel machine (SVC, kernel ridge, Gaussian processes) fed with
-:math:`\hat k` is therefore a semi-supervised one.
+It builds K and the graph Laplacian of the training points through the same
+preparation path as every estimator (:mod:`semisvm.models._problem`), factors
+:math:`cI + LK` once, and evaluates :math:`\hat k` on any points with
+:func:`semisvm.kernels.deformed_gram` (the algebra and the references are there).
 """
 
 from __future__ import annotations
