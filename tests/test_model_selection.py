@@ -230,7 +230,7 @@ def test_cv_estimator_moons(cvcls, moons):
 
 
 def test_cv_estimator_multiclass_balanced():
-    X, y, y_true = _three_blobs(per_class=4)
+    X, y, y_true = _three_blobs(per_class=5)
     clf = LapSVMCV(cv=2, scoring="balanced_accuracy", random_state=0).fit(X, y)
     assert clf.classes_.tolist() == [0, 1, 2]
     assert clf.decision_function(X).shape == (X.shape[0], 3)

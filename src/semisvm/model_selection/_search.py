@@ -25,6 +25,7 @@ from .._validation import (
     validate_params,
 )
 from ..models import LapRLS, LapSVM
+from ..models._autoreg import MIN_LABELS_PER_CLASS
 from ..models._problem import one_vs_rest
 from ..solvers import lapsvm_newton
 from ..solvers._loo import pointwise_loss
@@ -185,6 +186,13 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
                 f"class {classes[np.argmin(counts)]} has {counts.min()} labeled "
                 "point(s); cross-validation needs at least two labeled points per "
                 "class (one to train, one to test)"
+            )
+        if counts.min() < MIN_LABELS_PER_CLASS:
+            return (
+                f"class {classes[np.argmin(counts)]} has {counts.min()} labeled "
+                f"points; with fewer than {MIN_LABELS_PER_CLASS} per class the held-out "
+                "labels cannot rank the candidates reliably, and the graph-trusting "
+                "defaults do better (BENCHMARKS.md, safe semi-supervision)"
             )
         return None
 
@@ -536,9 +544,11 @@ _CV_DOC = r"""
     score of exactly the refitted configuration.  The chosen candidate is refitted
     on all the data with the plain estimator.
 
-    With fewer than two labeled points in some class no cross-validation is
-    possible: the estimator warns, says why, and fits the base estimator with its
-    default parameters (``fallback_reason_`` records the reason).
+    With fewer than five labeled points in some class (two are the minimum of any
+    cross-validation, and below five the held-out labels rank the candidates
+    worse than the defaults do) the estimator warns, says why, and fits the base
+    estimator with its default parameters (``fallback_reason_`` records the
+    reason).
 
     Memory is :math:`O(n^2)` (K, LK and one LU factor: about ``3 * 8 n^2`` bytes,
     96 MB at n = 2,000) and time :math:`O(n^3)` per (width, n_neighbors, ratio).
@@ -634,7 +644,7 @@ LapRLSCV.__doc__ = (
     --------
     >>> from semisvm.model_selection import LapRLSCV
     >>> from semisvm.datasets import make_two_moons
-    >>> X, y, y_true = make_two_moons(200, n_labeled_per_class=3, random_state=0)
+    >>> X, y, y_true = make_two_moons(200, n_labeled_per_class=5, random_state=0)
     >>> clf = LapRLSCV(cv=3, random_state=0).fit(X, y)
     >>> float((clf.transduction_ == y_true).mean()) > 0.95
     True
@@ -695,7 +705,7 @@ LapSVMCV.__doc__ = (
     --------
     >>> from semisvm.model_selection import LapSVMCV
     >>> from semisvm.datasets import make_two_moons
-    >>> X, y, y_true = make_two_moons(200, n_labeled_per_class=3, random_state=0)
+    >>> X, y, y_true = make_two_moons(200, n_labeled_per_class=5, random_state=0)
     >>> clf = LapSVMCV(cv=3, random_state=0).fit(X, y)
     >>> float((clf.transduction_ == y_true).mean()) > 0.95
     True
