@@ -238,7 +238,12 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
             self.best_score_: float | None = None
             self.cv_results_: dict[str, Any] = {}
             self.n_splits_ = 0
-            self._refit(self._base(**(self.estimator_params or {})), X, y)
+            params = dict(self.estimator_params or {})
+            for name in ("gamma", "n_neighbors"):  # a single candidate is a setting
+                grid = _grid(getattr(self, name), name)
+                if len(grid) == 1:
+                    params[name] = grid[0]
+            self._refit(self._base(**params), X, y)
             self.search_time_ = time.perf_counter() - t_start
             return self
         self._search(template, X, y, lab_mask)

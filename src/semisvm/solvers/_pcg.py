@@ -34,7 +34,6 @@ from __future__ import annotations
 import math
 import time
 import warnings
-from collections import deque
 from collections.abc import Callable
 from typing import Any
 
@@ -42,6 +41,12 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
 from ..kernels._operators import as_operator, single_blas_thread
+from ._early_stopping import (
+    EARLY_STOPPING_RULES,
+    DataStoppingRule,
+    UserCallback,
+    validation_error,
+)
 from ._linesearch import exact_line_search_batch
 from ._preconditioners import PRECONDITIONERS, make_preconditioner
 from ._result import SolveResult
@@ -49,7 +54,6 @@ from ._result import SolveResult
 __all__ = ["lapsvm_pcg", "TOL_CRITERIA", "EARLY_STOPPING_RULES"]
 
 TOL_CRITERIA = ("mixed", "gradient", "preconditioned_gradient", "objective")
-EARLY_STOPPING_RULES = ("stability", "validation", "mixed")
 
 def lapsvm_pcg(
     K: Any,
@@ -352,14 +356,23 @@ def lapsvm_pcg(
     zero_grad = np.sqrt(np.maximum(mixed, 0)) <= np.finfo(np.float64).eps
     active[zero_grad], converged[zero_grad], reason[zero_grad] = False, True, "tol"
 
-    # early-stopping state
-    old_pred_U = np.zeros((unl.size, C))
-    old_f_U = None
-    snaps: deque = deque()  # (iteration, outputs on U) of past checks ("half" window)
-    old_err_val = np.full(C, np.inf)
-    if Y_val is not None:
-        Y_val = np.asarray(Y_val, dtype=np.float64).reshape(-1, C)
-    m_val = 0 if Y_val is None else Y_val.shape[0]
+    # the data-based rules and the user's callback: hooks on the iteration state
+    # (semisvm.solvers._early_stopping); a hook returns a column mask or a bool
+    rule = None if early_stopping is None else DataStoppingRule(
+        early_stopping, theta=theta, unlabeled=unl, n_columns=C,
+        stability_tol=stability_tol, stability_value_tol=stability_value_tol,
+        window=stability_window, K_val=K_val, Y_val=Y_val,
+    )
+    user = None if callback is None else UserCallback(callback)
+
+    def run_hook(hook: Any, state: dict) -> None:
+        stop = hook(state)
+        if stop is None or stop is False:
+            return
+        act = np.flatnonzero(active)
+        if stop is not True:
+            act = act[np.asarray(stop)[act]]
+        active[act], reason[act] = False, hook.reason
 
     history: dict[str, list] = {}
     if record_history:
@@ -371,7 +384,7 @@ def lapsvm_pcg(
             "time": [0.0],
         }
         if K_eval is not None:
-            history["eval_error"] = [_error(K_eval, alpha, b, Y_eval)]
+            history["eval_error"] = [validation_error(K_eval, alpha, b, Y_eval)]
     t_start = time.perf_counter()
     t_cb = 0.0
 
@@ -469,46 +482,11 @@ def lapsvm_pcg(
             active[cc_[stop]], converged[cc_[stop]], reason[cc_[stop]] = False, True, "tol"
             st = cc_[stalled]
             active[st], reason[st] = False, "precision"
-        # --- data-based early stopping, every theta iterations
-        if early_stopping is not None and it % theta == 0:
-            act = np.flatnonzero(active)
-            f_U = Ka[unl] + b
-            pred_U = np.where(f_U >= 0, 1.0, -1.0)
-            stable = np.ones(C, dtype=bool)
-            if early_stopping in ("stability", "mixed") and unl.size:
-                if stability_window == "half":
-                    # compare with the check nearest to half the iterations so far
-                    target = max(theta, (it // 2) // theta * theta)
-                    while len(snaps) > 1 and snaps[1][0] <= target:
-                        snaps.popleft()
-                    ref = snaps[0][1] if snaps and snaps[0][0] < it else None
-                else:
-                    ref = old_f_U
-                ref_pred = old_pred_U if ref is None else np.where(ref >= 0, 1.0, -1.0)
-                frac = np.mean(pred_U != ref_pred, axis=0)
-                stable = frac < stability_tol
-                if stability_window == "half" and (ref is None or snaps[0][0] == it):
-                    stable[:] = False
-                if stability_value_tol is not None:
-                    prev = ref if ref is not None else np.zeros_like(f_U)
-                    nrm = np.linalg.norm(f_U, axis=0)
-                    moved = np.linalg.norm(f_U - prev, axis=0)
-                    stable &= (nrm > 0) & (moved <= stability_value_tol * nrm)
-            no_gain = np.zeros(C, dtype=bool)
-            if early_stopping in ("validation", "mixed"):
-                err_val = _error(K_val, alpha, b, Y_val)
-                no_gain = err_val * m_val > old_err_val * m_val - 1.0 + 1e-9
-                old_err_val = np.where(active, np.minimum(old_err_val, err_val), old_err_val)
-            stop = {
-                "stability": stable,
-                "validation": no_gain,
-                "mixed": stable & no_gain,
-            }[early_stopping][act]
-            active[act[stop]], reason[act[stop]] = False, early_stopping
-            old_pred_U = pred_U
-            old_f_U = f_U
-            if stability_window == "half":
-                snaps.append((it, f_U))
+        # --- data-based early stopping (every theta iterations, inside the rule)
+        state = {"iteration": it, "Ka": Ka, "b": b, "alpha": alpha, "active": active,
+                 "objective": obj}
+        if rule is not None:
+            run_hook(rule, state)
         if record_history:
             history["objective"].append(obj.copy())
             history["gradient"].append(np.sqrt(gb * gb + _coldot(Kga, Kga)))
@@ -516,16 +494,11 @@ def lapsvm_pcg(
             history["mixed"].append(np.sqrt(np.maximum(mixed, 0)))
             history["time"].append(time.perf_counter() - t_start - t_cb)
             if K_eval is not None:
-                history["eval_error"].append(_error(K_eval, alpha, b, Y_eval))
-        if callback is not None:
+                history["eval_error"].append(validation_error(K_eval, alpha, b, Y_eval))
+        if user is not None:
             t0 = time.perf_counter()
-            stop = callback(
-                {"iteration": it, "alpha": alpha, "b": b, "objective": obj, "active": active}
-            )
+            run_hook(user, state)
             t_cb += time.perf_counter() - t0
-            if stop:
-                act = np.flatnonzero(active)
-                active[act], reason[act] = False, "callback"
     reason[active] = "max_iter"
     if np.any(reason == "precision"):
         warnings.warn(
@@ -579,9 +552,3 @@ def _accurate_product(Kop: Any, V: np.ndarray) -> np.ndarray:
 def _coldot(P: np.ndarray, Q: np.ndarray) -> np.ndarray:
     """Column-wise dot products (one pass, no temporary of shape (n, C))."""
     return np.einsum("ij,ij->j", P, Q)
-
-
-def _error(K_val: Any, alpha: np.ndarray, b: np.ndarray, Y_val: np.ndarray) -> np.ndarray:
-    """Per-column binary error rate of sign(K_val alpha + b) against Y_val (+-1)."""
-    F = np.asarray(K_val @ alpha) + b
-    return np.mean(np.where(F >= 0, 1.0, -1.0) != Y_val, axis=0)
