@@ -12,6 +12,7 @@ precision, and checks that the polished point satisfies the KKT conditions.
 from __future__ import annotations
 
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -545,3 +546,63 @@ def test_multiclass_is_one_vs_rest_with_unlabeled_kept_unlabeled():
     assert np.mean(clf.predict(X) == y_true) > 0.9
     with pytest.raises(ValueError, match="single float"):
         clf.decision_function(X, [1.0, 2.0])
+
+
+# ------------------------------------------------------ saved reference (refactor)
+# Breakpoints, events and stop reasons as computed before the event loop was split
+# (commit 7e36061).  Regenerate only on purpose:
+#     PYTHONPATH=src python tests/test_path.py --write-reference
+_REFERENCE = Path(__file__).parent / "data" / "path_reference.npz"
+_REF_CASES = {
+    "balanced": {},
+    "unbalanced": {},
+    "blobs": {},
+    "linear": {},
+    "blobs_lambda_min": {"lambda_min": 0.05},
+    "balanced_max_events": {"max_events": 3},
+}
+_REF_COUNTERS = ("n_events", "n_ties", "n_singular", "n_reentries", "n_inexact")
+
+
+def _reference_path(name):
+    K, L, t, _ = _problem(name.split("_")[0])
+    return _quiet_path(K, L, t, **_REF_CASES[name])
+
+
+def _write_reference():
+    out = {}
+    for name in _REF_CASES:
+        p = _reference_path(name)
+        for f in ("lambdas", "alphas", "alpha0s", "labeled", "P"):
+            out[f"{name}/{f}"] = getattr(p, f)
+        out[f"{name}/events"] = np.array(repr(p.events))
+        out[f"{name}/elbows"] = np.array(repr([e.tolist() for e in p.elbows]))
+        out[f"{name}/strings"] = np.array([p.stop_reason, p.init, p.tail])
+        out[f"{name}/counters"] = np.array([getattr(p, c) for c in _REF_COUNTERS])
+    _REFERENCE.parent.mkdir(exist_ok=True)
+    np.savez_compressed(_REFERENCE, **out)
+
+
+@pytest.mark.parametrize("name", sorted(_REF_CASES))
+def test_path_equals_the_saved_reference(name):
+    ref = np.load(_REFERENCE)
+    p = _reference_path(name)
+    assert repr(p.events) == ref[f"{name}/events"].item()
+    assert repr([e.tolist() for e in p.elbows]) == ref[f"{name}/elbows"].item()
+    assert [p.stop_reason, p.init, p.tail] == ref[f"{name}/strings"].tolist()
+    assert [getattr(p, c) for c in _REF_COUNTERS] == ref[f"{name}/counters"].tolist()
+    np.testing.assert_array_equal(p.labeled, ref[f"{name}/labeled"])
+    np.testing.assert_allclose(p.lambdas, ref[f"{name}/lambdas"], rtol=1e-7)
+    # the blobs path differs by 2e-9 between one and two BLAS threads
+    for f in ("alpha0s", "alphas", "P"):
+        want = ref[f"{name}/{f}"]
+        np.testing.assert_allclose(getattr(p, f), want, rtol=0,
+                                   atol=1e-7 * max(np.abs(want).max(), 1.0))
+
+
+if __name__ == "__main__":
+    import sys
+
+    if "--write-reference" in sys.argv:
+        with threadpool_limits(limits=1, user_api="blas"):
+            _write_reference()
