@@ -197,22 +197,7 @@ def lapsvm_pcg(
     )
     user = None if callback is None else UserCallback(callback)
     history = _History(pcg, K_eval, Y_eval) if record_history else None
-    t_cb = 0.0
-    for it in range(1, max_iter + 1):
-        cols = np.flatnonzero(pcg.active)
-        if cols.size == 0:
-            break
-        pcg.iterate(cols)
-        state = pcg.hook_state(it)
-        if rule is not None:
-            pcg.run_hook(rule, state)
-        if history is not None:
-            history.append(pcg, t_cb)
-        if user is not None:
-            t0 = time.perf_counter()
-            pcg.run_hook(user, state)
-            t_cb += time.perf_counter() - t0
-    pcg.reason[pcg.active] = "max_iter"
+    pcg.run(max_iter, rule, history, user)
     pcg.warn_precision()
     return pcg.result({} if history is None else history.arrays())
 
@@ -397,6 +382,29 @@ class _PCG:
         return self.crit_values(gb0, ga0, Kga0, mix0, obj_zero, obj_zero)
 
     # ------------------------------------------------------------------- iteration
+    def run(self, max_iter: int, rule: Any, history: Any, user: Any) -> None:
+        """The loop: iterate the active columns, then the hooks, in this order.
+
+        The data-based rule, the history record, then the user's callback (whose
+        time the history excludes).
+        """
+        t_cb = 0.0
+        for it in range(1, max_iter + 1):
+            cols = np.flatnonzero(self.active)
+            if cols.size == 0:
+                break
+            self.iterate(cols)
+            state = self.hook_state(it)
+            if rule is not None:
+                self.run_hook(rule, state)
+            if history is not None:
+                history.append(self, t_cb)
+            if user is not None:
+                t0 = time.perf_counter()
+                self.run_hook(user, state)
+                t_cb += time.perf_counter() - t0
+        self.reason[self.active] = "max_iter"
+
     def iterate(self, cols: np.ndarray) -> None:
         """One iteration of the active columns: step, new direction, tol check."""
         full = cols.size == self.C
