@@ -151,10 +151,10 @@ def _slacks(K, L, t, path, k, lam=None):
 
 
 def _quiet_path(K, L, t, **kw):
-    args = (K, L, _labels(t))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PathWarning)
-        return lapsvm_path(*args, **kw)
+        [path] = lapsvm_path(K, L, t[:, None], **kw)
+    return path
 
 
 def _labels(t):
@@ -268,7 +268,7 @@ def test_two_moons_one_label_per_class_has_no_event():
     L = graph_laplacian(knn_graph(X, 6))
     with warnings.catch_warnings():
         warnings.simplefilter("error", PathWarning)
-        path = lapsvm_path(K, L, _labels(t))
+        [path] = lapsvm_path(K, L, t[:, None])
     assert path.n_events == 0
     assert path.lambdas.size == 1
     assert path.stop_reason == "empty_L"
@@ -296,7 +296,7 @@ def test_ties_from_mirror_symmetry_warn_and_stay_exact():
     K = kernel_matrix(X, gamma=1.0)
     L = graph_laplacian(knn_graph(X, 6))
     with pytest.warns(PathWarning, match="ties"):
-        path = lapsvm_path(K, L, _labels(t))
+        [path] = lapsvm_path(K, L, t[:, None])
     assert path.n_ties > 0 and path.n_inexact == 0
     for lam in np.geomspace(path.lambdas[-1], path.lambdas[0], 6)[1:-1]:
         f_ref, _, _ = reference_dual(K, L, t, lam)
@@ -312,7 +312,7 @@ def test_duplicate_labeled_points_singular_elbow_system():
     K = kernel_matrix(X, gamma=1.0)
     L = graph_laplacian(knn_graph(X, 6), normalized=False)
     with pytest.warns(PathWarning, match="singular"):
-        path = lapsvm_path(K, L, _labels(t))
+        [path] = lapsvm_path(K, L, t[:, None])
     assert path.n_singular > 0 and path.n_inexact == 0
     rng = np.random.default_rng(1)
     lams = np.exp(rng.uniform(np.log(path.lambdas[-1]), np.log(path.lambdas[0]), 6))
@@ -326,7 +326,7 @@ def test_reentries_are_counted_and_reported():
     K, L, t, _ = _problem("blobs")
     with warnings.catch_warnings(record=True) as rec:
         warnings.simplefilter("always")
-        path = lapsvm_path(K, L, _labels(t))
+        [path] = lapsvm_path(K, L, t[:, None])
     entries = {}
     for ev in path.events:
         for i, _, to in ev:
@@ -359,27 +359,62 @@ def test_lambda_min_and_max_events():
     with pytest.raises(ValueError, match="below the computed path"):
         part.coefficients(lam_min / 2)
     with pytest.warns(PathWarning, match="max_events"):
-        short = lapsvm_path(K, L, _labels(t), max_events=3)
+        [short] = lapsvm_path(K, L, t[:, None], max_events=3)
     assert short.stop_reason == "max_events" and short.n_events == 3
 
 
 def test_input_validation():
     K, L, t, _ = _problem("balanced")
-    y = _labels(t)
+    Y = t[:, None]
     with pytest.raises(ValueError, match="square"):
-        lapsvm_path(K[:, :-1], L, y)
-    with pytest.raises(ValueError, match="3 classes"):  # -1 unlabeled, 0/1/2 classes
-        lapsvm_path(K, L, np.where(y == -1, 2, y))
-    with pytest.raises(ValueError, match="single class"):
-        lapsvm_path(K, L, np.where(y == 0, -1, y))
-    with pytest.raises(ValueError, match="continuous"):
-        lapsvm_path(K, L, np.where(y == 1, 0.5, y))
+        lapsvm_path(K[:, :-1], L, Y)
     with pytest.raises(ValueError, match="rho"):
-        lapsvm_path(K, L, y, rho=0.0)
-    # estimator-style labels give the same path as their +-1 encoding, any class names
+        lapsvm_path(K, L, Y, rho=0.0)
+    with pytest.raises(ValueError, match="single class"):
+        lapsvm_path(K, L, np.abs(Y))
+    with pytest.raises(ValueError, match="target convention"):
+        lapsvm_path(K, L, 2 * Y)
+    with pytest.raises(ValueError, match="same rows"):
+        Y2 = np.c_[Y, -Y]
+        Y2[np.flatnonzero(t)[0], 1] = 0.0
+        lapsvm_path(K, L, Y2)
+
+
+def test_deprecated_label_signature():
+    # 1-D class labels (-1 unlabeled): the old signature, a FutureWarning, the same path
+    K, L, t, _ = _problem("balanced")
+    y = _labels(t)
     p1 = _quiet_path(K, L, t)
-    p2 = lapsvm_path(K, L, np.where(y == -1, -1, np.where(y == 1, 7, 3)))
-    np.testing.assert_allclose(p1.lambdas, p2.lambdas, rtol=1e-12)
+    for labels in (y, np.where(y == -1, -1, np.where(y == 1, 7, 3))):
+        with pytest.warns(FutureWarning, match="deprecated"):
+            p2 = lapsvm_path(K, L, labels)
+        assert isinstance(p2, type(p1)) and p2.reason == p1.reason
+        np.testing.assert_array_equal(p2.lambdas, p1.lambdas)
+        np.testing.assert_array_equal(p2.P, p1.P)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        with pytest.raises(ValueError, match="3 classes"):  # -1 unlabeled, 0/1/2
+            lapsvm_path(K, L, np.where(y == -1, 2, y))
+        with pytest.raises(ValueError, match="single class"):
+            lapsvm_path(K, L, np.where(y == 0, -1, y))
+        with pytest.raises(ValueError, match="continuous"):
+            lapsvm_path(K, L, np.where(y == 1, 0.5, y))
+
+
+def test_columns_share_one_factorisation_and_equal_single_paths():
+    # one-vs-rest targets: each column's path is the path of that column alone
+    K, L, t, _ = _problem("unbalanced")
+    rng = np.random.default_rng(3)
+    lab = np.flatnonzero(t)
+    Y = np.c_[t, -t, np.zeros_like(t)]
+    Y[lab, 2] = np.where(rng.random(lab.size) < 0.5, 1.0, -1.0)
+    paths = lapsvm_path(K, L, Y)
+    assert len(paths) == 3
+    for c in range(3):
+        [alone] = lapsvm_path(K, L, Y[:, [c]])
+        np.testing.assert_allclose(paths[c].lambdas, alone.lambdas, rtol=1e-12)
+        np.testing.assert_allclose(paths[c].P, alone.P, rtol=0, atol=1e-12)
+        assert paths[c].reason == alone.reason == alone.stop_reason
 
 
 # ----------------------------------------------------------------- estimator
