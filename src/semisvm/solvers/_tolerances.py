@@ -52,6 +52,10 @@ class Tolerances:
     uphill_rtol, uphill_atol : float
         Newton: a full step whose objective exceeds the previous one by more than
         ``uphill_rtol * obj + uphill_atol`` is replaced by the exact line search.
+    unit_step, step_floor : float
+        Low-rank Newton: a step within ``unit_step`` of 1 that leaves the error
+        vectors unchanged is the exact optimum; a step shorter than
+        ``step_floor`` times the coefficients' norm ends the run ("tol").
     path_lambda_floor : float
         Path: smallest lambda followed, relative to the scale
         :math:`\\max_i \\sum_j |Q_{ij}|` (below it the margins
@@ -82,6 +86,8 @@ class Tolerances:
     count_slack: float
     uphill_rtol: float
     uphill_atol: float
+    unit_step: float
+    step_floor: float
     path_lambda_floor: float
     path_direction: float
     path_moving: float
@@ -106,6 +112,8 @@ _FLOAT64 = Tolerances(
     count_slack=1e-9,
     uphill_rtol=1e-12,
     uphill_atol=1e-15,
+    unit_step=1e-9,
+    step_floor=1e-12,
     path_lambda_floor=1e-7,
     path_direction=1e-9,
     path_moving=1e-12,
