@@ -504,7 +504,7 @@ def lapsvm_path(
     if labels:
         warnings.warn(
             "lapsvm_path(K, L, y) with 1-D class labels (-1 unlabeled) is deprecated "
-            "and will be removed: pass the (n, C) targets Y in {-1, 0, +1} (0 "
+            "and will be removed in 0.3: pass the (n, C) targets Y in {-1, 0, +1} (0 "
             "unlabeled), e.g. encode_targets(y).Y; lapsvm_path then returns one "
             "path per column.",
             FutureWarning,
