@@ -171,12 +171,13 @@ def main(argv: list[str] | None = None) -> int:
                     rng.choice(np.flatnonzero(ytr < 0), nl // 2, replace=False),
                     rng.choice(np.flatnonzero(ytr > 0), nl - nl // 2, replace=False),
                 ]
-                t = np.full(ytr.size, -1)  # -1: unlabeled; classes 0 / 1
-                t[lab] = (ytr[lab] > 0).astype(int)
+                # the solvers' convention: +1 / -1 labeled, 0 unlabeled
+                T = np.zeros((ytr.size, 1))
+                T[lab, 0] = np.where(ytr[lab] > 0, 1.0, -1.0)
                 t0 = time.perf_counter()
                 with warnings.catch_warnings(record=True) as w:
                     warnings.simplefilter("always", PathWarning)
-                    res = lapsvm_path(K, L, t, rho=args.rho)
+                    [res] = lapsvm_path(K, L, T, rho=args.rho)
                 t_path = time.perf_counter() - t0
                 n_warn += sum(issubclass(x.category, PathWarning) for x in w)
                 KP = Kte @ res.P
@@ -187,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
                 rec["bps"].append(res.lambdas.size)
                 # grid: one factorisation of rho I + L K, then 50 dual solves
                 labs = res.labeled
-                t_pm = np.where(t[labs] == 1, 1.0, -1.0)  # the private routines take ±1
+                t_pm = T[labs, 0]  # ±1 on the labeled rows
                 t0 = time.perf_counter()
                 P, M = translating_matrix(K, L, labs, t_pm, args.rho)
                 t_lu = time.perf_counter() - t0

@@ -12,6 +12,7 @@ precision, and checks that the polished point satisfies the KKT conditions.
 from __future__ import annotations
 
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -150,10 +151,10 @@ def _slacks(K, L, t, path, k, lam=None):
 
 
 def _quiet_path(K, L, t, **kw):
-    args = (K, L, _labels(t))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PathWarning)
-        return lapsvm_path(*args, **kw)
+        [path] = lapsvm_path(K, L, t[:, None], **kw)
+    return path
 
 
 def _labels(t):
@@ -267,7 +268,7 @@ def test_two_moons_one_label_per_class_has_no_event():
     L = graph_laplacian(knn_graph(X, 6))
     with warnings.catch_warnings():
         warnings.simplefilter("error", PathWarning)
-        path = lapsvm_path(K, L, _labels(t))
+        [path] = lapsvm_path(K, L, t[:, None])
     assert path.n_events == 0
     assert path.lambdas.size == 1
     assert path.stop_reason == "empty_L"
@@ -295,7 +296,7 @@ def test_ties_from_mirror_symmetry_warn_and_stay_exact():
     K = kernel_matrix(X, gamma=1.0)
     L = graph_laplacian(knn_graph(X, 6))
     with pytest.warns(PathWarning, match="ties"):
-        path = lapsvm_path(K, L, _labels(t))
+        [path] = lapsvm_path(K, L, t[:, None])
     assert path.n_ties > 0 and path.n_inexact == 0
     for lam in np.geomspace(path.lambdas[-1], path.lambdas[0], 6)[1:-1]:
         f_ref, _, _ = reference_dual(K, L, t, lam)
@@ -311,7 +312,7 @@ def test_duplicate_labeled_points_singular_elbow_system():
     K = kernel_matrix(X, gamma=1.0)
     L = graph_laplacian(knn_graph(X, 6), normalized=False)
     with pytest.warns(PathWarning, match="singular"):
-        path = lapsvm_path(K, L, _labels(t))
+        [path] = lapsvm_path(K, L, t[:, None])
     assert path.n_singular > 0 and path.n_inexact == 0
     rng = np.random.default_rng(1)
     lams = np.exp(rng.uniform(np.log(path.lambdas[-1]), np.log(path.lambdas[0]), 6))
@@ -325,7 +326,7 @@ def test_reentries_are_counted_and_reported():
     K, L, t, _ = _problem("blobs")
     with warnings.catch_warnings(record=True) as rec:
         warnings.simplefilter("always")
-        path = lapsvm_path(K, L, _labels(t))
+        [path] = lapsvm_path(K, L, t[:, None])
     entries = {}
     for ev in path.events:
         for i, _, to in ev:
@@ -358,27 +359,62 @@ def test_lambda_min_and_max_events():
     with pytest.raises(ValueError, match="below the computed path"):
         part.coefficients(lam_min / 2)
     with pytest.warns(PathWarning, match="max_events"):
-        short = lapsvm_path(K, L, _labels(t), max_events=3)
+        [short] = lapsvm_path(K, L, t[:, None], max_events=3)
     assert short.stop_reason == "max_events" and short.n_events == 3
 
 
 def test_input_validation():
     K, L, t, _ = _problem("balanced")
-    y = _labels(t)
+    Y = t[:, None]
     with pytest.raises(ValueError, match="square"):
-        lapsvm_path(K[:, :-1], L, y)
-    with pytest.raises(ValueError, match="3 classes"):  # -1 unlabeled, 0/1/2 classes
-        lapsvm_path(K, L, np.where(y == -1, 2, y))
-    with pytest.raises(ValueError, match="single class"):
-        lapsvm_path(K, L, np.where(y == 0, -1, y))
-    with pytest.raises(ValueError, match="continuous"):
-        lapsvm_path(K, L, np.where(y == 1, 0.5, y))
+        lapsvm_path(K[:, :-1], L, Y)
     with pytest.raises(ValueError, match="rho"):
-        lapsvm_path(K, L, y, rho=0.0)
-    # estimator-style labels give the same path as their +-1 encoding, any class names
+        lapsvm_path(K, L, Y, rho=0.0)
+    with pytest.raises(ValueError, match="single class"):
+        lapsvm_path(K, L, np.abs(Y))
+    with pytest.raises(ValueError, match="target convention"):
+        lapsvm_path(K, L, 2 * Y)
+    with pytest.raises(ValueError, match="same rows"):
+        Y2 = np.c_[Y, -Y]
+        Y2[np.flatnonzero(t)[0], 1] = 0.0
+        lapsvm_path(K, L, Y2)
+
+
+def test_deprecated_label_signature():
+    # 1-D class labels (-1 unlabeled): the old signature, a FutureWarning, the same path
+    K, L, t, _ = _problem("balanced")
+    y = _labels(t)
     p1 = _quiet_path(K, L, t)
-    p2 = lapsvm_path(K, L, np.where(y == -1, -1, np.where(y == 1, 7, 3)))
-    np.testing.assert_allclose(p1.lambdas, p2.lambdas, rtol=1e-12)
+    for labels in (y, np.where(y == -1, -1, np.where(y == 1, 7, 3))):
+        with pytest.warns(FutureWarning, match="deprecated"):
+            p2 = lapsvm_path(K, L, labels)
+        assert isinstance(p2, type(p1)) and p2.reason == p1.reason
+        np.testing.assert_array_equal(p2.lambdas, p1.lambdas)
+        np.testing.assert_array_equal(p2.P, p1.P)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        with pytest.raises(ValueError, match="3 classes"):  # -1 unlabeled, 0/1/2
+            lapsvm_path(K, L, np.where(y == -1, 2, y))
+        with pytest.raises(ValueError, match="single class"):
+            lapsvm_path(K, L, np.where(y == 0, -1, y))
+        with pytest.raises(ValueError, match="continuous"):
+            lapsvm_path(K, L, np.where(y == 1, 0.5, y))
+
+
+def test_columns_share_one_factorisation_and_equal_single_paths():
+    # one-vs-rest targets: each column's path is the path of that column alone
+    K, L, t, _ = _problem("unbalanced")
+    rng = np.random.default_rng(3)
+    lab = np.flatnonzero(t)
+    Y = np.c_[t, -t, np.zeros_like(t)]
+    Y[lab, 2] = np.where(rng.random(lab.size) < 0.5, 1.0, -1.0)
+    paths = lapsvm_path(K, L, Y)
+    assert len(paths) == 3
+    for c in range(3):
+        [alone] = lapsvm_path(K, L, Y[:, [c]])
+        np.testing.assert_allclose(paths[c].lambdas, alone.lambdas, rtol=1e-12)
+        np.testing.assert_allclose(paths[c].P, alone.P, rtol=0, atol=1e-12)
+        assert paths[c].reason == alone.reason == alone.stop_reason
 
 
 # ----------------------------------------------------------------- estimator
@@ -545,3 +581,63 @@ def test_multiclass_is_one_vs_rest_with_unlabeled_kept_unlabeled():
     assert np.mean(clf.predict(X) == y_true) > 0.9
     with pytest.raises(ValueError, match="single float"):
         clf.decision_function(X, [1.0, 2.0])
+
+
+# ------------------------------------------------------ saved reference (refactor)
+# Breakpoints, events and stop reasons as computed before the event loop was split
+# (commit 7e36061).  Regenerate only on purpose:
+#     PYTHONPATH=src python tests/test_path.py --write-reference
+_REFERENCE = Path(__file__).parent / "data" / "path_reference.npz"
+_REF_CASES = {
+    "balanced": {},
+    "unbalanced": {},
+    "blobs": {},
+    "linear": {},
+    "blobs_lambda_min": {"lambda_min": 0.05},
+    "balanced_max_events": {"max_events": 3},
+}
+_REF_COUNTERS = ("n_events", "n_ties", "n_singular", "n_reentries", "n_inexact")
+
+
+def _reference_path(name):
+    K, L, t, _ = _problem(name.split("_")[0])
+    return _quiet_path(K, L, t, **_REF_CASES[name])
+
+
+def _write_reference():
+    out = {}
+    for name in _REF_CASES:
+        p = _reference_path(name)
+        for f in ("lambdas", "alphas", "alpha0s", "labeled", "P"):
+            out[f"{name}/{f}"] = getattr(p, f)
+        out[f"{name}/events"] = np.array(repr(p.events))
+        out[f"{name}/elbows"] = np.array(repr([e.tolist() for e in p.elbows]))
+        out[f"{name}/strings"] = np.array([p.stop_reason, p.init, p.tail])
+        out[f"{name}/counters"] = np.array([getattr(p, c) for c in _REF_COUNTERS])
+    _REFERENCE.parent.mkdir(exist_ok=True)
+    np.savez_compressed(_REFERENCE, **out)
+
+
+@pytest.mark.parametrize("name", sorted(_REF_CASES))
+def test_path_equals_the_saved_reference(name):
+    ref = np.load(_REFERENCE)
+    p = _reference_path(name)
+    assert repr(p.events) == ref[f"{name}/events"].item()
+    assert repr([e.tolist() for e in p.elbows]) == ref[f"{name}/elbows"].item()
+    assert [p.stop_reason, p.init, p.tail] == ref[f"{name}/strings"].tolist()
+    assert [getattr(p, c) for c in _REF_COUNTERS] == ref[f"{name}/counters"].tolist()
+    np.testing.assert_array_equal(p.labeled, ref[f"{name}/labeled"])
+    np.testing.assert_allclose(p.lambdas, ref[f"{name}/lambdas"], rtol=1e-7)
+    # the blobs path differs by 2e-9 between one and two BLAS threads
+    for f in ("alpha0s", "alphas", "P"):
+        want = ref[f"{name}/{f}"]
+        np.testing.assert_allclose(getattr(p, f), want, rtol=0,
+                                   atol=1e-7 * max(np.abs(want).max(), 1.0))
+
+
+if __name__ == "__main__":
+    import sys
+
+    if "--write-reference" in sys.argv:
+        with threadpool_limits(limits=1, user_api="blas"):
+            _write_reference()

@@ -1,6 +1,7 @@
 """PCG: preconditioners, multi-class block, true-residual stopping, float32 kernels."""
 
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -253,3 +254,100 @@ def test_estimator_preconditioners_agree():
     np.testing.assert_allclose(b.decision_function(X), a.decision_function(X),
                                atol=1e-4 * np.abs(a.decision_function(X)).max())
     assert b.n_iter_ < a.n_iter_
+
+
+# --------------------------------------------------------------------------
+# Saved reference: iterates, stop reasons and early-stopping decisions of the
+# PCG loop as computed by the code before its split into a state object and
+# hooks (commit 7e36061).  Regenerate only on purpose:
+#     PYTHONPATH=src python tests/test_pcg.py --write-reference
+GA_ES, GA_PL, GA_ONE, TOL_ES, TOL_PL = 0.5, 1.0, 0.1, 1e-10, 1e-6
+_REFERENCE = Path(__file__).parent / "data" / "pcg_reference.npz"
+
+
+def _reference_cases():
+    """name -> (K, Y, keyword arguments of lapsvm_pcg)."""
+    Km, Lm, Ym = _moons(200, seed=3)
+    Xv, yv, _ = make_two_moons(60, n_labeled_per_class=30, random_state=7)
+    Xm, _, _ = make_two_moons(200, n_labeled_per_class=1, random_state=3)
+    K_val = kernel_matrix(Xv, Xm, gamma=2.0)
+    Y_val = np.where(yv == 1, 1.0, -1.0)[:, None]
+    K3, L3, Y3 = _problem(21, C=3, n=150, n_lab=24, normalized=False)
+    K1, L1, Y1 = _problem(22, n=120, n_lab=16)
+    w = np.random.default_rng(1).uniform(0.5, 2.0, size=K1.shape[0])
+    a0 = np.random.default_rng(2).normal(size=(K1.shape[0], 1)) * 1e-2
+    es = dict(L=Lm, gamma_a=GA_ES, gamma_i=1.0, intrinsic_bias=True, max_iter=3000,
+              tol=TOL_ES, check_every=2)
+    plain = dict(L=L3, gamma_a=GA_PL, gamma_i=0.5, tol=TOL_PL, max_iter=3000)
+    one = dict(L=L1, gamma_a=GA_ONE, gamma_i=0.5, tol=1e-9, max_iter=3000)
+    cases = {
+        "stability_last": (Km, Ym, dict(es, early_stopping="stability")),
+        "stability_half": (Km, Ym, dict(es, early_stopping="stability",
+                                        stability_window="half")),
+        "stability_paper": (Km, Ym, dict(es, early_stopping="stability",
+                                         stability_value_tol=None, check_every=3)),
+        "validation": (Km, Ym, dict(es, early_stopping="validation", K_val=K_val,
+                                    Y_val=Y_val)),
+        "mixed": (Km, Ym, dict(es, early_stopping="mixed", K_val=K_val, Y_val=Y_val)),
+        "callback": (Km, Ym, dict(es, callback=lambda s: s["iteration"] >= 7)),
+        "history": (Km, Ym, dict(es, tol=1e-8, record_history=True, K_eval=K_val,
+                                 Y_eval=Y_val)),
+        "weighted_warm": (K1, Y1, dict(one, sample_weight=w, alpha0=a0,
+                                       b0=np.array([0.1]))),
+        "no_intercept": (K1, Y1, dict(one, fit_intercept=False)),
+        "squared": (K3, Y3, dict(plain, loss="squared", intrinsic_bias=True)),
+        "nystroem": (K3, Y3, dict(plain, preconditioner="nystroem",
+                                  preconditioner_rank=60, random_state=0)),
+        "block_stability": (K3, Y3, dict(plain, early_stopping="stability",
+                                         check_every=2, stability_tol=0.05)),
+    }
+    for crit in ("mixed", "gradient", "preconditioned_gradient", "objective"):
+        cases[f"crit_{crit}"] = (K3, Y3, dict(plain, tol_criterion=crit))
+    return cases
+
+
+_FIELDS = ("alpha", "b", "n_iter", "objective", "n_products", "n_ls_iter")
+
+
+def _write_reference():
+    out = {}
+    for name, (K, Y, kw) in _reference_cases().items():
+        r = lapsvm_pcg(K, Y, **kw)
+        for f in _FIELDS:
+            out[f"{name}/{f}"] = np.asarray(getattr(r, f))
+        out[f"{name}/reason"] = np.array(r.reason)
+        for k, v in r.history.items():
+            if k != "time":
+                out[f"{name}/history/{k}"] = v
+    _REFERENCE.parent.mkdir(exist_ok=True)
+    np.savez_compressed(_REFERENCE, **out)
+
+
+@pytest.mark.parametrize("name", sorted(_reference_cases()))
+def test_pcg_equals_the_saved_reference(name):
+    # same iterates (to far above BLAS rounding), the same stop reasons and the
+    # same stopping iterations as the code before the refactor
+    ref = np.load(_REFERENCE)
+    K, Y, kw = _reference_cases()[name]
+    r = lapsvm_pcg(K, Y, **kw)
+    assert r.reason == ref[f"{name}/reason"].tolist()
+    np.testing.assert_array_equal(r.n_iter, ref[f"{name}/n_iter"])
+    np.testing.assert_array_equal(r.n_products, ref[f"{name}/n_products"])
+    np.testing.assert_array_equal(r.n_ls_iter, ref[f"{name}/n_ls_iter"])
+    for f in ("alpha", "b", "objective"):
+        want = ref[f"{name}/{f}"]
+        err = np.linalg.norm(np.asarray(getattr(r, f)) - want)
+        assert err <= 1e-8 * max(np.linalg.norm(want), 1e-300), f
+    hist = {k[len(name) + 9:] for k in ref.files if k.startswith(f"{name}/history/")}
+    assert hist == set(r.history) - {"time"}
+    for k in hist:
+        want = ref[f"{name}/history/{k}"]
+        np.testing.assert_allclose(r.history[k], want, rtol=1e-8,
+                                   atol=1e-8 * np.abs(want).max())
+
+
+if __name__ == "__main__":
+    import sys
+
+    if "--write-reference" in sys.argv:
+        _write_reference()

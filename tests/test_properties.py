@@ -88,10 +88,9 @@ def test_lapsvm_pcg_equals_newton(prob, w):
 def _path_vs_dual(K, L, Y, lam_u, rho=1e-3):
     """Objectives and decision values of the path and of the dual at one lambda."""
     t = Y[:, 0]
-    y = np.where(t == 0, -1, (t > 0).astype(int))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PathWarning)
-        path = lapsvm_path(K, L, y, rho=rho)
+        [path] = lapsvm_path(K, L, Y[:, [0]], rho=rho)
     lo = path.lambdas[-1] * (1.0 if path.tail == "none" else 0.1)
     lam = float(np.exp(np.log(lo) + lam_u * (np.log(2 * path.lambdas[0]) - np.log(lo))))
     beta, beta0 = path.expansion(lam)

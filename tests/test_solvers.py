@@ -256,3 +256,113 @@ def test_batched_line_search_equals_per_column():
             s1, n1 = exact_line_search(F[:, c], FD[:, c], Y[:, c], A[c], B[c])
             assert n1 == n_int[c]
             assert s1 == pytest.approx(s[c]) or (np.isinf(s1) and np.isinf(s[c]))
+
+
+# ------------------------------------------------ convention, results, tolerances
+def test_every_solver_takes_the_same_targets_and_rejects_labels():
+    from semisvm.solvers._lowrank import lapsvm_lowrank
+    from semisvm.solvers._path import lapsvm_path
+
+    K, L, Y = _problem(13)
+    Phi = np.linalg.cholesky(K + 1e-8 * np.eye(K.shape[0]))
+    labels = np.where(Y[:, 0] == 0, -1, (Y[:, 0] > 0).astype(int))  # 0/1, -1 unlabeled
+    solvers = {
+        "pcg": lambda T: lapsvm_pcg(K, T, L=L, gamma_a=1e-2, gamma_i=0.5, tol=1e-9),
+        "newton": lambda T: lapsvm_newton(K, T, L=L, gamma_a=1e-2, gamma_i=0.5),
+        "direct": lambda T: laprls_direct(K, T, L=L, gamma_a=1e-2, gamma_i=0.5),
+        "lowrank": lambda T: lapsvm_lowrank(Phi, T, L=L, gamma_a=1e-2, gamma_i=0.5),
+        "path": lambda T: lapsvm_path(K, L, np.reshape(T, (K.shape[0], -1))),
+    }
+    for name, solve in solvers.items():
+        Y_in = Y.copy()
+        solve(Y_in)
+        np.testing.assert_array_equal(Y_in, Y)  # never modified
+        with pytest.raises(ValueError, match="target convention"):
+            solve(np.where(Y == 0, -1.0, (Y > 0).astype(float)) * 2)
+        if name != "path":  # 1-D labels are the path's deprecated signature
+            with pytest.raises(ValueError, match="target convention"):
+                solve(np.where(labels == -1, 2, labels))
+    # 1-D targets are one column
+    a = lapsvm_newton(K, Y[:, 0], L=L, gamma_a=1e-2, gamma_i=0.5)
+    b = lapsvm_newton(K, Y, L=L, gamma_a=1e-2, gamma_i=0.5)
+    np.testing.assert_array_equal(a.alpha, b.alpha)
+
+
+def test_results_share_one_base_and_one_reason_vocabulary():
+    from semisvm.solvers import (
+        STOP_REASONS,
+        LapSVMPathResult,
+        SolveResult,
+        SolverResult,
+    )
+    from semisvm.solvers._path import lapsvm_path
+
+    K, L, Y = _problem(14)
+    runs = [
+        lapsvm_pcg(K, Y, L=L, gamma_a=1e-2, gamma_i=0.5),
+        lapsvm_pcg(K, Y, L=L, gamma_a=1e-2, gamma_i=0.5, early_stopping="stability"),
+        lapsvm_pcg(K, Y, L=L, gamma_a=1e-2, gamma_i=0.5, max_iter=2),
+        lapsvm_newton(K, Y, L=L, gamma_a=1e-2, gamma_i=0.5),
+        laprls_direct(K, Y, L=L, gamma_a=1e-2, gamma_i=0.5),
+    ]
+    assert [r.reason for r in runs] == [["tol"], ["stability"], ["max_iter"],
+                                        ["error_vectors"], ["direct"]]
+    for r in runs:
+        assert isinstance(r, SolveResult) and isinstance(r, SolverResult)
+        assert r.stop_reason == r.reason
+    [path] = lapsvm_path(K, L, Y)
+    assert isinstance(path, LapSVMPathResult) and isinstance(path, SolverResult)
+    assert path.stop_reason == path.reason in STOP_REASONS
+    with pytest.raises(TypeError):  # keyword-only: no positional field order to break
+        SolveResult(np.zeros((1, 1)), np.zeros(1))
+
+
+def test_tolerance_table_per_dtype():
+    from semisvm.solvers._tolerances import TOLERANCES, tolerances
+
+    t64, t32 = tolerances(np.float64), tolerances(np.float32)
+    assert set(TOLERANCES) == {np.dtype(np.float64), np.dtype(np.float32)}
+    assert t64.eps == np.finfo(np.float64).eps and t32.eps == np.finfo(np.float32).eps
+    assert t64.tiny == np.finfo(np.float64).tiny
+    # what measures rounding is coarser in float32; the rest is the same algorithm
+    for f in ("zero_gradient", "sign_dead_zone", "uphill_rtol", "uphill_atol"):
+        assert getattr(t32, f) > getattr(t64, f), f
+    for f in ("stall_ratio", "count_slack", "path_lambda_floor", "path_direction"):
+        assert getattr(t32, f) == getattr(t64, f), f
+    # every dead zone is far above the rounding it absorbs and far below a label
+    assert 1e3 * t64.eps < t64.sign_dead_zone < 1e-6
+    assert 1e2 * t32.eps < t32.sign_dead_zone < 1e-2
+    assert tolerances(np.int64) is t64 and tolerances(None) is t64
+
+
+def test_early_stopping_labels_do_not_depend_on_the_rounding_of_zero_outputs():
+    # outputs that are 0 in exact arithmetic come out as +-1e-17 depending on the
+    # summation order: with the dead zone the stability rule decides the same way
+    # for every such rounding; without it (dead_zone=0) it does not
+    from semisvm.solvers._early_stopping import DataStoppingRule, predicted_labels
+
+    rng = np.random.default_rng(0)
+    f = np.r_[rng.normal(size=40), np.zeros(10)][:, None]  # 10 outputs exactly 0
+
+    def decisions(dead_zone, noise_seed):
+        noise = np.random.default_rng(noise_seed)
+        rule = DataStoppingRule("stability", theta=1, unlabeled=np.arange(50),
+                                n_columns=1, stability_tol=0.1,
+                                stability_value_tol=None, window="last",
+                                dead_zone=dead_zone)
+        out = []
+        for it in range(1, 5):
+            g = f.copy()
+            g[40:] += noise.choice([-1e-17, 1e-17], (10, 1))  # this check's rounding
+            st = {"iteration": it, "Ka": g, "b": np.zeros(1), "alpha": g,
+                  "active": np.ones(1, dtype=bool), "objective": np.zeros(1)}
+            out.append(bool(rule(st)[0]))
+        return out
+
+    robust = {tuple(decisions(1e-10, s)) for s in range(8)}
+    assert robust == {(False, True, True, True)}
+    # without the dead zone the stop depends on how many of the 10 zeros changed
+    # sign (5 of 50 = 10% is not below stability_tol): it changes with the rounding
+    fragile = {tuple(decisions(0.0, s)) for s in range(8)}
+    assert len(fragile) > 1
+    np.testing.assert_array_equal(predicted_labels(np.zeros((3, 2))), np.ones((3, 2)))

@@ -18,6 +18,13 @@ The rules below are such hooks, checked every :math:`\theta` iterations:
 
 A user ``callback`` is the same kind of hook (reason ``"callback"``), so early
 stopping and ``verbose`` output are built on one mechanism.
+
+**Deterministic decisions.**  A predicted label is negative only when the output
+is below :math:`-\delta\max_i |f_i|` (``dead_zone`` :math:`\delta`, per column;
+:attr:`~semisvm.solvers._tolerances.Tolerances.sign_dead_zone` of the kernel's
+dtype), so that outputs equal to 0 up to the rounding of the products (summation
+order, threads, a cluster's partial sums) get the same label everywhere; error
+and change counts are integers, compared exactly.
 """
 
 from __future__ import annotations
@@ -27,17 +34,32 @@ from typing import Any
 
 import numpy as np
 
+from ._tolerances import tolerances
+
 __all__ = ["EARLY_STOPPING_RULES", "DataStoppingRule", "UserCallback"]
 
 EARLY_STOPPING_RULES = ("stability", "validation", "mixed")
 
+_DEAD_ZONE = tolerances(np.float64).sign_dead_zone
+
+
+def predicted_labels(F: np.ndarray, dead_zone: float = _DEAD_ZONE) -> np.ndarray:
+    """±1 labels of outputs ``F`` (per column): -1 only below ``-dead_zone max|F|``.
+
+    With ``dead_zone = 0`` this is ``sign(F)`` with ``sign(0) = +1``.
+    """
+    F = np.asarray(F)
+    cut = dead_zone * np.abs(F).max(axis=0, initial=0.0)
+    return np.where(F < -cut, -1.0, 1.0)
+
 
 def validation_error(
-    K_val: Any, alpha: np.ndarray, b: np.ndarray, Y_val: np.ndarray
+    K_val: Any, alpha: np.ndarray, b: np.ndarray, Y_val: np.ndarray,
+    dead_zone: float = _DEAD_ZONE,
 ) -> np.ndarray:
-    """Error rate per column of sign(K_val alpha + b) against ±1 targets."""
+    """Error rate per column of the labels of K_val alpha + b against ±1 targets."""
     F = np.asarray(K_val @ alpha) + b
-    return np.mean(np.where(F >= 0, 1.0, -1.0) != Y_val, axis=0)
+    return np.mean(predicted_labels(F, dead_zone) != Y_val, axis=0)
 
 
 class DataStoppingRule:
@@ -54,12 +76,15 @@ class DataStoppingRule:
     stability_tol, stability_value_tol, window :
         See :func:`semisvm.solvers.lapsvm_pcg`.
     K_val, Y_val : validation kernel and ±1 targets (validation / mixed).
+    dead_zone : float, default=``sign_dead_zone`` of float64
+        Relative dead zone of the predicted labels (module docstring).
     """
 
     def __init__(
         self, rule: str, *, theta: int, unlabeled: np.ndarray, n_columns: int,
         stability_tol: float, stability_value_tol: float | None, window: str,
         K_val: Any = None, Y_val: np.ndarray | None = None,
+        dead_zone: float = _DEAD_ZONE,
     ) -> None:
         self.reason = rule
         self.theta = theta
@@ -76,6 +101,8 @@ class DataStoppingRule:
         self.old_f_U: np.ndarray | None = None
         self.snaps: deque = deque()  # (iteration, outputs on U) of past checks
         self.old_err_val = np.full(n_columns, np.inf)
+        self.dead_zone = dead_zone
+        self.count_slack = tolerances(np.float64).count_slack
 
     def __call__(self, state: dict) -> np.ndarray | None:
         it = state["iteration"]
@@ -85,11 +112,13 @@ class DataStoppingRule:
         stable = self._stable(it, f_U)
         no_gain = np.zeros(self.C, dtype=bool)
         if self.reason in ("validation", "mixed"):
-            err = validation_error(self.K_val, state["alpha"], state["b"], self.Y_val)
-            no_gain = err * self.m_val > self.old_err_val * self.m_val - 1.0 + 1e-9
+            err = validation_error(self.K_val, state["alpha"], state["b"], self.Y_val,
+                                   self.dead_zone)
+            no_gain = (err * self.m_val
+                       > self.old_err_val * self.m_val - 1.0 + self.count_slack)
             self.old_err_val = np.where(
                 state["active"], np.minimum(self.old_err_val, err), self.old_err_val)
-        self.old_pred_U = np.where(f_U >= 0, 1.0, -1.0)
+        self.old_pred_U = predicted_labels(f_U, self.dead_zone)
         self.old_f_U = f_U
         if self.window == "half":
             self.snaps.append((it, f_U))
@@ -100,7 +129,7 @@ class DataStoppingRule:
         stable = np.ones(self.C, dtype=bool)
         if self.reason not in ("stability", "mixed") or not self.unl.size:
             return stable
-        pred_U = np.where(f_U >= 0, 1.0, -1.0)
+        pred_U = predicted_labels(f_U, self.dead_zone)
         if self.window == "half":
             # compare with the check nearest to half the iterations so far
             target = max(self.theta, (it // 2) // self.theta * self.theta)
@@ -109,7 +138,8 @@ class DataStoppingRule:
             ref = self.snaps[0][1] if self.snaps and self.snaps[0][0] < it else None
         else:
             ref = self.old_f_U
-        ref_pred = self.old_pred_U if ref is None else np.where(ref >= 0, 1.0, -1.0)
+        ref_pred = (self.old_pred_U if ref is None
+                    else predicted_labels(ref, self.dead_zone))
         stable = np.mean(pred_U != ref_pred, axis=0) < self.tol
         if self.window == "half" and (ref is None or self.snaps[0][0] == it):
             stable[:] = False

@@ -44,6 +44,8 @@ from .._memory import block_rows
 from ..kernels._operators import single_blas_thread
 from ._linesearch import exact_line_search_batch
 from ._result import SolveResult
+from ._targets import as_targets
+from ._tolerances import tolerances
 
 __all__ = ["lapsvm_lowrank", "intrinsic_gram"]
 
@@ -102,8 +104,9 @@ def lapsvm_lowrank(
     ----------
     Phi : ndarray of shape (n, r)
         Features with :math:`K \approx \Phi\Phi^T` (float32 or float64).
-    Y : ndarray of shape (n, C)
-        +1 / -1 on labeled rows, 0 on unlabeled rows.
+    Y : ndarray of shape (n, C) or (n,)
+        Targets in the solvers' convention (:mod:`semisvm.solvers`): +1 / -1 on
+        labeled rows, 0 on unlabeled rows.
     L : sparse matrix or operator of shape (n, n), default=None
         Graph Laplacian.
     gamma_a, gamma_i : float
@@ -131,9 +134,8 @@ def lapsvm_lowrank(
 
 
 def _lowrank(Phi, Y, L, gamma_a, gamma_i, loss, intrinsic_bias, max_iter, M, T):
-    Y = np.asarray(Y, dtype=np.float64)
-    if Y.ndim == 1:
-        Y = Y[:, None]
+    Y = as_targets(Y, Phi.shape[0])
+    tols = tolerances(np.float64)  # the Newton systems are solved in float64
     r = Phi.shape[1] if T is None else T.shape[1]
     C = Y.shape[1]
     lab = np.flatnonzero(np.any(Y != 0, axis=1))
@@ -188,10 +190,10 @@ def _lowrank(Phi, Y, L, gamma_a, gamma_i, loss, intrinsic_bias, max_iter, M, T):
                 th = th + step * d
                 n_iter[c] = it
                 E_new = y * (Pl @ th) < 1.0
-                if np.array_equal(E_new, E) and abs(step - 1.0) < 1e-9:
+                if np.array_equal(E_new, E) and abs(step - 1.0) < tols.unit_step:
                     reason[c], converged[c] = "error_vectors", True
                     break
-                if np.linalg.norm(step * d) <= 1e-12 * max(1.0, np.linalg.norm(th)):
+                if np.linalg.norm(step * d) <= tols.step_floor * max(1.0, np.linalg.norm(th)):
                     reason[c], converged[c] = "tol", True
                     break
                 E = E_new

@@ -28,6 +28,8 @@ import scipy.linalg as sla
 from ..graph._power import product_operand
 from ._linesearch import exact_line_search
 from ._result import SolveResult
+from ._targets import as_targets
+from ._tolerances import tolerances
 
 __all__ = ["lapsvm_newton", "laprls_direct"]
 
@@ -145,8 +147,9 @@ def lapsvm_newton(
     ----------
     K : ndarray of shape (n, n)
         Gram matrix (converted to float64: an O(n^3) exact method).
-    Y : ndarray of shape (n, C)
-        +1/-1 on labeled rows, 0 on unlabeled rows.
+    Y : ndarray of shape (n, C) or (n,)
+        Targets in the solvers' convention (:mod:`semisvm.solvers`): +1 / -1 on
+        labeled rows, 0 on unlabeled rows.
     L : sparse matrix of shape (n, n), default=None
     gamma_a, gamma_i : float
     max_iter : int, default=50
@@ -169,75 +172,80 @@ def lapsvm_newton(
         ``reason`` is ``"error_vectors"`` when E stopped changing.
     """
     Kd = _dense_K(K)
-    Y = np.asarray(Y, dtype=np.float64)
-    if Y.ndim == 1:
-        Y = Y[:, None]
+    Y = as_targets(Y, Kd.shape[0])
     n, C = Y.shape
     lab = np.flatnonzero(np.any(Y != 0, axis=1))
     w = _label_weights(sample_weight, n, lab)
     M = _base_matrix(Kd, L, gamma_a, gamma_i)
     gL1, gKL1 = _bias_terms(Kd, L, gamma_i, intrinsic_bias)
-    ib = gL1 is not None
-    alpha = np.zeros((n, C))
-    b = np.zeros(C)
-    n_iter = np.zeros(C, dtype=np.intp)
-    converged = np.zeros(C, dtype=bool)
-    reason = ["max_iter"] * C
-    objs = np.zeros(C)
-    for c in range(C):
-        y_l = Y[lab, c]
-        a_c, b_c = np.zeros(n), 0.0
-        Ka = np.zeros(n)
-        E = np.ones(lab.size, dtype=bool)  # alpha = 0: every labeled point errs
-        obj = _objective(
-            Ka, a_c, b_c, y_l, lab, L, gamma_a, gamma_i, intrinsic_bias=ib, w=w
-        )
-        wy = y_l if w is None else w * y_l
-        for it in range(1, max_iter + 1):
-            A = _system(Kd, M, lab, E, gL1, gKL1, fit_intercept, w)
-            rhs = np.zeros(n + 1)
-            rhs[0] = wy[E].sum() if fit_intercept else 0.0
-            rhs[1 + lab[E]] = wy[E]
-            try:
-                z = sla.solve(A, rhs, check_finite=False)
-            except (sla.LinAlgError, ValueError):
-                z = sla.lstsq(A, rhs, check_finite=False)[0]
-            b_new, a_new = z[0], z[1:]
-            Ka_new = Kd @ a_new
-            obj_new = _objective(
-                Ka_new, a_new, b_new, y_l, lab, L, gamma_a, gamma_i, intrinsic_bias=ib,
-                w=w,
-            )
-            if obj_new > obj * (1 + 1e-12) + 1e-15:
-                # full step went uphill: exact line search along the Newton direction
-                da, db, Kda = a_new - a_c, b_new - b_c, Ka_new - Ka
-                Acoef = gamma_a * float(a_c @ Kda)
-                Bcoef = gamma_a * float(da @ Kda)
-                if L is not None and gamma_i != 0:
-                    fI, dI = (Ka + b_c, Kda + db) if ib else (Ka, Kda)
-                    LdI = L @ dI
-                    Acoef += gamma_i * float(fI @ LdI)
-                    Bcoef += gamma_i * float(dI @ LdI)
-                s, _ = exact_line_search(
-                    Ka[lab] + b_c, Kda[lab] + db, y_l, Acoef, Bcoef, w
-                )
-                a_new, b_new, Ka_new = a_c + s * da, b_c + s * db, Ka + s * Kda
-                obj_new = _objective(
-                    Ka_new, a_new, b_new, y_l, lab, L, gamma_a, gamma_i,
-                    intrinsic_bias=ib, w=w,
-                )
-            a_c, b_c, Ka, obj = a_new, b_new, Ka_new, obj_new
-            E_new = y_l * (Ka[lab] + b_c) < 1.0
-            n_iter[c] = it
-            if np.array_equal(E_new, E):
-                converged[c], reason[c] = True, "error_vectors"
-                break
-            E = E_new
-        alpha[:, c], b[c], objs[c] = a_c, b_c, obj
+    cols = [
+        _newton_column(Kd, M, L, Y[lab, c], lab, gL1, gKL1, w, gamma_a=gamma_a,
+                       gamma_i=gamma_i, fit_intercept=fit_intercept, max_iter=max_iter)
+        for c in range(C)
+    ]
     return SolveResult(
-        alpha=alpha, b=b, n_iter=n_iter, converged=converged, reason=reason,
-        objective=objs,
+        alpha=np.column_stack([c[0] for c in cols]).reshape(n, C),
+        b=np.array([c[1] for c in cols], dtype=np.float64).reshape(C),
+        n_iter=np.array([c[3] for c in cols], dtype=np.intp).reshape(C),
+        converged=np.array([c[4] == "error_vectors" for c in cols], dtype=bool),
+        reason=[c[4] for c in cols],
+        objective=np.array([c[2] for c in cols], dtype=np.float64).reshape(C),
     )
+
+
+def _newton_column(
+    Kd: np.ndarray, M: np.ndarray, L: Any, y_l: np.ndarray, lab: np.ndarray,
+    gL1: np.ndarray | None, gKL1: np.ndarray | None, w: np.ndarray | None, *,
+    gamma_a: float, gamma_i: float, fit_intercept: bool, max_iter: int,
+) -> tuple[np.ndarray, float, float, int, str]:
+    """Newton on one column: (alpha, b, objective, iterations, reason)."""
+    n = Kd.shape[0]
+    ib = gL1 is not None
+    tols = tolerances(np.float64)
+    a_c, b_c = np.zeros(n), 0.0
+    Ka = np.zeros(n)
+    E = np.ones(lab.size, dtype=bool)  # alpha = 0: every labeled point errs
+    obj = _objective(Ka, a_c, b_c, y_l, lab, L, gamma_a, gamma_i, intrinsic_bias=ib, w=w)
+    wy = y_l if w is None else w * y_l
+    n_iter, reason = 0, "max_iter"
+    for it in range(1, max_iter + 1):
+        A = _system(Kd, M, lab, E, gL1, gKL1, fit_intercept, w)
+        rhs = np.zeros(n + 1)
+        rhs[0] = wy[E].sum() if fit_intercept else 0.0
+        rhs[1 + lab[E]] = wy[E]
+        try:
+            z = sla.solve(A, rhs, check_finite=False)
+        except (sla.LinAlgError, ValueError):
+            z = sla.lstsq(A, rhs, check_finite=False)[0]
+        b_new, a_new = z[0], z[1:]
+        Ka_new = Kd @ a_new
+        obj_new = _objective(
+            Ka_new, a_new, b_new, y_l, lab, L, gamma_a, gamma_i, intrinsic_bias=ib, w=w,
+        )
+        if obj_new > obj * (1 + tols.uphill_rtol) + tols.uphill_atol:
+            # full step went uphill: exact line search along the Newton direction
+            da, db, Kda = a_new - a_c, b_new - b_c, Ka_new - Ka
+            Acoef = gamma_a * float(a_c @ Kda)
+            Bcoef = gamma_a * float(da @ Kda)
+            if L is not None and gamma_i != 0:
+                fI, dI = (Ka + b_c, Kda + db) if ib else (Ka, Kda)
+                LdI = L @ dI
+                Acoef += gamma_i * float(fI @ LdI)
+                Bcoef += gamma_i * float(dI @ LdI)
+            s, _ = exact_line_search(Ka[lab] + b_c, Kda[lab] + db, y_l, Acoef, Bcoef, w)
+            a_new, b_new, Ka_new = a_c + s * da, b_c + s * db, Ka + s * Kda
+            obj_new = _objective(
+                Ka_new, a_new, b_new, y_l, lab, L, gamma_a, gamma_i,
+                intrinsic_bias=ib, w=w,
+            )
+        a_c, b_c, Ka, obj = a_new, b_new, Ka_new, obj_new
+        E_new = y_l * (Ka[lab] + b_c) < 1.0
+        n_iter = it
+        if np.array_equal(E_new, E):
+            reason = "error_vectors"
+            break
+        E = E_new
+    return a_c, float(b_c), float(obj), n_iter, reason
 
 
 def laprls_direct(
@@ -260,8 +268,9 @@ def laprls_direct(
     Parameters
     ----------
     K : ndarray of shape (n, n)
-    Y : ndarray of shape (n, C)
-        +1/-1 on labeled rows, 0 on unlabeled rows.
+    Y : ndarray of shape (n, C) or (n,)
+        Targets in the solvers' convention (:mod:`semisvm.solvers`): +1 / -1 on
+        labeled rows, 0 on unlabeled rows.
     L : sparse matrix, default=None
     gamma_a, gamma_i : float
     intrinsic_bias : bool, default=False
@@ -276,9 +285,7 @@ def laprls_direct(
     SolveResult
     """
     Kd = _dense_K(K)
-    Y = np.asarray(Y, dtype=np.float64)
-    if Y.ndim == 1:
-        Y = Y[:, None]
+    Y = as_targets(Y, Kd.shape[0])
     n, C = Y.shape
     lab = np.flatnonzero(np.any(Y != 0, axis=1))
     w = _label_weights(sample_weight, n, lab)

@@ -75,6 +75,9 @@ import scipy.sparse as sp
 from scipy.optimize import minimize
 
 from .._validation import check_semi_supervised_targets, split_labeled
+from ._result import SolverResult
+from ._targets import as_targets
+from ._tolerances import tolerances
 
 __all__ = [
     "LapSVMPathResult",
@@ -87,10 +90,12 @@ __all__ = [
 _R, _E, _L = 0, 1, 2
 _STATE_NAME = {_R: "R", _E: "E", _L: "L"}
 
+# the path works in float64: its tolerances are the float64 row of the table
+_TOL = tolerances(np.float64)
 # smallest lambda followed, relative to the scale max_i sum_j |Q_ij| of the
 # labeled Gram matrix: slacks h = Q alpha + y alpha_0 - lambda carry an absolute
 # round-off of about eps * scale, and y f - 1 = h / lambda must stay accurate
-_LAMBDA_FLOOR = 1e-7
+_LAMBDA_FLOOR = _TOL.path_lambda_floor
 
 # enumerate every subset of the ambiguous points when there are at most this many
 _MAX_ENUM = 12
@@ -100,8 +105,8 @@ class PathWarning(UserWarning):
     """Degenerate situation met (and handled) while following the LapSVM path."""
 
 
-@dataclass(frozen=True)
-class LapSVMPathResult:
+@dataclass(frozen=True, kw_only=True)
+class LapSVMPathResult(SolverResult):
     r"""Breakpoints of the LapSVM regularization path.
 
     The path is exact and piecewise linear in the
@@ -129,8 +134,9 @@ class LapSVMPathResult:
         ``(i, from_set, to_set)`` with sets ``'L'``, ``'E'``, ``'R'``.
     n_events : int
         Breakpoints after :math:`\lambda^0` at which a set changed.
-    stop_reason : {'empty_L', 'lambda_min', 'lambda_floor', 'max_events', 'no_more_events'}
-        ``'empty_L'``: no labeled point left inside the margin; below the last
+    reason : {'empty_L', 'lambda_min', 'lambda_floor', 'max_events', 'no_more_events'}
+        Why the path stopped (also readable as ``stop_reason``, its name before
+        the result classes shared one base).  ``'empty_L'``: no labeled point left inside the margin; below the last
         breakpoint the decision function no longer changes
         (:math:`\alpha, \alpha_0 \propto \lambda`).  ``'no_more_events'``: the last
         segment extends to :math:`\lambda \to 0` without event.
@@ -175,7 +181,7 @@ class LapSVMPathResult:
     elbows: tuple
     events: tuple
     n_events: int
-    stop_reason: str
+    reason: str
     init: str
     head_slope: float
     tail: str
@@ -347,8 +353,8 @@ def translating_matrix(
     return P, M
 
 
-def _check_inputs(K: Any, L: Any, y: Any) -> tuple[np.ndarray, Any, np.ndarray]:
-    """Validate ``K``, ``L`` and labels ``y`` (``-1`` unlabeled); return ±1/0 targets."""
+def _check_operands(K: Any, L: Any) -> tuple[np.ndarray, Any]:
+    """Validate ``K`` (dense, square, finite) and ``L`` (same shape, finite)."""
     K = np.asarray(K, dtype=np.float64)
     if K.ndim != 2 or K.shape[0] != K.shape[1]:
         raise ValueError(f"K must be a square (n, n) Gram matrix, got shape {K.shape}.")
@@ -360,6 +366,11 @@ def _check_inputs(K: Any, L: Any, y: Any) -> tuple[np.ndarray, Any, np.ndarray]:
     Ld = L.data if sp.issparse(L) else np.asarray(L)
     if not np.isfinite(Ld).all():
         raise ValueError("L contains NaN or infinity.")
+    return K, L
+
+
+def _labels_to_targets(y: Any, n: int) -> np.ndarray:
+    """Deprecated input: class labels of two classes (-1 unlabeled) -> (n, 1) targets."""
     y = check_semi_supervised_targets(y)
     if y.shape != (n,):
         raise ValueError(f"y must have shape ({n},) like K, got {y.shape}.")
@@ -370,25 +381,46 @@ def _check_inputs(K: Any, L: Any, y: Any) -> tuple[np.ndarray, Any, np.ndarray]:
             f"classes {classes!r} (-1 marks unlabeled points). Use LapSVMPath, which "
             "follows one path per class (one-vs-rest)."
         )
-    t = np.zeros(n)
-    t[labeled] = np.where(y_enc[labeled] == 1, 1.0, -1.0)
-    return K, L, t
+    t = np.zeros((n, 1))
+    t[labeled, 0] = np.where(y_enc[labeled] == 1, 1.0, -1.0)
+    return t
+
+
+def _check_targets(Y: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(n, C) targets -> (labeled rows, their ±1 targets (l, C)), validated."""
+    Y = as_targets(Y, n)
+    lab = np.flatnonzero(np.any(Y != 0, axis=1))
+    T = Y[lab]
+    if np.any(T == 0):
+        raise ValueError(
+            "Y must label the same rows in every column (one-vs-rest targets): "
+            "a labeled row has a 0 in some column."
+        )
+    one_class = np.flatnonzero(~(np.any(T > 0, axis=0) & np.any(T < 0, axis=0)))
+    if one_class.size:
+        raise ValueError(
+            f"Y column(s) {one_class.tolist()} hold a single class among the labeled "
+            "rows; each column needs +1 and -1 targets."
+        )
+    return lab, T
 
 
 def lapsvm_path(
     K: Any,
     L: Any,
-    y: Any,
+    Y: Any,
     *,
     rho: float = 1e-3,
     lambda_min: float | None = None,
     max_events: int | None = None,
     tol: float = 1e-10,
-) -> LapSVMPathResult:
+) -> list[LapSVMPathResult] | LapSVMPathResult:
     r"""Entire regularization path of the Laplacian SVM in :math:`\lambda`.
 
     Follows :math:`(\alpha(\lambda), \alpha_0(\lambda))` from
-    :math:`\lambda = +\infty` down, event by event (Wang et al., Section 3).
+    :math:`\lambda = +\infty` down, event by event (Wang et al., Section 3), for
+    each column of the targets (one-vs-rest problems share the factorisation of
+    :math:`\rho I + LK`).
 
     Parameters
     ----------
@@ -396,10 +428,14 @@ def lapsvm_path(
         Gram matrix of all (labeled and unlabeled) training points.
     L : sparse matrix or ndarray of shape (n, n)
         Graph Laplacian of the same points.
-    y : array-like of shape (n,)
-        Class labels of two classes, ``-1`` for unlabeled points (any order),
-        as for the estimators; the larger label is the positive class
-        (:math:`f > 0`).  For example ``{0, 1}`` with ``-1`` unlabeled.
+    Y : ndarray of shape (n, C)
+        Targets in the solvers' convention (:mod:`semisvm.solvers`): +1 / -1 on
+        labeled rows, 0 on unlabeled rows, every column labeling the same rows
+        with both classes.  *Deprecated*: a 1-D array of class labels of two
+        classes with ``-1`` for unlabeled points (the larger label positive), the
+        signature before this release; it returns a single path and warns
+        (``FutureWarning``).  Encode labels with
+        :func:`semisvm.models._problem.encode_targets` (its ``Y``).
     rho : float, default=1e-3
         Ratio of ambient to intrinsic regularization (paper's :math:`\rho`).
     lambda_min : float, default=None
@@ -414,7 +450,9 @@ def lapsvm_path(
 
     Returns
     -------
-    LapSVMPathResult
+    list of LapSVMPathResult
+        One path per column of ``Y`` (a single :class:`LapSVMPathResult` for the
+        deprecated 1-D labels).
 
     Warns
     -----
@@ -454,20 +492,36 @@ def lapsvm_path(
     >>> X, y, _ = make_two_moons(100, n_labeled_per_class=4, random_state=0)
     >>> K = kernel_matrix(X, gamma=2.0)
     >>> L = graph_laplacian(knn_graph(X, 6))
-    >>> path = lapsvm_path(K, L, y)  # y: classes 0 / 1, -1 unlabeled
-    >>> bool(np.all(np.diff(path.lambdas) < 0))
-    True
+    >>> Y = np.where(y == -1, 0.0, 2.0 * y - 1.0)[:, None]  # y: 0/1, -1 unlabeled
+    >>> [path] = lapsvm_path(K, L, Y)
+    >>> bool(np.all(np.diff(path.lambdas) < 0)), path.reason
+    (True, 'empty_L')
     """
     if not (np.isfinite(rho) and rho > 0):
         raise ValueError(f"rho must be a positive float, got {rho!r}.")
-    K, L, y = _check_inputs(K, L, y)
-    labeled = np.flatnonzero(y != 0)
-    y_l = y[labeled]
-    P, M = translating_matrix(K, L, labeled, y_l, rho)
-    res = _solve_path(
-        M, y_l, rho=rho, lambda_min=lambda_min, max_events=max_events, tol=tol
-    )
-    return _replace(res, P=P, labeled=labeled)
+    K, L = _check_operands(K, L)
+    labels = np.ndim(Y) == 1
+    if labels:
+        warnings.warn(
+            "lapsvm_path(K, L, y) with 1-D class labels (-1 unlabeled) is deprecated "
+            "and will be removed in 0.3: pass the (n, C) targets Y in {-1, 0, +1} (0 "
+            "unlabeled), e.g. encode_targets(y).Y; lapsvm_path then returns one "
+            "path per column.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        Y = _labels_to_targets(Y, K.shape[0])
+    labeled, T = _check_targets(Y, K.shape[0])
+    # M = J K (rho I + L K)^{-1} J^T does not depend on the targets: one LU serves
+    # every column, P_c = P_1 diag(t_c)
+    P1, M = translating_matrix(K, L, labeled, np.ones(labeled.size), rho)
+    paths = []
+    for t in T.T:
+        res = _solve_path(
+            M, t, rho=rho, lambda_min=lambda_min, max_events=max_events, tol=tol
+        )
+        paths.append(_replace(res, P=P1 * t[None, :], labeled=labeled))
+    return paths[0] if labels else paths
 
 
 def _replace(res: LapSVMPathResult, **kw: Any) -> LapSVMPathResult:
@@ -620,11 +674,11 @@ def _saddle_solve(
     A[m, :m] = y[E]
     b = np.r_[top, bottom]
     U, s, Vt = np.linalg.svd(A)
-    if s[-1] > 1e-12 * s[0]:
+    if s[-1] > _TOL.path_singular * s[0]:
         return Vt.T @ ((U.T @ b) / s), False
-    keep = s > 1e-10 * s[0]
+    keep = s > _TOL.path_rank * s[0]
     x = Vt[keep].T @ ((U[:, keep].T @ b) / s[keep])
-    if np.linalg.norm(A @ x - b) > 1e-8 * (1.0 + np.linalg.norm(b)):
+    if np.linalg.norm(A @ x - b) > _TOL.path_consistent * (1.0 + np.linalg.norm(b)):
         return None, True
     return x, True
 
@@ -779,235 +833,281 @@ def _solve_path(
     if not np.all(np.abs(y) == 1.0):
         raise ValueError(
             "_solve_path takes the labeled points' targets in {-1, +1}; got values "
-            f"{np.unique(y)[:5]!r}. (lapsvm_path takes estimator-style labels.)"
+            f"{np.unique(y)[:5]!r}. (lapsvm_path takes the (n, 1) targets.)"
         )
-    l = y.size
     if lambda_min is None:
         lambda_min = 0.0
     if lambda_min < 0 or not np.isfinite(lambda_min):
         raise ValueError(f"lambda_min must be a finite float >= 0, got {lambda_min!r}.")
     if max_events is None:
-        max_events = max(100, 20 * l)
-    Q = M * y[:, None] * y[None, :]
-    notes: list[str] = []
-
-    # ------------------------------------------------------------ initialisation
-    n_pos, n_neg = int((y > 0).sum()), int((y < 0).sum())
-    if n_pos == n_neg:
-        init = "balanced"
-        s = 1.0
-        alpha = np.ones(l)
-    else:
-        init = "unbalanced"
-        s = 1.0 if n_pos > n_neg else -1.0
-        alpha = _init_unbalanced(Q, y, y == s, y == -s, notes)
-    maj = y == s
-    mnr = ~maj
-    u = Q @ alpha
-    frac = maj & (alpha > 0) & (alpha < 1)
-    if frac.any():
-        u_c = float(u[frac].mean())
-    else:
-        u_c = float(u[maj & (alpha == 1.0)].max())
-    lam = float(((u[mnr] + u_c) / 2.0).max())
-    scale_u = max(1.0, float(np.abs(Q).sum(axis=1).max()))
-    lam_floor = _LAMBDA_FLOOR * scale_u
-    if not lam > 1e-12 * scale_u:
-        raise ValueError(
-            "Degenerate path: the labeled points cannot be separated by the kernel "
-            f"(lambda^0 = {lam:g} <= 0). Check for identical points with opposite "
-            "labels or a constant kernel."
-        )
-    a0 = s * (lam - u_c)
-    # Above lambda^0 alpha is fixed and the KKT conditions only ask
-    # h_i = u_i + y_i alpha_0 - lambda <= 0 on L (and = 0 on a fractional
-    # majority point).  Balanced: alpha_0 in [max_neg u - lambda, lambda - max_pos u],
-    # an interval growing with slope -1 / +1 around alpha_0^0, so a constant
-    # alpha_0 stays optimal (it is the interval's midpoint, LIBSVM's choice);
-    # slope beta_0^0 = alpha_0^0 / lambda^0 would leave it when |beta_0^0| > 1.
-    # Unbalanced: the fractional majority points pin the slope to s.
-    head_slope = 0.0 if init == "balanced" else s
-
-    def slack(alpha_: np.ndarray, a0_: float, lam_: float) -> np.ndarray:
-        return Q @ alpha_ + y * a0_ - lam_
-
-    def htol(lam_: float, a0_: float) -> float:
-        return tol * (scale_u + abs(a0_) + lam_)
-
-    h = slack(alpha, a0, lam)
-    C = set(np.flatnonzero(np.abs(h) <= htol(lam, a0)).tolist())
-    C |= set(np.flatnonzero(frac).tolist())
-    C.add(int(np.flatnonzero(mnr)[np.argmax(u[mnr])]))
-    if not frac.any():
-        cand = np.flatnonzero(maj & (alpha == 1.0))
-        C.add(int(cand[np.argmax(u[cand])]))
-    guess = set(C)
-    expected_init = (int(frac.sum()) if frac.any() else 1) + 1
-
-    state = np.where(alpha == 1.0, _L, _R)
-    state[frac] = _E
-    entries = (state == _E).astype(int)
-    lambdas, alphas, alpha0s, elbows, events = [], [], [], [], []
-    n_events = n_ties = n_singular = n_reentries = n_inexact = n_degenerate = 0
-    if len(C) > expected_init:
-        n_ties += 1
-    stop_reason = None
-    tail, tail_slope = "none", None
-    first = True
-
+        max_events = max(100, 20 * y.size)
+    path = _PathFollower(M, y, lambda_min=lambda_min, tol=tol)
     while True:
-        Carr = np.array(sorted(C), dtype=np.intp)
-        d, degenerate, inexact = _direction(Q, y, alpha, Carr, guess, 1e-9)
-        n_singular += int(d.singular and d.E.size > 0)
-        n_degenerate += int(degenerate)
-        n_inexact += int(inexact)
+        d = path.breakpoint()
+        if not (path.state == _L).any():
+            path.stop_reason, path.tail = "empty_L", "scale"
+            break
+        if path.n_events >= max_events:
+            path.stop_reason = "max_events"
+            path.notes.append(
+                f"stopped after max_events={max_events} events at "
+                f"lambda={path.lam:g}; raise max_events to follow the path further"
+            )
+            break
+        if not path.advance(d):
+            break
+    return path.result(rho, warn)
+
+
+class _PathFollower:
+    """State of the path between two breakpoints, one method per phase.
+
+    ``alpha, a0, lam`` the current point; ``h`` the slacks; ``C`` the candidate
+    elbow at the current breakpoint and ``guess`` the obvious elbow update;
+    ``state`` the set (R, E, L) of every labeled point; the recorded breakpoints
+    and the counters of degenerate situations.
+    """
+
+    def __init__(self, M: np.ndarray, y: np.ndarray, *, lambda_min: float,
+                 tol: float) -> None:
+        self.M, self.y, self.tol, self.lambda_min = M, y, tol, lambda_min
+        self.Q = M * y[:, None] * y[None, :]
+        self.tols = tolerances(np.float64)
+        self.notes: list[str] = []
+        self.lambdas: list = []
+        self.alphas: list = []
+        self.alpha0s: list = []
+        self.elbows: list = []
+        self.events: list = []
+        self.n_events = self.n_ties = self.n_singular = 0
+        self.n_reentries = self.n_inexact = self.n_degenerate = 0
+        self.stop_reason: str | None = None
+        self.tail, self.tail_slope = "none", None
+        self.first = True
+        self._initialise()
+
+    def slack(self, alpha: np.ndarray, a0: float, lam: float) -> np.ndarray:
+        """h = Q alpha + y alpha_0 - lambda."""
+        return self.Q @ alpha + self.y * a0 - lam
+
+    def htol(self, lam: float, a0: float) -> float:
+        """Absolute tolerance of h = 0 (the elbow)."""
+        return self.tol * (self.scale_u + abs(a0) + lam)
+
+    def _initialise(self) -> None:
+        """lambda^0 and the coefficients there (Lemma 1 or Lemma 2)."""
+        Q, y = self.Q, self.y
+        n_pos, n_neg = int((y > 0).sum()), int((y < 0).sum())
+        if n_pos == n_neg:
+            self.init, s, alpha = "balanced", 1.0, np.ones(y.size)
+        else:
+            self.init = "unbalanced"
+            s = 1.0 if n_pos > n_neg else -1.0
+            alpha = _init_unbalanced(Q, y, y == s, y == -s, self.notes)
+        maj = y == s
+        mnr = ~maj
+        u = Q @ alpha
+        frac = maj & (alpha > 0) & (alpha < 1)
+        if frac.any():
+            u_c = float(u[frac].mean())
+        else:
+            u_c = float(u[maj & (alpha == 1.0)].max())
+        lam = float(((u[mnr] + u_c) / 2.0).max())
+        self.scale_u = max(1.0, float(np.abs(Q).sum(axis=1).max()))
+        self.lam_floor = self.tols.path_lambda_floor * self.scale_u
+        if not lam > 1e-12 * self.scale_u:
+            raise ValueError(
+                "Degenerate path: the labeled points cannot be separated by the "
+                f"kernel (lambda^0 = {lam:g} <= 0). Check for identical points with "
+                "opposite labels or a constant kernel."
+            )
+        a0 = s * (lam - u_c)
+        # Above lambda^0 alpha is fixed and the KKT conditions only ask
+        # h_i = u_i + y_i alpha_0 - lambda <= 0 on L (and = 0 on a fractional
+        # majority point).  Balanced: alpha_0 in [max_neg u - lambda, lambda -
+        # max_pos u], an interval growing with slope -1 / +1 around alpha_0^0, so a
+        # constant alpha_0 stays optimal (it is the interval's midpoint, LIBSVM's
+        # choice); slope beta_0^0 = alpha_0^0 / lambda^0 would leave it when
+        # |beta_0^0| > 1.  Unbalanced: the fractional majority points pin the slope.
+        self.head_slope = 0.0 if self.init == "balanced" else s
+        self.alpha, self.a0, self.lam = alpha, a0, lam
+        self.h = h = self.slack(alpha, a0, lam)
+        C = set(np.flatnonzero(np.abs(h) <= self.htol(lam, a0)).tolist())
+        C |= set(np.flatnonzero(frac).tolist())
+        C.add(int(np.flatnonzero(mnr)[np.argmax(u[mnr])]))
+        if not frac.any():
+            cand = np.flatnonzero(maj & (alpha == 1.0))
+            C.add(int(cand[np.argmax(u[cand])]))
+        self.C, self.guess = C, set(C)
+        expected_init = (int(frac.sum()) if frac.any() else 1) + 1
+        self.state = np.where(alpha == 1.0, _L, _R)
+        self.state[frac] = _E
+        self.entries = (self.state == _E).astype(int)
+        if len(C) > expected_init:
+            self.n_ties += 1
+
+    def breakpoint(self) -> _Direction:
+        """Elbow set and direction at the current breakpoint, recorded."""
+        alpha = self.alpha
+        self.Carr = np.array(sorted(self.C), dtype=np.intp)
+        d, degenerate, inexact = _direction(
+            self.Q, self.y, alpha, self.Carr, self.guess, self.tols.path_direction)
+        self.n_singular += int(d.singular and d.E.size > 0)
+        self.n_degenerate += int(degenerate)
+        self.n_inexact += int(inexact)
         new_state = np.where(alpha == 1.0, _L, _R)
         new_state[d.E] = _E
         changes = tuple(
-            (int(i), _STATE_NAME[state[i]], _STATE_NAME[new_state[i]])
-            for i in np.flatnonzero(new_state != state)
+            (int(i), _STATE_NAME[self.state[i]], _STATE_NAME[new_state[i]])
+            for i in np.flatnonzero(new_state != self.state)
         )
-        entered = np.flatnonzero((new_state == _E) & (state != _E))
-        n_reentries += int((entries[entered] > 0).sum())
-        entries[entered] += 1
-        state = new_state
-        if not first and len(changes) > 1:
-            n_ties += 1
-        if not first and changes:
-            n_events += 1
-        lambdas.append(lam)
-        alphas.append(alpha.copy())
-        alpha0s.append(a0)
-        elbows.append(d.E.copy())
-        events.append(changes)
-        first = False
+        entered = np.flatnonzero((new_state == _E) & (self.state != _E))
+        self.n_reentries += int((self.entries[entered] > 0).sum())
+        self.entries[entered] += 1
+        self.state = new_state
+        if not self.first and len(changes) > 1:
+            self.n_ties += 1
+        if not self.first and changes:
+            self.n_events += 1
+        self._record(d.E, changes)
+        self.first = False
+        return d
 
-        if not (state == _L).any():
-            stop_reason, tail = "empty_L", "scale"
-            break
-        if n_events >= max_events:
-            stop_reason = "max_events"
-            notes.append(
-                f"stopped after max_events={max_events} events at lambda={lam:g}; "
-                "raise max_events to follow the path further"
-            )
-            break
+    def _record(self, E: np.ndarray, changes: tuple) -> None:
+        self.lambdas.append(self.lam)
+        self.alphas.append(self.alpha.copy())
+        self.alpha0s.append(self.a0)
+        self.elbows.append(E.copy())
+        self.events.append(changes)
 
-        # ------------------------------------------------------ next event
-        a, da0, dh = d.a, d.a0, d.dh
+    def advance(self, d: _Direction) -> bool:
+        """Move to the next event along ``d``; False when the path ends instead."""
+        a, da0, dh, h, alpha, lam = d.a, d.a0, d.dh, self.h, self.alpha, self.lam
+        l = self.y.size
         inE = np.zeros(l, dtype=bool)
         inE[d.E] = True
         t_ev = np.full(l, np.inf)
         kind = np.zeros(l, dtype=int)  # 1: alpha hits a bound, 2: h hits 0
-        sa = 1e-12 * max(1.0, float(np.abs(a).max()))
+        sa = self.tols.path_moving * max(1.0, float(np.abs(a).max()))
         up = inE & (a > sa)
         dn = inE & (a < -sa)
         t_ev[up] = (1.0 - alpha[up]) / a[up]
         t_ev[dn] = alpha[dn] / -a[dn]
         kind[up | dn] = 1
-        outside = ~inE & ~np.isin(np.arange(l), Carr)
+        outside = ~inE & ~np.isin(np.arange(l), self.Carr)
         cross = outside & (h * dh < 0)
         t_ev[cross] = -h[cross] / dh[cross]
         kind[cross] = 2
         t_star = float(t_ev.min())
-        t_room = lam - lambda_min
         # an event below the floor cannot be resolved in double precision
-        below_floor = bool(0.0 < lam - t_star < lam_floor)
-        if not np.isfinite(t_star) or t_star >= t_room or below_floor:
-            stop = lambda_min if lambda_min >= lam_floor else lam_floor
-            t_room = lam - stop
-            if below_floor or lambda_min > 0:
-                if t_room > 0:
-                    alpha = np.clip(alpha + t_room * a, 0.0, 1.0)
-                    a0 = a0 + t_room * da0
-                    lam = stop
-                    lambdas.append(lam)
-                    alphas.append(alpha.copy())
-                    alpha0s.append(a0)
-                    elbows.append(d.E.copy())
-                    events.append(())
-                if lambda_min >= lam_floor:
-                    stop_reason = "lambda_min"
-                else:
-                    stop_reason = "lambda_floor"
-                    notes.append(
-                        f"the next event lies below lambda={lam_floor:.3g} "
-                        f"(= {_LAMBDA_FLOOR:g} x the scale of the labeled Gram "
-                        "matrix), where the margins can no longer be resolved in "
-                        "double precision (labels not separable by the kernel); the "
-                        "path stops there"
-                    )
-            else:
-                stop_reason, tail = "no_more_events", "linear"
-                tail_slope = -np.r_[a, da0]
-            break
-        hit = np.flatnonzero(t_ev <= t_star * (1.0 + 1e-9) + 1e-15 * lam)
+        below_floor = bool(0.0 < lam - t_star < self.lam_floor)
+        if not np.isfinite(t_star) or t_star >= lam - self.lambda_min or below_floor:
+            self._finish(d, below_floor)
+            return False
+        tols = self.tols
+        hit = np.flatnonzero(t_ev <= t_star * (1.0 + tols.path_hit_rtol)
+                             + tols.path_hit_atol * lam)
         alpha = alpha + t_star * a
-        a0 = a0 + t_star * da0
+        a0 = self.a0 + t_star * da0
         lam = lam - t_star
         for i in hit:
             if kind[i] == 1:
                 alpha[i] = 1.0 if a[i] > 0 else 0.0
         # snap elbow coefficients sitting on a bound within round-off
-        near0 = inE & (np.abs(alpha) <= 1e-11)
-        near1 = inE & (np.abs(alpha - 1.0) <= 1e-11)
+        near0 = inE & (np.abs(alpha) <= tols.path_snap)
+        near1 = inE & (np.abs(alpha - 1.0) <= tols.path_snap)
         alpha[near0] = 0.0
         alpha[near1] = 1.0
         alpha = np.clip(alpha, 0.0, 1.0)
-        alpha, a0 = _recenter(Q, y, alpha, a0, lam, d.E)
-        h = slack(alpha, a0, lam)
+        alpha, a0 = _recenter(self.Q, self.y, alpha, a0, lam, d.E)
+        self.alpha, self.a0, self.lam = alpha, a0, lam
+        self.h = self.slack(alpha, a0, lam)
         C = set(d.E.tolist()) | set(hit.tolist())
-        C |= set(np.flatnonzero(np.abs(h) <= htol(lam, a0)).tolist())
-        guess = (set(d.E.tolist()) - {int(i) for i in hit if kind[i] == 1}) | {
+        C |= set(np.flatnonzero(np.abs(self.h) <= self.htol(lam, a0)).tolist())
+        self.C = C
+        self.guess = (set(d.E.tolist()) - {int(i) for i in hit if kind[i] == 1}) | {
             int(i) for i in hit if kind[i] == 2
         }
+        return True
 
-    if n_ties:
-        notes.append(
-            f"{n_ties} breakpoint(s) with several simultaneous events (ties); "
-            "resolved by choosing the elbow set whose direction is consistent"
+    def _finish(self, d: _Direction, below_floor: bool) -> None:
+        """No event above the stop: end at lambda_min, at the floor, or with a tail."""
+        lambda_min, lam_floor, lam = self.lambda_min, self.lam_floor, self.lam
+        if not (below_floor or lambda_min > 0):
+            self.stop_reason, self.tail = "no_more_events", "linear"
+            self.tail_slope = -np.r_[d.a, d.a0]
+            return
+        stop = lambda_min if lambda_min >= lam_floor else lam_floor
+        t_room = lam - stop
+        if t_room > 0:
+            self.alpha = np.clip(self.alpha + t_room * d.a, 0.0, 1.0)
+            self.a0 = self.a0 + t_room * d.a0
+            self.lam = stop
+            self._record(d.E, ())
+        if lambda_min >= lam_floor:
+            self.stop_reason = "lambda_min"
+            return
+        self.stop_reason = "lambda_floor"
+        self.notes.append(
+            f"the next event lies below lambda={lam_floor:.3g} "
+            f"(= {self.tols.path_lambda_floor:g} x the scale of the labeled Gram "
+            "matrix), where the margins can no longer be resolved in double "
+            "precision (labels not separable by the kernel); the path stops there"
         )
-    if n_singular:
-        notes.append(
-            f"{n_singular} singular elbow system(s) (e.g. duplicate labeled points); "
-            "solved in the least-squares sense"
+
+    def _warn(self) -> None:
+        notes = self.notes
+        if self.n_ties:
+            notes.append(
+                f"{self.n_ties} breakpoint(s) with several simultaneous events (ties); "
+                "resolved by choosing the elbow set whose direction is consistent"
+            )
+        if self.n_singular:
+            notes.append(
+                f"{self.n_singular} singular elbow system(s) (e.g. duplicate labeled "
+                "points); solved in the least-squares sense"
+            )
+        if self.n_reentries:
+            notes.append(
+                f"{self.n_reentries} elbow entr(y/ies) by points that had passed "
+                "through the elbow before"
+            )
+        if self.n_inexact:
+            notes.append(
+                f"{self.n_inexact} breakpoint(s) where no consistent elbow set was "
+                "found; stepped past with the least-violating direction (path may be "
+                "inexact)"
+            )
+
+    def result(self, rho: float, warn: bool) -> LapSVMPathResult:
+        self._warn()
+        if warn and self.notes:
+            warnings.warn(
+                "LapSVM path: " + "; ".join(self.notes) + ".", PathWarning,
+                stacklevel=4,
+            )
+        return LapSVMPathResult(
+            lambdas=np.asarray(self.lambdas),
+            alphas=np.asarray(self.alphas),
+            alpha0s=np.asarray(self.alpha0s),
+            labeled=np.arange(self.y.size),
+            y_labeled=self.y,
+            elbows=tuple(self.elbows),
+            events=tuple(self.events),
+            n_events=self.n_events,
+            reason=self.stop_reason,
+            init=self.init,
+            head_slope=float(self.head_slope),
+            tail=self.tail,
+            tail_slope=self.tail_slope,
+            rho=float(rho),
+            M=self.M,
+            n_ties=self.n_ties,
+            n_singular=self.n_singular,
+            n_reentries=self.n_reentries,
+            n_inexact=self.n_inexact,
+            messages=tuple(self.notes),
         )
-    if n_reentries:
-        notes.append(
-            f"{n_reentries} elbow entr(y/ies) by points that had passed through the "
-            "elbow before"
-        )
-    if n_inexact:
-        notes.append(
-            f"{n_inexact} breakpoint(s) where no consistent elbow set was found; "
-            "stepped past with the least-violating direction (path may be inexact)"
-        )
-    if warn and notes:
-        warnings.warn(
-            "LapSVM path: " + "; ".join(notes) + ".", PathWarning, stacklevel=3
-        )
-    return LapSVMPathResult(
-        lambdas=np.asarray(lambdas),
-        alphas=np.asarray(alphas),
-        alpha0s=np.asarray(alpha0s),
-        labeled=np.arange(l),
-        y_labeled=y,
-        elbows=tuple(elbows),
-        events=tuple(events),
-        n_events=n_events,
-        stop_reason=stop_reason,
-        init=init,
-        head_slope=float(head_slope),
-        tail=tail,
-        tail_slope=tail_slope,
-        rho=float(rho),
-        M=M,
-        n_ties=n_ties,
-        n_singular=n_singular,
-        n_reentries=n_reentries,
-        n_inexact=n_inexact,
-        messages=tuple(notes),
-    )
 
 
 def _recenter(
@@ -1032,7 +1132,8 @@ def _recenter(
     if sol is None or singular:
         return alpha, a0
     new = sol[:-1]
-    if np.abs(new - alpha[E]).max() > 1e-8 or new.min() <= 0 or new.max() >= 1:
+    if (np.abs(new - alpha[E]).max() > _TOL.path_recenter or new.min() <= 0
+            or new.max() >= 1):
         return alpha, a0
     alpha = alpha.copy()
     alpha[E] = new

@@ -50,10 +50,13 @@ from ._early_stopping import (
 from ._linesearch import exact_line_search_batch
 from ._preconditioners import PRECONDITIONERS, make_preconditioner
 from ._result import SolveResult
+from ._targets import as_targets
+from ._tolerances import tolerances
 
 __all__ = ["lapsvm_pcg", "TOL_CRITERIA", "EARLY_STOPPING_RULES"]
 
 TOL_CRITERIA = ("mixed", "gradient", "preconditioned_gradient", "objective")
+
 
 def lapsvm_pcg(
     K: Any,
@@ -92,8 +95,9 @@ def lapsvm_pcg(
     ----------
     K : ndarray or operator of shape (n, n)
         Gram matrix of the training points (anything with ``@`` on an (n, C) block).
-    Y : ndarray of shape (n, C)
-        Targets: +1 / -1 on labeled rows, 0 on unlabeled rows.
+    Y : ndarray of shape (n, C) or (n,)
+        Targets in the solvers' convention (:mod:`semisvm.solvers`): +1 / -1 on
+        labeled rows, 0 on unlabeled rows, one one-vs-rest problem per column.
     L : sparse matrix or operator of shape (n, n), default=None
         Graph Laplacian (``None`` or ``gamma_i == 0``: no intrinsic term).
     gamma_a, gamma_i : float
@@ -174,6 +178,35 @@ def lapsvm_pcg(
     S. Melacci and M. Belkin, "Laplacian Support Vector Machines Trained in the
     Primal", JMLR 12, 2011, Algorithm 1, Sections 3.2 and 4.
     """
+    _check_arguments(loss, tol_criterion, preconditioner, preconditioner_rank,
+                     early_stopping, stability_window, K_val, Y_val)
+    Y = as_targets(Y)
+    pcg = _PCG(K, Y, L=L, gamma_a=gamma_a, gamma_i=gamma_i, squared=loss == "squared",
+               intrinsic_bias=intrinsic_bias, fit_intercept=fit_intercept,
+               sample_weight=sample_weight, tol=tol, tol_criterion=tol_criterion)
+    pcg.start(alpha0, b0, make_preconditioner(
+        preconditioner, pcg.Kop, pcg.lab, pcg.Lop, gamma_a, gamma_i,
+        preconditioner_rank, random_state))
+    # the data-based rules and the user's callback: hooks on the iteration state
+    # (semisvm.solvers._early_stopping); a hook returns a column mask or a bool
+    rule = None if early_stopping is None else DataStoppingRule(
+        early_stopping, theta=check_every or max(1, math.ceil(math.sqrt(pcg.n) / 2)),
+        unlabeled=pcg.unl, n_columns=pcg.C, stability_tol=stability_tol,
+        stability_value_tol=stability_value_tol, window=stability_window,
+        K_val=K_val, Y_val=Y_val, dead_zone=tolerances(pcg.Kop.dtype).sign_dead_zone,
+    )
+    user = None if callback is None else UserCallback(callback)
+    history = _History(pcg, K_eval, Y_eval) if record_history else None
+    pcg.run(max_iter, rule, history, user)
+    pcg.warn_precision()
+    return pcg.result({} if history is None else history.arrays())
+
+
+def _check_arguments(
+    loss: str, tol_criterion: str, preconditioner: str, preconditioner_rank: Any,
+    early_stopping: str | None, stability_window: str, K_val: Any, Y_val: Any,
+) -> None:
+    """Reject unknown options with a message naming the parameter."""
     if loss not in ("squared_hinge", "squared"):
         raise ValueError(f"Unknown loss {loss!r}; expected 'squared_hinge' or 'squared'.")
     if tol_criterion not in TOL_CRITERIA:
@@ -201,115 +234,283 @@ def lapsvm_pcg(
         raise ValueError(
             f"early_stopping={early_stopping!r} needs validation data (K_val, Y_val)."
         )
-    Kop = as_operator(K)
-    Y = np.asarray(Y, dtype=np.float64)
-    if Y.ndim == 1:
-        Y = Y[:, None]
-    n, C = Y.shape
-    use_L = L is not None and gamma_i != 0
-    Lop = as_operator(L) if use_L else None
-    lab = np.flatnonzero(np.any(Y != 0, axis=1))
-    unl = np.flatnonzero(~np.any(Y != 0, axis=1))
-    Yl = Y[lab]
-    Wl = None
-    if sample_weight is not None:
-        Wl = np.asarray(sample_weight, dtype=np.float64).ravel()[lab][:, None]
-        if not (np.isfinite(Wl).all() and (Wl > 0).all()):
-            raise ValueError("sample_weight must be finite and > 0 on the labeled rows.")
-    theta = check_every or max(1, math.ceil(math.sqrt(n) / 2))
-    squared = loss == "squared"
 
-    # state
-    alpha = np.zeros((n, C)) if alpha0 is None else np.array(alpha0, dtype=np.float64)
-    alpha = alpha.reshape(n, C)
-    b = np.zeros(C) if b0 is None else np.array(b0, dtype=np.float64).reshape(C)
-    Ka = Kop @ alpha if alpha.any() else np.zeros((n, C))
-    # LKa holds L f_I, where f_I = K alpha (+ b 1 with intrinsic_bias)
-    L1 = (Lop @ np.ones(n)) if (use_L and intrinsic_bias) else None
-    LKa = (Lop @ Ka) if use_L else None
-    if L1 is not None:
-        LKa += L1[:, None] * b
 
-    def grad(cols: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+class _PCG:
+    """State of Algorithm 1 on C columns, one method per phase of an iteration.
+
+    ``alpha, b`` the iterate; ``Ka`` and ``LKa`` (:math:`L f_I`, with
+    :math:`f_I = K\\alpha` or :math:`K\\alpha + b1`) its products, updated by
+    recurrence; ``gb, ga, Kga`` the preconditioned gradient and its product with
+    K; ``d_b, d_a, Kd`` the direction; ``pg_dot`` and ``mixed`` the two inner
+    products of the gradient (:math:`z^T\\nabla` and :math:`\\hat\\nabla^T\\nabla`).
+    Per column: ``active``, ``n_iter``, ``n_ls``, ``reason``, ``converged`` and
+    the record of the true-residual checks.
+    """
+
+    def __init__(
+        self, K: Any, Y: np.ndarray, *, L: Any, gamma_a: float, gamma_i: float,
+        squared: bool, intrinsic_bias: bool, fit_intercept: bool,
+        sample_weight: np.ndarray | None, tol: float, tol_criterion: str,
+    ) -> None:
+        self.Kop = as_operator(K)
+        self.n, self.C = Y.shape
+        self.use_L = L is not None and gamma_i != 0
+        self.Lop = as_operator(L) if self.use_L else None
+        self.lab = np.flatnonzero(np.any(Y != 0, axis=1))
+        self.unl = np.flatnonzero(~np.any(Y != 0, axis=1))
+        self.Yl = Y[self.lab]
+        self.Wl = None
+        if sample_weight is not None:
+            Wl = np.asarray(sample_weight, dtype=np.float64).ravel()[self.lab][:, None]
+            if not (np.isfinite(Wl).all() and (Wl > 0).all()):
+                raise ValueError(
+                    "sample_weight must be finite and > 0 on the labeled rows.")
+            self.Wl = Wl
+        self.gamma_a, self.gamma_i = gamma_a, gamma_i
+        self.squared, self.fit_intercept = squared, fit_intercept
+        self.intrinsic_bias = intrinsic_bias
+        self.tol, self.tol_criterion = tol, tol_criterion
+        self.tols = tolerances(np.float64)  # the coefficients are float64
+        C = self.C
+        self.active = np.ones(C, dtype=bool)
+        self.n_iter = np.zeros(C, dtype=np.intp)
+        self.n_ls = np.zeros(C, dtype=np.intp)
+        self.reason = np.array([""] * C, dtype=object)
+        self.converged = np.zeros(C, dtype=bool)
+        # true-residual checks that failed, and the criterion they measured
+        self.n_refresh = np.zeros(C, dtype=np.intp)
+        self.last_true_crit = np.full(C, np.inf)
+        self.saw_indefinite = False
+
+    # ------------------------------------------------------------ gradient, objective
+    def grad(self, cols: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Preconditioned gradient (b part, alpha part) and the error-vector masks."""
-        f_l = Ka[np.ix_(lab, cols)] + b[cols]
+        lab, Yl, Wl = self.lab, self.Yl, self.Wl
+        f_l = self.Ka[np.ix_(lab, cols)] + self.b[cols]
         res = f_l - Yl[:, cols]
-        if squared:
+        if self.squared:
             E = np.ones_like(res, dtype=bool)
         else:
             E = Yl[:, cols] * f_l < 1.0
         res = np.where(E, res, 0.0)
         if Wl is not None:
             res = Wl * res
-        ga = gamma_a * alpha[:, cols]
-        if use_L:
-            ga = ga + gamma_i * LKa[:, cols]
+        ga = self.gamma_a * self.alpha[:, cols]
+        if self.use_L:
+            ga = ga + self.gamma_i * self.LKa[:, cols]
         ga[lab] += res
         gb = res.sum(axis=0)
-        if L1 is not None:
-            gb = gb + gamma_i * LKa[:, cols].sum(axis=0)
-        if not fit_intercept:  # b stays at b0 (0): no bias direction
+        if self.L1 is not None:
+            gb = gb + self.gamma_i * self.LKa[:, cols].sum(axis=0)
+        if not self.fit_intercept:  # b stays at b0 (0): no bias direction
             gb = np.zeros_like(gb)
         return gb, ga, E
 
-    def objective(cols: np.ndarray) -> np.ndarray:
-        f_l = Ka[np.ix_(lab, cols)] + b[cols]
-        if squared:
-            h = Yl[:, cols] - f_l
+    def objective(self, cols: np.ndarray) -> np.ndarray:
+        """Objective (Eq. 7 or 14) of columns ``cols`` from the maintained products."""
+        f_l = self.Ka[np.ix_(self.lab, cols)] + self.b[cols]
+        if self.squared:
+            h = self.Yl[:, cols] - f_l
         else:
-            h = np.maximum(0.0, 1.0 - Yl[:, cols] * f_l)
-        hh = h * h if Wl is None else Wl * h * h
-        val = hh.sum(axis=0) + gamma_a * np.einsum(
-            "ij,ij->j", alpha[:, cols], Ka[:, cols]
-        )
-        if use_L:
-            fI = Ka[:, cols] + b[cols] if L1 is not None else Ka[:, cols]
-            val = val + gamma_i * np.einsum("ij,ij->j", fI, LKa[:, cols])
+            h = np.maximum(0.0, 1.0 - self.Yl[:, cols] * f_l)
+        hh = h * h if self.Wl is None else self.Wl * h * h
+        Ka = self.Ka[:, cols]
+        val = hh.sum(axis=0) + self.gamma_a * np.einsum(
+            "ij,ij->j", self.alpha[:, cols], Ka)
+        if self.use_L:
+            fI = Ka + self.b[cols] if self.L1 is not None else Ka
+            val = val + self.gamma_i * np.einsum("ij,ij->j", fI, self.LKa[:, cols])
         return 0.5 * val
 
-    pre = make_preconditioner(
-        preconditioner, Kop, lab, Lop, gamma_a, gamma_i, preconditioner_rank, random_state
-    )
-    n_products = np.full(C, getattr(pre, "setup_products", 0), dtype=np.intp)
-
-    all_cols = np.arange(C)
-    gb, ga, _ = grad(all_cols)
-    Kga = Kop @ ga  # the one product of iteration 0
-    n_products += 1
-    za, Kza = pre.apply(ga, Kga)
-    d_b, d_a, Kd = -gb, -za, -Kza
-    pg_dot = gb * gb + _coldot(za, Kga)  # z^T grad (M^-1-norm of the gradient)
-    mixed = gb * gb + _coldot(ga, Kga)  # ghat^T grad, the paper's quantity
-    obj = objective(all_cols)
-    obj0 = np.maximum(obj, np.finfo(np.float64).tiny)
-
-    def crit_values(gb_, ga_, Kga_, mix, obj_prev, obj_now) -> np.ndarray:
-        if tol_criterion == "mixed":
+    def crit_values(self, gb, ga, Kga, mix, obj_prev, obj_now) -> np.ndarray:
+        """The classical stopping quantity of ``tol_criterion`` (unnormalised)."""
+        if self.tol_criterion == "mixed":
             return np.sqrt(np.maximum(mix, 0.0))
-        if tol_criterion == "gradient":
-            return np.sqrt(gb_ * gb_ + _coldot(Kga_, Kga_))
-        if tol_criterion == "preconditioned_gradient":
-            return np.sqrt(gb_ * gb_ + _coldot(ga_, ga_))
-        return np.abs(obj_prev - obj_now) / obj0[: obj_now.size]
+        if self.tol_criterion == "gradient":
+            return np.sqrt(gb * gb + _coldot(Kga, Kga))
+        if self.tol_criterion == "preconditioned_gradient":
+            return np.sqrt(gb * gb + _coldot(ga, ga))
+        return np.abs(obj_prev - obj_now) / self.obj0[: obj_now.size]
 
-    crit0 = crit_values(gb, ga, Kga, mixed, obj, obj)
-    if alpha0 is not None or b0 is not None:
-        # normalise by the values at z = 0 (the paper's t = 0), not at the warm start
+    # ----------------------------------------------------------------------- start
+    def start(self, alpha0: Any, b0: Any, pre: Any) -> None:
+        """Iterate, products, first gradient, direction and the criterion's scale."""
+        n, C, Kop = self.n, self.C, self.Kop
+        self.pre = pre
+        alpha = np.zeros((n, C)) if alpha0 is None else np.array(alpha0, dtype=np.float64)
+        self.alpha = alpha.reshape(n, C)
+        self.b = np.zeros(C) if b0 is None else np.array(b0, dtype=np.float64).reshape(C)
+        self.Ka = Kop @ self.alpha if self.alpha.any() else np.zeros((n, C))
+        self.L1 = (self.Lop @ np.ones(n)) if (self.use_L and self.intrinsic_bias) else None
+        self.LKa = (self.Lop @ self.Ka) if self.use_L else None
+        if self.L1 is not None:
+            self.LKa += self.L1[:, None] * self.b
+        self.n_products = np.full(C, getattr(pre, "setup_products", 0), dtype=np.intp)
+        all_cols = np.arange(C)
+        gb, ga, _ = self.grad(all_cols)
+        Kga = Kop @ ga  # the one product of iteration 0
+        self.n_products += 1
+        za, Kza = pre.apply(ga, Kga)
+        self.gb, self.ga, self.Kga = gb, ga, Kga
+        self.d_b, self.d_a, self.Kd = -gb, -za, -Kza
+        self.pg_dot = gb * gb + _coldot(za, Kga)  # z^T grad (M^-1-norm of the gradient)
+        self.mixed = gb * gb + _coldot(ga, Kga)  # ghat^T grad, the paper's quantity
+        self.obj = self.objective(all_cols)
+        self.obj0 = np.maximum(self.obj, self.tols.tiny)
+        crit0 = self.crit_values(gb, ga, Kga, self.mixed, self.obj, self.obj)
+        if alpha0 is not None or b0 is not None:
+            crit0 = self._zero_start_criterion()
+        crit0 = np.where(crit0 > 0, crit0, 1.0)
+        self.crit0 = np.ones(C) if self.tol_criterion == "objective" else crit0
+        # initial gradient may already be zero (e.g. warm start at the optimum)
+        zero = np.sqrt(np.maximum(self.mixed, 0)) <= self.tols.zero_gradient
+        self.active[zero], self.converged[zero], self.reason[zero] = False, True, "tol"
+
+    def _zero_start_criterion(self) -> np.ndarray:
+        """Normalise by the values at z = 0 (the paper's t = 0), not at the warm start."""
+        Yl, Wl, C = self.Yl, self.Wl, self.C
         WYl = Yl if Wl is None else Wl * Yl
-        gb0 = -WYl.sum(axis=0) if fit_intercept else np.zeros(C)
-        ga0 = np.zeros((n, C))
-        ga0[lab] = -WYl
-        Kga0 = Kop @ ga0
-        n_products += 1
+        gb0 = -WYl.sum(axis=0) if self.fit_intercept else np.zeros(C)
+        ga0 = np.zeros((self.n, C))
+        ga0[self.lab] = -WYl
+        Kga0 = self.Kop @ ga0
+        self.n_products += 1
         mix0 = gb0 * gb0 + _coldot(ga0, Kga0)
         obj_zero = 0.5 * (WYl * Yl).sum(axis=0)
-        obj0 = np.maximum(obj_zero, np.finfo(np.float64).tiny)
-        crit0 = crit_values(gb0, ga0, Kga0, mix0, obj_zero, obj_zero)
-    crit0 = np.where(crit0 > 0, crit0, 1.0)
-    if tol_criterion == "objective":
-        crit0 = np.ones(C)
+        self.obj0 = np.maximum(obj_zero, self.tols.tiny)
+        return self.crit_values(gb0, ga0, Kga0, mix0, obj_zero, obj_zero)
 
-    def _confirm(cs: np.ndarray, obj_before: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    # ------------------------------------------------------------------- iteration
+    def run(self, max_iter: int, rule: Any, history: Any, user: Any) -> None:
+        """The loop: iterate the active columns, then the hooks, in this order.
+
+        The data-based rule, the history record, then the user's callback (whose
+        time the history excludes).
+        """
+        t_cb = 0.0
+        for it in range(1, max_iter + 1):
+            cols = np.flatnonzero(self.active)
+            if cols.size == 0:
+                break
+            self.iterate(cols)
+            state = self.hook_state(it)
+            if rule is not None:
+                self.run_hook(rule, state)
+            if history is not None:
+                history.append(self, t_cb)
+            if user is not None:
+                t0 = time.perf_counter()
+                self.run_hook(user, state)
+                t_cb += time.perf_counter() - t0
+        self.reason[self.active] = "max_iter"
+
+    def iterate(self, cols: np.ndarray) -> None:
+        """One iteration of the active columns: step, new direction, tol check."""
+        full = cols.size == self.C
+        sel = slice(None) if full else cols
+        self._step(cols, sel, full)
+        mix_new, pg_new, ghat = self._new_direction(cols, sel, full)
+        obj_prev = self.obj[cols].copy()
+        self.obj[cols] = self.objective(cols)
+        crit = self.crit_values(*ghat, mix_new, obj_prev, self.obj[cols])
+        cand = (crit / self.crit0[cols] <= self.tol) | (mix_new <= 0) | (pg_new <= 0)
+        if cand.any():
+            self._check_tol(cols[cand], obj_prev[cand])
+
+    def _step(self, cols: np.ndarray, sel: Any, full: bool) -> None:
+        """Exact line search on all active columns at once, then the update."""
+        ga_, gi = self.gamma_a, self.gamma_i
+        lab, Yl, L1 = self.lab, self.Yl, self.L1
+        Kd_c = self.Kd[:, sel]
+        db_c = self.d_b[sel]
+        fd_l = Kd_c[lab] + db_c
+        LKd = (self.Lop @ Kd_c) if self.use_L else None
+        if L1 is not None:
+            LKd += L1[:, None] * db_c
+        A = ga_ * _coldot(self.alpha[:, sel], Kd_c)
+        B = ga_ * _coldot(self.d_a[:, sel], Kd_c)
+        if self.use_L:
+            if L1 is not None:
+                dI = Kd_c + db_c
+                A += gi * _coldot(self.LKa[:, sel], dI)
+                B += gi * _coldot(dI, LKd)
+            else:
+                A += gi * _coldot(self.Ka[:, sel], LKd)
+                B += gi * _coldot(Kd_c, LKd)
+        F_l = self.Ka[lab][:, sel] + self.b[sel]
+        if self.squared:
+            wfd = fd_l if self.Wl is None else self.Wl * fd_l
+            a = A + _coldot(F_l - Yl[:, sel], wfd)
+            cc = B + _coldot(fd_l, wfd)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                steps = np.where(cc > 0, -a / cc, 0.0)
+            nls = np.ones(cols.size, dtype=np.intp)
+        else:
+            steps, nls = exact_line_search_batch(F_l, fd_l, Yl[:, sel], A, B, self.Wl)
+        # an unbounded direction cannot happen with gamma_a > 0
+        steps = np.where(np.isfinite(steps), steps, 0.0)
+        self.n_ls[cols] += nls
+        if full:
+            self.alpha += steps * self.d_a
+            self.b += steps * self.d_b
+            self.Ka += steps * self.Kd
+            if self.use_L:
+                self.LKa += steps * LKd
+        else:
+            self.alpha[:, cols] += steps * self.d_a[:, cols]
+            self.b[cols] += steps * self.d_b[cols]
+            self.Ka[:, cols] += steps * Kd_c
+            if self.use_L:
+                self.LKa[:, cols] += steps * LKd
+        self.n_iter[cols] += 1
+
+    def _new_direction(self, cols: np.ndarray, sel: Any, full: bool) -> tuple:
+        """New gradient (one product with K) and the Polak-Ribiere direction."""
+        gb_new, ga_new, _ = self.grad(cols)
+        Kga_new = self.Kop @ ga_new
+        self.n_products[cols] += 1
+        za_new, Kza_new = self.pre.apply(ga_new, Kga_new)
+        pg_new = gb_new * gb_new + _coldot(za_new, Kga_new)
+        mix_new = gb_new * gb_new + _coldot(ga_new, Kga_new)
+        # Polak-Ribiere: z_t^T (grad_t - grad_{t-1}) / z_{t-1}^T grad_{t-1}
+        cross = gb_new * self.gb[sel] + _coldot(za_new, self.Kga[:, sel])
+        denom = self.pg_dot[sel]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rho = np.where(denom > 0, (pg_new - cross) / denom, 0.0)
+        rho = np.maximum(rho, 0.0)
+        if full:
+            self.d_b = -gb_new + rho * self.d_b
+            self.d_a = -za_new + rho * self.d_a
+            self.Kd = -Kza_new + rho * self.Kd
+            self.gb, self.ga, self.Kga = gb_new, ga_new, Kga_new
+            self.pg_dot, self.mixed = pg_new, mix_new
+        else:
+            self.d_b[cols] = -gb_new + rho * self.d_b[cols]
+            self.d_a[:, cols] = -za_new + rho * self.d_a[:, cols]
+            self.Kd[:, cols] = -Kza_new + rho * self.Kd[:, cols]
+            self.gb[cols], self.ga[:, cols], self.Kga[:, cols] = gb_new, ga_new, Kga_new
+            self.pg_dot[cols], self.mixed[cols] = pg_new, mix_new
+        return mix_new, pg_new, (gb_new, ga_new, Kga_new)
+
+    # -------------------------------------------------------------------- stopping
+    def _check_tol(self, cs: np.ndarray, obj_before: np.ndarray) -> None:
+        """Classical stopping of candidate columns, confirmed on the true residual."""
+        ok, true_crit, indefinite = self._confirm(cs, obj_before)
+        self.n_products[cs] += 2
+        # no progress of the true criterion since the last failed check, or an
+        # indefinite K: the arithmetic (e.g. a float32 K) cannot resolve tol
+        stalled = ~ok & ((true_crit >= self.tols.stall_ratio * self.last_true_crit[cs])
+                         | indefinite)
+        self.saw_indefinite |= bool(indefinite.any())
+        self.last_true_crit[cs] = np.where(ok, self.last_true_crit[cs], true_crit)
+        self.n_refresh[cs] += ~ok
+        done = cs[ok]
+        self.active[done], self.converged[done], self.reason[done] = False, True, "tol"
+        st = cs[stalled]
+        self.active[st], self.reason[st] = False, "precision"
+
+    def _confirm(self, cs: np.ndarray, obj_before: np.ndarray) -> tuple:
         """Stopping check on the true residual of columns ``cs``.
 
         The recurrences for K alpha, L K alpha and K d drift from the true values
@@ -318,215 +519,105 @@ def lapsvm_pcg(
         K) is below tol.  Columns that fail restart from steepest descent at the
         refreshed state.
         """
-        nonlocal d_b, d_a, Kd
-        Ka[:, cs] = _accurate_product(Kop, alpha[:, cs])
-        if use_L:
-            LKa[:, cs] = Lop @ Ka[:, cs]
-            if L1 is not None:
-                LKa[:, cs] += L1[:, None] * b[cs]
-        gb_t, ga_t, _ = grad(cs)
-        Kga_t = _accurate_product(Kop, ga_t)
+        self.Ka[:, cs] = _accurate_product(self.Kop, self.alpha[:, cs])
+        if self.use_L:
+            self.LKa[:, cs] = self.Lop @ self.Ka[:, cs]
+            if self.L1 is not None:
+                self.LKa[:, cs] += self.L1[:, None] * self.b[cs]
+        gb_t, ga_t, _ = self.grad(cs)
+        Kga_t = _accurate_product(self.Kop, ga_t)
         mix_t = gb_t * gb_t + _coldot(ga_t, Kga_t)
-        obj_t = objective(cs)
-        crit_t = crit_values(gb_t, ga_t, Kga_t, mix_t, obj_before, obj_t) / crit0[cs]
+        obj_t = self.objective(cs)
+        crit_t = self.crit_values(gb_t, ga_t, Kga_t, mix_t, obj_before, obj_t)
+        crit_t = crit_t / self.crit0[cs]
         # g^T K g <= 0 with g != 0 is impossible for a PSD K: the products (or K
         # itself, e.g. rounded to float32) are indefinite at this scale
         indefinite = (mix_t <= 0) & (np.abs(ga_t).max(axis=0) > 0)
-        ok = (crit_t <= tol) & ~indefinite
-        obj[cs] = obj_t
+        ok = (crit_t <= self.tol) & ~indefinite
+        self.obj[cs] = obj_t
         bad = cs[~ok]
         if bad.size:
-            za_t, Kza_t = pre.apply(ga_t[:, ~ok], Kga_t[:, ~ok])
-            gb[bad], ga[:, bad], Kga[:, bad] = gb_t[~ok], ga_t[:, ~ok], Kga_t[:, ~ok]
-            mixed[bad] = mix_t[~ok]
-            pg_dot[bad] = gb_t[~ok] ** 2 + _coldot(za_t, Kga_t[:, ~ok])
-            d_b[bad], d_a[:, bad], Kd[:, bad] = -gb_t[~ok], -za_t, -Kza_t
+            za_t, Kza_t = self.pre.apply(ga_t[:, ~ok], Kga_t[:, ~ok])
+            self.gb[bad], self.ga[:, bad] = gb_t[~ok], ga_t[:, ~ok]
+            self.Kga[:, bad] = Kga_t[:, ~ok]
+            self.mixed[bad] = mix_t[~ok]
+            self.pg_dot[bad] = gb_t[~ok] ** 2 + _coldot(za_t, Kga_t[:, ~ok])
+            self.d_b[bad], self.d_a[:, bad], self.Kd[:, bad] = -gb_t[~ok], -za_t, -Kza_t
         return ok, crit_t, indefinite
 
-    active = np.ones(C, dtype=bool)
-    n_iter = np.zeros(C, dtype=np.intp)
-    n_ls = np.zeros(C, dtype=np.intp)
-    reason = np.array([""] * C, dtype=object)
-    converged = np.zeros(C, dtype=bool)
-    # true-residual checks that failed, and the criterion they measured
-    n_refresh = np.zeros(C, dtype=np.intp)
-    last_true_crit = np.full(C, np.inf)
-    saw_indefinite = False
-    # initial gradient may already be zero (e.g. warm start at the optimum)
-    zero_grad = np.sqrt(np.maximum(mixed, 0)) <= np.finfo(np.float64).eps
-    active[zero_grad], converged[zero_grad], reason[zero_grad] = False, True, "tol"
+    # ----------------------------------------------------------------------- hooks
+    def hook_state(self, it: int) -> dict:
+        """The state a hook sees (arrays are the solver's own: read, never write)."""
+        return {"iteration": it, "Ka": self.Ka, "b": self.b, "alpha": self.alpha,
+                "active": self.active, "objective": self.obj}
 
-    # the data-based rules and the user's callback: hooks on the iteration state
-    # (semisvm.solvers._early_stopping); a hook returns a column mask or a bool
-    rule = None if early_stopping is None else DataStoppingRule(
-        early_stopping, theta=theta, unlabeled=unl, n_columns=C,
-        stability_tol=stability_tol, stability_value_tol=stability_value_tol,
-        window=stability_window, K_val=K_val, Y_val=Y_val,
-    )
-    user = None if callback is None else UserCallback(callback)
-
-    def run_hook(hook: Any, state: dict) -> None:
+    def run_hook(self, hook: Any, state: dict) -> None:
+        """Stop the columns a hook asks to stop (a bool, or a mask over the columns)."""
         stop = hook(state)
         if stop is None or stop is False:
             return
-        act = np.flatnonzero(active)
+        act = np.flatnonzero(self.active)
         if stop is not True:
             act = act[np.asarray(stop)[act]]
-        active[act], reason[act] = False, hook.reason
+        self.active[act], self.reason[act] = False, hook.reason
 
-    history: dict[str, list] = {}
-    if record_history:
-        history = {
-            "objective": [obj.copy()],
-            "gradient": [np.sqrt(gb * gb + _coldot(Kga, Kga))],
-            "preconditioned_gradient": [np.sqrt(gb * gb + _coldot(ga, ga))],
-            "mixed": [np.sqrt(np.maximum(mixed, 0))],
-            "time": [0.0],
-        }
-        if K_eval is not None:
-            history["eval_error"] = [validation_error(K_eval, alpha, b, Y_eval)]
-    t_start = time.perf_counter()
-    t_cb = 0.0
-
-    for it in range(1, max_iter + 1):
-        cols = np.flatnonzero(active)
-        if cols.size == 0:
-            break
-        full = cols.size == C
-        sel = slice(None) if full else cols
-        # --- exact line search on all active columns at once
-        Kd_c = Kd[:, sel]
-        db_c = d_b[sel]
-        fd_l = Kd_c[lab] + db_c
-        LKd = (Lop @ Kd_c) if use_L else None
-        if L1 is not None:
-            LKd += L1[:, None] * db_c
-        alpha_c = alpha[:, sel]
-        A = gamma_a * _coldot(alpha_c, Kd_c)
-        B = gamma_a * _coldot(d_a[:, sel], Kd_c)
-        if use_L:
-            if L1 is not None:
-                dI = Kd_c + db_c
-                A += gamma_i * _coldot(LKa[:, sel], dI)
-                B += gamma_i * _coldot(dI, LKd)
-            else:
-                A += gamma_i * _coldot(Ka[:, sel], LKd)
-                B += gamma_i * _coldot(Kd_c, LKd)
-        F_l = Ka[lab][:, sel] + b[sel]
-        if squared:
-            wfd = fd_l if Wl is None else Wl * fd_l
-            a = A + _coldot(F_l - Yl[:, sel], wfd)
-            cc = B + _coldot(fd_l, wfd)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                steps = np.where(cc > 0, -a / cc, 0.0)
-            nls = np.ones(cols.size, dtype=np.intp)
-        else:
-            steps, nls = exact_line_search_batch(F_l, fd_l, Yl[:, sel], A, B, Wl)
-        # an unbounded direction cannot happen with gamma_a > 0
-        steps = np.where(np.isfinite(steps), steps, 0.0)
-        n_ls[cols] += nls
-        # --- update
-        if full:
-            alpha += steps * d_a
-            b += steps * d_b
-            Ka += steps * Kd
-            if use_L:
-                LKa += steps * LKd
-        else:
-            alpha[:, cols] += steps * d_a[:, cols]
-            b[cols] += steps * d_b[cols]
-            Ka[:, cols] += steps * Kd_c
-            if use_L:
-                LKa[:, cols] += steps * LKd
-        n_iter[cols] += 1
-        # --- new gradient, one product with K
-        gb_new, ga_new, _ = grad(cols)
-        Kga_new = Kop @ ga_new
-        n_products[cols] += 1
-        za_new, Kza_new = pre.apply(ga_new, Kga_new)
-        pg_new = gb_new * gb_new + _coldot(za_new, Kga_new)
-        mix_new = gb_new * gb_new + _coldot(ga_new, Kga_new)
-        # Polak-Ribiere: z_t^T (grad_t - grad_{t-1}) / z_{t-1}^T grad_{t-1}
-        cross = gb_new * gb[sel] + _coldot(za_new, Kga[:, sel])
-        denom = pg_dot[sel]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            rho = np.where(denom > 0, (pg_new - cross) / denom, 0.0)
-        rho = np.maximum(rho, 0.0)
-        if full:
-            d_b = -gb_new + rho * d_b
-            d_a = -za_new + rho * d_a
-            Kd = -Kza_new + rho * Kd
-            gb, ga, Kga, pg_dot, mixed = gb_new, ga_new, Kga_new, pg_new, mix_new
-        else:
-            d_b[cols] = -gb_new + rho * d_b[cols]
-            d_a[:, cols] = -za_new + rho * d_a[:, cols]
-            Kd[:, cols] = -Kza_new + rho * Kd[:, cols]
-            gb[cols], ga[:, cols], Kga[:, cols] = gb_new, ga_new, Kga_new
-            pg_dot[cols], mixed[cols] = pg_new, mix_new
-        obj_prev = obj[cols].copy()
-        obj[cols] = objective(cols)
-        # --- classical stopping, confirmed on the true residual
-        crit = crit_values(gb_new, ga_new, Kga_new, mix_new, obj_prev, obj[cols])
-        cand = (crit / crit0[cols] <= tol) | (mix_new <= 0) | (pg_new <= 0)
-        if cand.any():
-            cc_ = cols[cand]
-            ok, true_crit, indefinite = _confirm(cc_, obj_prev[cand])
-            n_products[cc_] += 2
-            stop = ok
-            # no progress of the true criterion since the last failed check, or an
-            # indefinite K: the arithmetic (e.g. a float32 K) cannot resolve tol
-            stalled = ~ok & ((true_crit >= 0.5 * last_true_crit[cc_]) | indefinite)
-            saw_indefinite |= bool(indefinite.any())
-            last_true_crit[cc_] = np.where(ok, last_true_crit[cc_], true_crit)
-            n_refresh[cc_] += ~ok
-            active[cc_[stop]], converged[cc_[stop]], reason[cc_[stop]] = False, True, "tol"
-            st = cc_[stalled]
-            active[st], reason[st] = False, "precision"
-        # --- data-based early stopping (every theta iterations, inside the rule)
-        state = {"iteration": it, "Ka": Ka, "b": b, "alpha": alpha, "active": active,
-                 "objective": obj}
-        if rule is not None:
-            run_hook(rule, state)
-        if record_history:
-            history["objective"].append(obj.copy())
-            history["gradient"].append(np.sqrt(gb * gb + _coldot(Kga, Kga)))
-            history["preconditioned_gradient"].append(np.sqrt(gb * gb + _coldot(ga, ga)))
-            history["mixed"].append(np.sqrt(np.maximum(mixed, 0)))
-            history["time"].append(time.perf_counter() - t_start - t_cb)
-            if K_eval is not None:
-                history["eval_error"].append(validation_error(K_eval, alpha, b, Y_eval))
-        if user is not None:
-            t0 = time.perf_counter()
-            run_hook(user, state)
-            t_cb += time.perf_counter() - t0
-    reason[active] = "max_iter"
-    if np.any(reason == "precision"):
+    # ---------------------------------------------------------------------- result
+    def warn_precision(self) -> None:
+        """ConvergenceWarning when a column gave up on tol (reason "precision")."""
+        prec = self.reason == "precision"
+        if not np.any(prec):
+            return
+        indefinite = ""
+        if self.saw_indefinite:
+            indefinite = (
+                f" and K is numerically indefinite at the scale of "
+                f"gamma_a={self.gamma_a:g} (g^T K g <= 0 for a nonzero g"
+                + (": the float32 rounding of K exceeds the regularization)"
+                   if self.Kop.dtype == np.float32 else ")"))
         warnings.warn(
-            f"PCG stopped before reaching tol={tol:g}: the stopping quantity, "
+            f"PCG stopped before reaching tol={self.tol:g}: the stopping quantity, "
             "recomputed from the coefficients, no longer decreases (it reached "
-            f"{np.min(last_true_crit[reason == 'precision']):.3g} relative)"
-            + (f" and K is numerically indefinite at the scale of gamma_a={gamma_a:g} "
-               "(g^T K g <= 0 for a nonzero g"
-               + (": the float32 rounding of K exceeds the regularization)"
-                  if Kop.dtype == np.float32 else ")")
-               if saw_indefinite else "")
+            f"{np.min(self.last_true_crit[prec]):.3g} relative)" + indefinite
             + ". Use a float64 kernel, a larger gamma_a or a larger tol.",
             ConvergenceWarning,
-            stacklevel=2,
+            stacklevel=3,
         )
-    hist = {k: np.asarray(v) for k, v in history.items()}
-    return SolveResult(
-        alpha=alpha,
-        b=b,
-        n_iter=n_iter,
-        converged=converged,
-        reason=reason.tolist(),
-        n_products=n_products,
-        preconditioner=pre.name,
-        objective=obj,
-        history=hist,
-        n_ls_iter=n_ls,
-    )
+
+    def result(self, history: dict) -> SolveResult:
+        return SolveResult(
+            alpha=self.alpha, b=self.b, n_iter=self.n_iter, converged=self.converged,
+            reason=self.reason.tolist(), n_products=self.n_products,
+            preconditioner=self.pre.name, objective=self.obj, history=history,
+            n_ls_iter=self.n_ls,
+        )
+
+
+class _History:
+    """Per-iteration objective, gradient norms, time and error on (K_eval, Y_eval)."""
+
+    def __init__(self, pcg: _PCG, K_eval: Any, Y_eval: Any) -> None:
+        self.K_eval, self.Y_eval = K_eval, Y_eval
+        self.rows: dict[str, list] = {k: [] for k in (
+            "objective", "gradient", "preconditioned_gradient", "mixed", "time")}
+        if K_eval is not None:
+            self.rows["eval_error"] = []
+        self.t_start = time.perf_counter()
+        self.append(pcg, 0.0, t=0.0)
+
+    def append(self, s: _PCG, t_callbacks: float, t: float | None = None) -> None:
+        r = self.rows
+        r["objective"].append(s.obj.copy())
+        r["gradient"].append(np.sqrt(s.gb * s.gb + _coldot(s.Kga, s.Kga)))
+        r["preconditioned_gradient"].append(np.sqrt(s.gb * s.gb + _coldot(s.ga, s.ga)))
+        r["mixed"].append(np.sqrt(np.maximum(s.mixed, 0)))
+        r["time"].append(time.perf_counter() - self.t_start - t_callbacks
+                         if t is None else t)
+        if self.K_eval is not None:
+            r["eval_error"].append(
+                validation_error(self.K_eval, s.alpha, s.b, self.Y_eval))
+
+    def arrays(self) -> dict:
+        return {k: np.asarray(v) for k, v in self.rows.items()}
 
 
 def _accurate_product(Kop: Any, V: np.ndarray) -> np.ndarray:
