@@ -47,6 +47,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import os
 import platform
 import sys
 import time
@@ -460,6 +461,7 @@ def _run_split(
             n_L=split.labeled.size, n_U=split.unlabeled.size,
             n_V=split.validation.size, n_T=split.test.size,
             time_kernel=prep.times["kernel"], time_graph=prep.times["graph"],
+            worker_pid=os.getpid(),
         )
         records.append(rec)
     return records
@@ -628,8 +630,6 @@ def run_reproduction(
 
 def _metadata(names, missing, n_splits, clfs, ddir, random_state, graph_weight,
               command, elapsed) -> dict[str, Any]:
-    import os
-
     import scipy
     import sklearn
 
@@ -905,7 +905,9 @@ def write_outputs(result: ReproductionResult, out: Path, meta: dict[str, Any]) -
     p = out / "tables.md"
     p.write_text("\n".join(body) + "\n")
     files.append(p)
-    per = [{k: v for k, v in r.items() if k != "result"} for r in result.records]
+    # worker_pid (which process ran the split) is run-specific: kept out of the CSV
+    per = [{k: v for k, v in r.items() if k not in ("result", "worker_pid")}
+           for r in result.records]
     p = out / "per_split.csv"
     _write_csv(p, per)
     files.append(p)
