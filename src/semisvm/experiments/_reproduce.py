@@ -20,9 +20,11 @@ choice and its evidence is in ``reproduce/melacci2011/notes_*.md``:
 
 * graph weights: heat kernel with t = the mean edge length (``'heat'``);
 * no bias in LapRLSC, Newton and PCG (``UseBias = 0``, ``fit_intercept=False``);
-* the dual: LIBSVM on Eq. 6 with C = 1, the b it returns kept, except on the
-  data sets of :data:`DUAL_BIAS_DROPPED` (G50C), where ``lapsvm.m``'s
-  ``b*UseBias`` drops it (no single choice reproduces the paper's dual row);
+* the dual: Eq. 6 with C = 1 for the primal solvers' model (without a bias: the
+  box QP without LIBSVM's equality constraint), except on the data sets of
+  :data:`DUAL_BIAS_DROPPED` (G50C), where LIBSVM's b is fitted and then dropped
+  as ``lapsvm.m``'s ``b*UseBias`` does;
+* COIL20 pixels divided by one factor (:data:`COIL20_SCALING`);
 * the check period of the early stopping rules theta = round(sqrt(n)/2)
   (:func:`paper_check_every`).
 
