@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from semisvm.datasets._loaders import DataFileNotFoundError, resolve_data_dir
@@ -30,12 +32,23 @@ def _errors(res):
     ]
 
 
-def test_parallel_splits_equal_sequential():
+def test_parallel_splits_run_in_worker_processes_with_equal_errors():
+    # n_jobs=2 must really hand the splits to joblib's worker processes (each
+    # record keeps the pid of the process that ran it): with the default BLAS
+    # limit, run_reproduction used to call itself again without n_jobs, so the
+    # "parallel" run ran in this process and the old version of this test, which
+    # only compared the errors of two runs, could not tell
     kw = dict(data_dir=DATA, n_splits=2, figures=False, progress=False,
               classifiers=["svm", "laprlsc", "newton", "pcg_stability"])
     seq = run_reproduction("g50c", **kw)
     par = run_reproduction("g50c", n_jobs=2, **kw)
     assert len(seq.records) == 8
+    assert {r["worker_pid"] for r in seq.records} == {os.getpid()}
+    par_pids = {r["worker_pid"] for r in par.records}
+    assert os.getpid() not in par_pids
+    # one pid per split: the classifiers of a split share its prepared kernel
+    for k in range(2):
+        assert len({r["worker_pid"] for r in par.records if r["split"] == k}) == 1
     assert _errors(par) == _errors(seq)
 
 

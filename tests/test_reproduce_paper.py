@@ -67,3 +67,32 @@ def test_reproduced_errors_within_paper_std(dataset):
                     outside.append(f"{clf} {s}: {ours:.2f} vs {mean} +- {std}")
     assert checked == 3 * (len(TABLE4[dataset]) + len(TABLE7[dataset]))
     assert not outside, outside
+
+
+def _coil_data() -> Path | None:
+    return DATA if DATA is not None and (DATA / "coil20.npz").is_file() else None
+
+
+@pytest.mark.slow
+@pytest.mark.data
+@pytest.mark.skipif(_coil_data() is None, reason="COIL20 data file missing")
+def test_coil20_dual_and_newton_agree_and_per_class_times():
+    # issue 22: the dual used to err 34% on U where Newton erred 19% (LIBSVM's
+    # equality constraint of the bias, then b dropped: a different model from
+    # Newton's b = 0); the bias-free dual solves Newton's model with the hinge
+    # loss, so the two stay within 2 points on the 20-class set.  The same run
+    # times the Table 3 solvers one class at a time (the authors' protocol).
+    res = run_reproduction("coil20", data_dir=DATA, n_splits=3, figures=False,
+                           progress=False, classifiers=["dual", "newton", "pcg_mixed"])
+    summary = {r["classifier"]: r for r in res.summary}
+    dual, newton = summary["dual"]["err_U"][0], summary["newton"]["err_U"][0]
+    assert abs(dual - newton) <= 2.0, (dual, newton)
+    # both far below the supervised error on this set (~30%): the graph is used
+    assert max(dual, newton) < 25.0
+    for clf in ("dual", "newton", "pcg_mixed"):
+        t = summary[clf]["time_per_class"][0]
+        assert np.isfinite(t) and t > 0, clf
+    from semisvm.experiments._reproduce import build_tables
+
+    md = "\n".join(build_tables(res.summary)["table3"]["md"])
+    assert "COIL20, one class at a time" in md
