@@ -193,3 +193,57 @@ def test_api_messages_name_the_problem():
                   dtype=object)
     est = LapSVM().fit(X, ys)
     assert set(est.classes_) == {"cat", "dog"}
+
+
+# --------------------------------------------------------------- issue 33
+def _iris_file(d: Path, name: str = "iris.csv") -> Path:
+    """Iris with class names 3, 4, 5 and every 10th row labeled (blank = unlabeled)."""
+    from sklearn.datasets import load_iris
+
+    X, yt = load_iris(return_X_y=True)
+    y = np.full(yt.size, "", dtype=object)
+    y[::10] = (yt[::10] + 3).astype(str)
+    path = d / name
+    pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "c": X[:, 2], "d": X[:, 3],
+                  "y": y}).to_csv(path, index=False)
+    return path
+
+
+def test_memory_refusal_keeps_its_advice_lines(tmp_path, monkeypatch, capsys):
+    """Issue 33.6: the whole refusal reaches the user, not its first line."""
+    import semisvm._memory as mem
+    from semisvm._memory import MemoryPlan
+    from semisvm.cli import main
+
+    data = _animals(tmp_path)
+    monkeypatch.setattr(mem, "available_memory", lambda: 2**20)
+
+    def refuse(self, X, y, **kw):
+        MemoryPlan("LapSVM fit, dense kernel").add(
+            "kernel matrix K (200000 x 200000 float64)", 3.2e11).check(
+            "Use kernel_approximation='streamed' (exact, K never stored) or "
+            "'nystroem' (low rank).")
+
+    monkeypatch.setattr(LapSVM, "fit", refuse)
+    rc = main(["fit", str(data), "-o", str(tmp_path / "m")])
+    err = capsys.readouterr().err
+    assert rc == 1
+    assert "kernel matrix K (200000 x 200000 float64)" in err  # the second line
+    assert "streamed" in err and "nystroem" in err  # the advice, last line
+
+
+def test_fit_warnings_print_class_names_and_true_advice(tmp_path):
+    """Issue 33.6: classes printed plainly (no np.int64(...)), and no advice to raise
+    max_iter while early stopping is on."""
+    data = _iris_file(tmp_path)
+    p = run("fit", data, "-o", tmp_path / "m", "--max-iter", "3", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert "max_iter=3" in p.stderr  # the convergence warning is shown
+    assert "np.int" not in p.stderr and "(classes 3, 4, 5)" in p.stderr
+    assert "Increase max_iter" not in p.stderr and "'auto'" not in p.stderr
+    assert "--stability-tol" in p.stderr
+    # without early stopping, raising max_iter is the right advice and stays
+    p = run("fit", data, "-o", tmp_path / "m", "--max-iter", "3", "--early-stopping",
+            "none", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert "Increase max_iter" in p.stderr and "np.int" not in p.stderr

@@ -490,6 +490,66 @@ def _summary_stop(term: Any, n_iter: Any) -> str:
             "iterations")
 
 
+_NP_SCALAR = re.compile(r"np\.(?:u?int|float|complex|longdouble)\d*\(([^()]*)\)")
+_NP_TEXT = re.compile(r"np\.(?:str_|bytes_)\(((?:'[^']*')|(?:\"[^\"]*\"))\)")
+
+
+def _plain_text(msg: str) -> str:
+    """numpy scalar reprs as plain values: ``np.int64(3)`` -> ``3``."""
+    msg = _NP_SCALAR.sub(r"\1", msg)
+    msg = _NP_TEXT.sub(r"\1", msg)
+    return re.sub(r"np\.(True|False)_", r"\1", msg)
+
+
+def _early_stopping_rule(est: Any) -> str | None:
+    """The early-stopping rule the fitted estimator used (``'auto'`` resolved)."""
+    rule = est.get_params().get("early_stopping")
+    if rule == "auto":
+        solver = getattr(est, "solver_", None) or est.get_params().get("solver")
+        try:
+            rule = est._resolve_early_stopping(solver)
+        except (AttributeError, ValueError, TypeError):
+            rule = "stability" if solver == "pcg" else None
+    return rule
+
+
+_RAISE_MAX_ITER = re.compile(r"\s*\b(?:[Ii]ncrease|[Rr]aise)\b[^.]*\bmax_iter\b[^.]*\.")
+
+
+def _fit_warning(msg: str, est: Any, classes: np.ndarray) -> str:
+    """A warning of the estimator as the user of the command line should read it.
+
+    The command line trains on class codes 0..k-1: a list of classes in the
+    message is written back with the class names.  While an early-stopping rule
+    is on, advice to raise ``max_iter`` is replaced: the rule, not the cap, is
+    the stopping criterion the user chose.
+    """
+
+    def names(m: re.Match[str]) -> str:
+        out = []
+        for item in _plain_text(m.group(1)).split(","):
+            item = item.strip()
+            try:
+                out.append(format_label(classes[int(item)]))
+            except (ValueError, IndexError):
+                out.append(item.strip("'\""))
+        return f"(classes {', '.join(out)})"
+
+    msg = re.sub(r"\(classes \[([^\]]*)\]\)", names, msg)
+    msg = _plain_text(msg)
+    rule = _early_stopping_rule(est)
+    if rule is not None and "max_iter" in msg:
+        msg = msg.replace("the 'auto' early-stopping rule",
+                          f"the {rule!r} early-stopping rule")
+        if _RAISE_MAX_ITER.search(msg):
+            flags = ("--stability-tol or --stability-value-tol" if rule == "stability"
+                     else "--check-every")
+            msg = _RAISE_MAX_ITER.sub("", msg).rstrip() + (
+                f" Early stopping ({rule!r}) is on and did not stop the solver: "
+                f"loosen the rule ({flags}) or --tol.")
+    return msg
+
+
 def _check_cli_params(params: dict[str, Any]) -> None:
     try:
         validate_params(params, _CLI_CONSTRAINTS)
@@ -616,8 +676,9 @@ def _cmd_fit(args: argparse.Namespace) -> int:
             with contextlib.redirect_stdout(sys.stderr):
                 est.fit(X, y)
         except ValueError as exc:
-            raise CLIError(f"{data}: {_option_message(str(exc).splitlines()[0])}") from None
-    notes = list(dict.fromkeys(str(w.message).splitlines()[0] for w in caught))
+            raise CLIError(f"{data}: {_option_message(str(exc).strip())}") from None
+    notes = list(dict.fromkeys(_fit_warning(str(w.message).strip(), est, classes)
+                               for w in caught))
     for note in notes:
         print(f"semisvm fit: warning: {note}", file=sys.stderr)
     out.log("fitted")
@@ -982,7 +1043,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (CLIError, DataFileNotFoundError, ValueError, MemoryError, OSError) as exc:
         if getattr(args, "traceback", False):
             raise
-        msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        # the whole message: a memory refusal's advice (streamed kernel, Nystroem)
+        # sits on the lines after the first
+        msg = _plain_text(str(exc).strip()) or type(exc).__name__
         if isinstance(exc, MemoryError) and not str(exc).strip():
             msg = ("out of memory (try fewer rows, --kernel-approximation nystroem, "
                    "or for predict a smaller --batch-size)")
@@ -992,8 +1055,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if getattr(args, "traceback", False):
             raise
         print(f"semisvm {args.command}: error: unexpected {type(exc).__name__}: "
-              f"{str(exc).splitlines()[0] if str(exc) else ''} (rerun with --traceback "
-              "and report it)", file=sys.stderr)
+              f"{_plain_text(str(exc).strip())} (rerun with --traceback and report it)",
+              file=sys.stderr)
         return 1
 
 
