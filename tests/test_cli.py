@@ -243,6 +243,7 @@ def _bad_files(d: Path, model: Path) -> list[tuple[list[str], str]]:
         (["fit", ok, "--label-column", "7"], "--label-column 7 is out of range"),
         (["fit", d / "one.csv"], "one.csv: the labeled rows hold only one class ('0')"),
         (["fit", d / "none.csv"], "none.csv: no labeled rows"),
+        (["fit", ok, "--no-default-unlabeled"], "ok.csv: empty label cell(s) at lines"),
         (["fit", d / "blank.csv"], "blank.csv: the file is empty"),
         (["fit", d / "semi.csv", "--delimiter", ","], "no feature column left (wrong delimiter"),
         (["fit", d / "missing.csv"], "'" + str(d / "missing.csv") + "' not found"),

@@ -247,3 +247,58 @@ def test_fit_warnings_print_class_names_and_true_advice(tmp_path):
             "none", cwd=tmp_path)
     assert p.returncode == 0, p.stderr
     assert "Increase max_iter" in p.stderr and "np.int" not in p.stderr
+
+
+def _blank_and_question(d: Path) -> tuple[Path, Path, int]:
+    """Training file whose unlabeled rows are blank or '?'; a test file with blanks."""
+    X, y, yt = make_two_moons(120, n_labeled_per_class=4, random_state=0)
+    names = np.array(["cat", "dog"], dtype=object)
+    lab = np.where(y == -1, np.where(np.arange(y.size) % 2 == 0, "", "?"),
+                   names[np.maximum(y, 0)])
+    train = d / "train.csv"
+    pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "animal": lab}).to_csv(train, index=False)
+    truth = names[yt].astype(object)
+    truth[::3] = ""  # empty cells: unlabeled rows, never a class to score against
+    test = d / "test.csv"
+    pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "animal": truth}).to_csv(test, index=False)
+    return train, test, int((truth != "").sum())
+
+
+@pytest.mark.parametrize("command", ["fit", "predict", "score"])
+def test_unlabeled_markers_add_to_the_defaults(tmp_path, command):
+    """Issue 33.2: --unlabeled '?' adds to the defaults: an empty cell stays unlabeled,
+    and with --no-default-unlabeled an empty label is an error naming the rows."""
+    train, test, n_filled = _blank_and_question(tmp_path)
+    model = tmp_path / "m.joblib"
+    p = run("fit", train, "--label-column", "animal", "--unlabeled", "?", "-o", model,
+            "--model-format", "joblib", "--json", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    res = json.loads(p.stdout)
+    assert res["classes"] == ["cat", "dog"] and res["n_labeled"] == 8
+    if command == "fit":
+        p = run("fit", train, "--label-column", "animal", "--no-default-unlabeled",
+                "--unlabeled", "?", "-o", tmp_path / "m2", cwd=tmp_path)
+        # data line 1 is row 0 (even: blank unless labeled), after the header line
+        first_blank = 2 + next(i for i, v in enumerate(pd.read_csv(
+            train, keep_default_na=False)["animal"]) if v == "")
+    else:
+        extra = ["--label-column", "animal"] if command == "predict" else []
+        p = run(command, model, test, "--unlabeled", "?", "--json", *extra, cwd=tmp_path)
+        assert p.returncode == 0, p.stderr
+        res = json.loads(p.stdout)
+        assert res["n_labeled"] == n_filled and res["accuracy"] > 0.9
+        p = run(command, model, test, "--no-default-unlabeled", "--unlabeled", "?",
+                *extra, cwd=tmp_path)
+        first_blank = 2
+    assert p.returncode == 1
+    err = p.stderr.strip()
+    assert "empty label" in err and "never a class" in err
+    assert f"lines {first_blank}," in err, err
+
+
+def test_help_says_markers_add_and_how_to_drop_them():
+    sub = build_parser()._subparsers._group_actions[0].choices
+    for command in ("fit", "predict", "score"):
+        flat = " ".join(sub[command].format_help().split())
+        assert "--no-default-unlabeled" in flat, command
+        assert "added to the default markers" in flat and "never a class" in flat

@@ -31,6 +31,7 @@ __all__ = [
     "peek_columns",
     "iter_table",
     "split_labels",
+    "check_empty_labels",
     "save_model",
     "load_model",
     "MODEL_FORMAT",
@@ -368,7 +369,7 @@ def _iter_text(p: Path, label_column: str | None, delimiter: str | None,
         yield Table(X, labels, feature_names if names else None,
                     None if label_idx is None else (names[label_idx] if names
                                                     else str(label_idx)),
-                    row0, {"delimiter": sep})
+                    row0, {"delimiter": sep, "header_lines": 1 if names else 0})
         row0 += df.shape[0]
     if row0 == 0:
         raise CLIError(f"{p}: no data rows")
@@ -501,30 +502,62 @@ def read_table(path: str | Path, **kwargs: Any) -> Table:
 
 # ----------------------------------------------------------------- labels
 def _is_missing(v: Any) -> bool:
-    return v is None or (isinstance(v, float) and math.isnan(v))
+    """An empty label: None, NaN, or a cell with no text."""
+    return v is None or (isinstance(v, float) and math.isnan(v)) or (
+        isinstance(v, str) and v.strip() == "")
+
+
+def row_names(rows: Sequence[int], row0: int = 0,
+              extra: dict[str, Any] | None = None) -> str:
+    """``'lines 3, 7'`` (text files: line numbers) or ``'rows 0, 4'`` (0-based)."""
+    extra = extra or {}
+    if "header_lines" in extra:
+        first, what = row0 + 1 + int(extra["header_lines"]), "line"
+    else:
+        first, what = row0, "row"
+    shown = ", ".join(str(first + int(i)) for i in rows[:10])
+    more = f", ... ({len(rows)} in all)" if len(rows) > 10 else ""
+    return f"{what}{'s' if len(rows) > 1 else ''} {shown}{more}"
+
+
+def check_empty_labels(path: str | Path, labels: np.ndarray, markers: Sequence[str],
+                       row0: int = 0, extra: dict[str, Any] | None = None) -> np.ndarray:
+    """Mask of the empty label cells; an error naming them if ``''`` is no marker.
+
+    An empty label is never a class: it marks an unlabeled row when ``''`` is a
+    marker (it is one of the defaults) and is an error otherwise.
+    """
+    empty = np.fromiter((_is_missing(v) for v in labels), dtype=bool,
+                        count=labels.shape[0])
+    if empty.any() and "" not in list(markers):
+        raise CLIError(
+            f"{path}: empty label cell(s) at {row_names(np.flatnonzero(empty), row0, extra)}"
+            ": an empty label is never a class, and '' is not an unlabeled marker here "
+            "(the default markers are off: --no-default-unlabeled); fill them in, or "
+            "add --unlabeled '' to make them unlabeled rows"
+        )
+    return empty
 
 
 def split_labels(
-    path: str | Path, labels: np.ndarray, markers: Sequence[str]
+    path: str | Path, labels: np.ndarray, markers: Sequence[str],
+    extra: dict[str, Any] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Unlabeled mask, sorted class names and codes (-1 unlabeled) of a label column.
 
-    A label is unlabeled when it is missing (empty cell, NaN, None) and ``''``
-    is a marker, or when its text equals a marker, or when it is a number equal
-    to a numeric marker (``-1`` matches ``-1.0``).
+    A label is unlabeled when it is empty (empty cell, NaN, None) and ``''`` is
+    a marker (an empty label with no ``''`` marker is an error, never a class),
+    or when its text equals a marker, or when it is a number equal to a numeric
+    marker (``-1`` matches ``-1.0``).
     """
     markers = list(markers)
     num_markers = {float(m) for m in markers if _is_number(m)}
     text_markers = {m.strip().lower() for m in markers}
+    empty = check_empty_labels(path, labels, markers, 0, extra)
     unl = np.zeros(labels.shape[0], dtype=bool)
     for i, v in enumerate(labels):
-        if _is_missing(v):
-            unl[i] = "" in markers
-            if not unl[i]:
-                raise CLIError(
-                    f"{path}: label column has an empty cell (row {i}) and '' is not an "
-                    "unlabeled marker (option --unlabeled)"
-                )
+        if empty[i]:
+            unl[i] = True
         elif isinstance(v, str):
             unl[i] = v.strip().lower() in text_markers or (
                 _is_number(v) and float(v) in num_markers)
@@ -549,7 +582,9 @@ def split_labels(
     if classes.size < 2:
         hint = ""
         if any(_is_number(m) and float(m) == -1 for m in markers):
-            hint = " (-1 is an unlabeled marker by default: for -1/+1 labels say --unlabeled '')"
+            hint = (" (-1 is an unlabeled marker by default: for -1/+1 labels say "
+                    "--no-default-unlabeled, with --unlabeled '' if empty cells mark "
+                    "the unlabeled rows)")
         raise CLIError(
             f"{path}: the labeled rows hold only one class ({format_label(classes[0])!r}); "
             f"at least two are needed{hint}"

@@ -49,6 +49,7 @@ from ._cli_io import (
     FORMATS,
     CLIError,
     Table,
+    check_empty_labels,
     format_label,
     iter_table,
     load_model,
@@ -80,8 +81,9 @@ _CLI_CONSTRAINTS: dict[str, list] = {
     "model_format": [Options(("auto", "skops", "joblib"))],
     "sigma": [None, Interval(numbers.Real, 0, None, closed="neither")],
 }
-#: labels that mark an unlabeled row unless --unlabeled says otherwise (text
-#: compared case-insensitively; -1 also as a number)
+#: labels that mark an unlabeled row; --unlabeled adds to them and
+#: --no-default-unlabeled drops them (text compared case-insensitively; -1 also
+#: as a number)
 _DEFAULT_UNLABELED = ("", "-1", "?", "NA", "N/A", "nan", "unknown", "unlabeled")
 #: header names taken as the label column by --label-column auto
 _LABEL_NAMES = ("label", "labels", "y", "class", "target")
@@ -243,10 +245,17 @@ def _add_input(p: argparse.ArgumentParser, *, label_default: str) -> None:
                    "target, else the last; predict/score: the training label column "
                    f"when present) (default: {label_default})")
     g.add_argument("--unlabeled", action="append", metavar="MARK", default=None,
-                   help="label text that marks an unlabeled row; repeat for several; "
-                   "'' is an empty cell (default: an empty cell, -1, ?, NA, N/A, nan, "
-                   "unknown, unlabeled, in any case; predict and score use the "
-                   "markers stored in the model)")
+                   help="label text that marks an unlabeled row, added to the default "
+                   "markers; repeat for several; '' is an empty cell. Defaults: an "
+                   "empty cell, -1, ?, NA, N/A, nan, unknown, unlabeled (text in any "
+                   "case; predict and score use the markers stored in the model). An "
+                   "empty label cell is never a class")
+    g.add_argument("--no-default-unlabeled", dest="no_default_unlabeled",
+                   action="store_true",
+                   help="drop the default markers (predict, score: the model's): only "
+                   "the --unlabeled markers mark unlabeled rows, so -1 can be a class; "
+                   "an empty label cell is then an error naming its rows, unless "
+                   "--unlabeled '' is given")
     g.add_argument("--format", choices=FORMATS, default="auto",
                    help="file format (default: from the extension)")
     g.add_argument("--delimiter", default=None,
@@ -319,8 +328,9 @@ def build_parser() -> argparse.ArgumentParser:
     f = sub.add_parser(
         "fit", help="train a model on a data file (unlabeled rows included)",
         description="Train a semi-supervised classifier on every row of DATA: rows "
-        "whose label is an unlabeled marker are the unlabeled points.  Class names "
-        "(strings or numbers) are kept and written back by 'predict'.")
+        "whose label is an unlabeled marker are the unlabeled points; an empty label "
+        "cell is never a class.  Class names (strings or numbers) are kept and "
+        "written back by 'predict'.")
     f.add_argument("data", nargs="?", metavar="DATA", help="training data file")
     f.add_argument("--train", dest="train", help=argparse.SUPPRESS)
     f.add_argument("-o", "--output", default=None, metavar="MODEL",
@@ -435,12 +445,18 @@ def _progress(it: Iterable[Table], enabled: bool, desc: str) -> Iterable[Table]:
 
 
 def _markers(args: argparse.Namespace, bundle: dict[str, Any] | None = None) -> list[str]:
-    """--unlabeled, else the markers stored in the model, else the defaults."""
-    if args.unlabeled is not None:
-        return list(args.unlabeled)
-    if bundle is not None and bundle.get("unlabeled_markers") is not None:
-        return list(bundle["unlabeled_markers"])
-    return list(_DEFAULT_UNLABELED)
+    """The defaults (predict, score: the model's markers) plus the --unlabeled ones.
+
+    ``--no-default-unlabeled`` drops the defaults: the --unlabeled markers only.
+    """
+    if getattr(args, "no_default_unlabeled", False):
+        base: list[str] = []
+    elif bundle is not None and bundle.get("unlabeled_markers") is not None:
+        base = list(bundle["unlabeled_markers"])
+    else:
+        base = list(_DEFAULT_UNLABELED)
+    given = [m for m in (args.unlabeled or []) if m not in base]
+    return base + list(dict.fromkeys(given))
 
 
 def _fit_label_spec(path: str, args: argparse.Namespace) -> str:
@@ -463,7 +479,7 @@ def _check_dominant_class(path: str, unl: np.ndarray, classes: np.ndarray,
     Every row labeled and one text value holding at least half of them is what a
     file with an unknown unlabeled marker looks like ("missing", "tbd", ...).
     """
-    if args.unlabeled is not None or unl.any():
+    if args.unlabeled is not None or args.no_default_unlabeled or unl.any():
         return
     counts = np.bincount(codes, minlength=classes.size)
     k = int(np.argmax(counts))
@@ -472,7 +488,7 @@ def _check_dominant_class(path: str, unl: np.ndarray, classes: np.ndarray,
             f"{path}: no row is unlabeled and {format_label(classes[k])!r} labels "
             f"{counts[k]} of {codes.size} rows: if it marks the unlabeled rows say "
             f"--unlabeled {format_label(classes[k])!r}; to train on it as a class, "
-            "pass the markers explicitly (e.g. --unlabeled '')"
+            "say --no-default-unlabeled"
         )
 
 
@@ -662,7 +678,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     table = read_table(data, **_input_kwargs(args, spec))
     if table.labels is None:
         raise CLIError(f"{data}: no label column (option --label-column)")
-    unl, classes, y = split_labels(data, table.labels, _markers(args))
+    unl, classes, y = split_labels(data, table.labels, _markers(args), table.extra)
     _check_dominant_class(data, unl, classes, y, args)
     X = table.X
     n, d = X.shape
@@ -804,15 +820,18 @@ def _score_columns(est: Any, classes: np.ndarray, X: Any, proba: bool
     return cols, np.hstack(parts)
 
 
-def _accuracy_counts(labels: np.ndarray | None, pred: np.ndarray, markers: list[str],
+def _accuracy_counts(table: Table, pred: np.ndarray, markers: list[str],
                      path: str) -> tuple[int, int]:
+    """Right and scored predictions on the labeled rows (empty labels never count)."""
+    labels = table.labels
     if labels is None:
         return 0, 0
+    empty = check_empty_labels(path, labels, markers, table.n_rows_before, table.extra)
     mark = {m.strip().lower() for m in markers}
     num = {float(m) for m in markers if _is_num(m)}
     right = total = 0
-    for v, p in zip(labels, pred, strict=True):
-        if v is None or (isinstance(v, float) and np.isnan(v)):
+    for v, p, e in zip(labels, pred, empty, strict=True):
+        if e:
             continue
         s = format_label(v)
         if s.strip().lower() in mark or (_is_num(s) and float(s) in num):
@@ -872,7 +891,7 @@ def _cmd_predict(args: argparse.Namespace) -> int:
         for table, X in _predict_chunks(args, out, data, bundle):
             pred = classes[np.asarray(est.predict(X))]
             names = [format_label(v) for v in pred]
-            r, t = _accuracy_counts(table.labels, pred, _markers(args, bundle), data)
+            r, t = _accuracy_counts(table, pred, _markers(args, bundle), data)
             right, total, n = right + r, total + t, n + len(names)
             if writer is None and not parquet:
                 all_pred += names
@@ -951,7 +970,7 @@ def _cmd_score(args: argparse.Namespace) -> int:
         if table.labels is None:
             raise CLIError(f"{args.data}: no label column (option --label-column)")
         pred = classes[np.asarray(est.predict(X))]
-        r, t = _accuracy_counts(table.labels, pred, _markers(args, bundle), args.data)
+        r, t = _accuracy_counts(table, pred, _markers(args, bundle), args.data)
         right, total, n = right + r, total + t, n + X.shape[0]
     if total == 0:
         raise CLIError(f"{args.data}: no labeled rows to score (option --unlabeled)")
