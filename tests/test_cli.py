@@ -221,6 +221,7 @@ def _bad_files(d: Path, model: Path) -> list[tuple[list[str], str]]:
     (d / "short.csv").write_text("a,b,y\n1,2,0\n3,4\n5,6,1\n")
     (d / "nan.csv").write_text("a,b,y\n1,2,0\n3,nan,1\n5,6,\n")
     (d / "text.csv").write_text("a,b,y\n1,2,0\n3,abc,1\n5,6,\n")
+    (d / "nanq.csv").write_text("x1,x2,y\n1,2,0\n3,nan,1\n5,6,\n")
     (d / "one.csv").write_text("a,b,y\n1,2,0\n3,4,0\n5,6,\n")
     (d / "none.csv").write_text("a,b,y\n1,2,\n3,4,-1\n5,6,\n")
     (d / "unl.csv").write_text("x1,x2,y\n1,2,\n3,4,-1\n")
@@ -258,8 +259,9 @@ def _bad_files(d: Path, model: Path) -> list[tuple[list[str], str]]:
         (["predict", d / "old_model", ok], "written by semisvm 0.0.1, this is semisvm"),
         (["predict", d / "v1_model", ok], "v1_model: model file layout 1 is from another"),
         (["predict", ok, ok], "ok.csv: not a model written by 'semisvm fit'"),
-        (["predict", model, d / "nan.csv"], "nan.csv: feature column 'b', line 3"),
-        (["predict", model, d / "semi.csv", "--delimiter", ","], "semi.csv: 1 columns"),
+        (["predict", model, d / "nanq.csv"], "nanq.csv: feature column 'x2', line 3"),
+        (["predict", model, d / "semi.csv", "--delimiter", ","],
+         "semi.csv: found 1 column(s), expected 2 feature column(s) (or 3 with a label"),
         (["predict", model, ok, "--batch-size", "0"], "option --batch-size must be an int"),
         (["score", model, d / "unl.csv"], "unl.csv: no labeled rows to score"),
         (["predict", model, d / "none.csv"], "none.csv: missing feature column(s) the "
@@ -338,3 +340,37 @@ def test_docs_table_of_bad_inputs(tmp_path, model, capsys):
         "docs/cli_errors.rst is out of date: regenerate it with "
         "SEMISVM_UPDATE_DOCS=1 python -m pytest tests/test_cli.py -k docs_table"
     )
+
+
+@pytest.mark.parametrize("command", ["predict", "score"])
+def test_query_columns_by_name_extra_columns_ignored(files, model, capsys, tmp_path,
+                                                       command):
+    """Issue 33.3: a model trained on x1,x2 takes them by name from id,x2,x1(,y) and
+    reports the columns it ignores; a headerless file goes by position and a wrong
+    count names the expected and found counts."""
+    d, X, y, y_true, Xq, yq = files
+    est = load_model(model)["estimator"]
+    q = tmp_path / "q.csv"
+    pd.DataFrame({"id": [f"row-{i}" for i in range(len(yq))], "x2": Xq[:, 1],
+                  "note": "text", "x1": Xq[:, 0], "y": NAMES[yq]}).to_csv(q, index=False)
+    rc, out, err = _run([command, model, q, "--json"], capsys)
+    assert rc == 0, err
+    assert "ignoring column(s) the model does not use: id, note" in err
+    res = json.loads(out)
+    if command == "predict":
+        assert res["predictions"] == list(NAMES[est.predict(Xq)])
+    assert res["accuracy"] == pytest.approx(np.mean(est.predict(Xq) == yq))
+    assert res["n_labeled"] == len(yq)
+    # no header: by position, with the counts in the error when they differ
+    bare = tmp_path / "bare.csv"
+    np.savetxt(bare, np.c_[np.arange(len(yq)), Xq, yq, yq], delimiter=",", fmt="%.17g")
+    rc, out, err = _run([command, model, bare], capsys)
+    assert rc == 1
+    assert "found 5 column(s), expected 2 feature column(s)" in err, err
+    assert "by position" in err and "x1, x2" in err
+    pd.DataFrame({"a": Xq[:, 0], "b": Xq[:, 1], "c": NAMES[yq]}).to_csv(
+        bare, header=False, index=False)
+    rc, out, err = _run([command, model, bare, "--label-column", "last", "--json"],
+                        capsys)
+    assert rc == 0, err
+    assert json.loads(out)["accuracy"] == pytest.approx(np.mean(est.predict(Xq) == yq))

@@ -307,6 +307,7 @@ def iter_table(
     delimiter: str | None = None,
     header: str = "auto",
     chunksize: int | None = None,
+    feature_columns: Sequence[str] | None = None,
 ) -> Iterator[Table]:
     """Read a data file as :class:`Table` chunks of at most ``chunksize`` rows.
 
@@ -323,14 +324,21 @@ def iter_table(
     header : {'auto', 'yes', 'no'}, default='auto'
     chunksize : int, default=None
         Rows per chunk (text files are then read chunk by chunk); None reads all.
+    feature_columns : list of str, default=None
+        Names of the feature columns, in this order (a model's feature names): a
+        file with a header then has only these parsed as features, the other
+        columns are ignored and listed in ``Table.extra['ignored_columns']``; a
+        name missing from the header is an error.  Files without column names
+        (no header row, npz, svmlight) ignore it: their features are by position.
     """
     p = _check_file(path)
     kind = detect_format(p, fmt)
     if kind == "csv":
-        yield from _iter_text(p, label_column, delimiter, header, chunksize)
+        yield from _iter_text(p, label_column, delimiter, header, chunksize,
+                              feature_columns)
         return
     if kind == "parquet":
-        table = _read_parquet(p, label_column)
+        table = _read_parquet(p, label_column, feature_columns)
     elif kind == "npz":
         table = _read_npz(p, label_column)
     else:
@@ -340,14 +348,34 @@ def iter_table(
     for s in range(0, max(n, 1), max(step, 1)):
         yield Table(table.X[s:s + step],
                     None if table.labels is None else table.labels[s:s + step],
-                    table.feature_names, table.label_name, s)
+                    table.feature_names, table.label_name, s, table.extra)
+
+
+def _select_features(p: Path, names: list[str], label_idx: int | None,
+                     wanted: Sequence[str] | None) -> tuple[list[int], list[str]]:
+    """Indices of the feature columns and the names of the ignored columns."""
+    others = [j for j in range(len(names)) if j != label_idx]
+    if wanted is None:
+        return others, []
+    missing = [c for c in wanted if c not in names]
+    if missing:
+        raise CLIError(
+            f"{p}: missing feature column(s) the model was trained on: "
+            f"{', '.join(missing[:8])}{' ...' if len(missing) > 8 else ''} (the file "
+            f"has: {', '.join(names[:12])}{' ...' if len(names) > 12 else ''})"
+        )
+    cols = [names.index(c) for c in wanted]
+    return cols, [names[j] for j in others if j not in cols]
 
 
 def _iter_text(p: Path, label_column: str | None, delimiter: str | None,
-               header: str, chunksize: int | None) -> Iterator[Table]:
+               header: str, chunksize: int | None,
+               feature_columns: Sequence[str] | None = None) -> Iterator[Table]:
     chunks, sep, names = _read_text_raw(p, delimiter, header, chunksize)
     label_idx: int | None = None
     feature_names: list[str] | None = None
+    feat_cols: list[int] = []
+    ignored: list[str] = []
     row0 = 0
     for df in chunks:
         ncol = df.shape[1]
@@ -359,8 +387,9 @@ def _iter_text(p: Path, label_column: str | None, delimiter: str | None,
                     "column left (wrong delimiter? say --delimiter)"
                 )
             all_names = names or [f"column {j}" for j in range(ncol)]
-            feature_names = [n for j, n in enumerate(all_names) if j != label_idx]
-        feat_cols = [j for j in range(ncol) if j != label_idx]
+            feat_cols, ignored = _select_features(
+                p, all_names, label_idx, feature_columns if names else None)
+            feature_names = [all_names[j] for j in feat_cols]
         X = _numeric_features(p, df.iloc[:, feat_cols], feature_names or [], row0,
                               1 if names else 0)
         labels = None
@@ -369,13 +398,15 @@ def _iter_text(p: Path, label_column: str | None, delimiter: str | None,
         yield Table(X, labels, feature_names if names else None,
                     None if label_idx is None else (names[label_idx] if names
                                                     else str(label_idx)),
-                    row0, {"delimiter": sep, "header_lines": 1 if names else 0})
+                    row0, {"delimiter": sep, "header_lines": 1 if names else 0,
+                           "ignored_columns": ignored})
         row0 += df.shape[0]
     if row0 == 0:
         raise CLIError(f"{p}: no data rows")
 
 
-def _read_parquet(p: Path, label_column: str | None) -> Table:
+def _read_parquet(p: Path, label_column: str | None,
+                  feature_columns: Sequence[str] | None = None) -> Table:
     pd = _pd()
     try:
         df = pd.read_parquet(p)
@@ -389,7 +420,7 @@ def _read_parquet(p: Path, label_column: str | None) -> Table:
     if not names or df.shape[0] == 0:
         raise CLIError(f"{p}: no data rows")
     label_idx = _resolve_label_column(p, label_column, names, len(names))
-    feat = [j for j in range(len(names)) if j != label_idx]
+    feat, ignored = _select_features(p, names, label_idx, feature_columns)
     X = np.empty((df.shape[0], len(feat)))
     for k, j in enumerate(feat):
         col = df.iloc[:, j]
@@ -406,7 +437,8 @@ def _read_parquet(p: Path, label_column: str | None) -> Table:
     if label_idx is not None:
         labels = df.iloc[:, label_idx].to_numpy(dtype=object)
     return Table(X, labels, [names[j] for j in feat],
-                 None if label_idx is None else names[label_idx])
+                 None if label_idx is None else names[label_idx], 0,
+                 {"ignored_columns": ignored})
 
 
 def _read_npz(p: Path, label_column: str | None) -> Table:

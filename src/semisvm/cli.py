@@ -359,7 +359,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Write one row per input row: the predicted class name and the "
         "decision scores (CSV).  The file is read and predicted in batches.  A label "
         "column, if present, is dropped (and the accuracy on its labeled rows printed "
-        "on stderr).")
+        "on stderr).  A model that knows its feature names (trained on a file with a "
+        "header) takes those columns by name and ignores the others (named on "
+        "stderr); a file without column names is matched by position.")
     p.add_argument("model", nargs="?", metavar="MODEL", help="model file from 'fit'")
     p.add_argument("data", nargs="?", metavar="DATA", help="data file to label")
     p.add_argument("--model", dest="model_opt", help=argparse.SUPPRESS)
@@ -382,7 +384,9 @@ def build_parser() -> argparse.ArgumentParser:
     # ---- score
     s = sub.add_parser(
         "score", help="accuracy of a fitted model on the labeled rows of a data file",
-        description="Accuracy on the labeled rows of DATA (unlabeled rows ignored).")
+        description="Accuracy on the labeled rows of DATA (unlabeled rows ignored). "
+        "Feature columns are taken by name when the model knows them (other columns "
+        "ignored), else by position.")
     s.add_argument("model", metavar="MODEL", help="model file from 'fit'")
     s.add_argument("data", metavar="DATA", help="labeled data file")
     s.add_argument("--batch-size", type=int, default=10000,
@@ -759,7 +763,7 @@ def _query_label_spec(path: str, bundle: dict[str, Any], args: argparse.Namespac
     if names and label_name in names:
         return label_name
     trained = bundle.get("feature_names")
-    if names and trained and set(trained) <= set(names):
+    if names and trained:
         return "none"  # features picked by name, other columns ignored
     nf = bundle["n_features"]
     if ncol == nf + 1:
@@ -769,9 +773,21 @@ def _query_label_spec(path: str, bundle: dict[str, Any], args: argparse.Namespac
     if ncol == nf:
         return "none"
     raise CLIError(
-        f"{path}: {ncol} columns; the model was trained on {nf} features (plus the "
-        "label column): say --label-column if one of them holds labels"
+        f"{path}: found {ncol} column(s), expected {nf} feature column(s) (or "
+        f"{nf + 1} with a label column): {_by_position(bundle)}; say --label-column "
+        "if one of them holds labels"
     )
+
+
+def _by_position(bundle: dict[str, Any]) -> str:
+    """Why the columns of a query file are matched by position."""
+    trained = bundle.get("feature_names")
+    if trained:
+        shown = ", ".join(trained[:8]) + (" ..." if len(trained) > 8 else "")
+        return (f"the file has no header row naming the model's features ({shown}), "
+                "so columns are matched by position")
+    return "the model was trained on a file without column names, so columns are " \
+        "matched by position"
 
 
 def _align(table: Table, bundle: dict[str, Any], path: str) -> Any:
@@ -790,7 +806,8 @@ def _align(table: Table, bundle: dict[str, Any], path: str) -> Any:
     if sp.issparse(X) and X.shape[1] < nf:  # svmlight: trailing all-zero features
         X = sp.hstack([X, sp.csr_matrix((X.shape[0], nf - X.shape[1]))]).tocsr()
     if X.shape[1] != nf:
-        raise CLIError(f"{path}: {X.shape[1]} feature columns; the model expects {nf}")
+        raise CLIError(f"{path}: found {X.shape[1]} feature column(s), expected {nf}: "
+                       f"{_by_position(bundle)}")
     return X
 
 
@@ -798,8 +815,16 @@ def _predict_chunks(args: argparse.Namespace, out: _Out, data: str,
                     bundle: dict[str, Any]) -> Iterable[tuple[Table, Any]]:
     _check_cli_params({"batch_size": args.batch_size})
     spec = _query_label_spec(data, bundle, args)
-    chunks = iter_table(data, chunksize=args.batch_size, **_input_kwargs(args, spec))
-    for t in _progress(chunks, out.verbose > 0, "predict"):
+    # a model that knows its feature names takes them by name from a file with a
+    # header (other columns, e.g. an id, are ignored); other files go by position
+    chunks = iter_table(data, chunksize=args.batch_size,
+                        feature_columns=bundle.get("feature_names"),
+                        **_input_kwargs(args, spec))
+    for t in _progress(chunks, out.verbose > 0, args.command):
+        ignored = t.extra.get("ignored_columns") if t.n_rows_before == 0 else None
+        if ignored:
+            print(f"semisvm {args.command}: ignoring column(s) the model does not use: "
+                  f"{', '.join(ignored)}", file=sys.stderr)
         yield t, _align(t, bundle, data)
 
 
