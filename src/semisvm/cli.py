@@ -17,7 +17,8 @@ Reproduce the experiments of Melacci & Belkin (2011) on G50C with 2 splits
 Every estimator option (``semisvm fit --help``) is generated from the
 estimator's signature and numpydoc docstring, so the command line follows the
 Python API.  Input errors are reported as one line naming the file, column or
-option (exit status 1; usage errors 2); ``--traceback`` shows the Python
+option (exit status 1; usage errors 2); other errors are printed whole (a
+memory refusal with its advice lines); ``--traceback`` shows the Python
 traceback instead.
 """
 
