@@ -187,21 +187,34 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
             which = (
                 "" if len(res.reason) == 1
                 else f" on {len(hit)} of {len(res.reason)} one-vs-rest problems "
-                f"(classes {list(classes[hit])!r})"
+                f"(classes {', '.join(str(c) for c in classes[hit].tolist())})"
             )
-            rule = getattr(self, "early_stopping", None)
+            # the rule actually used ('auto' resolved for this solver)
+            resolve = getattr(self, "_resolve_early_stopping", None)
+            rule = (resolve(self.solver_) if resolve is not None
+                    else getattr(self, "early_stopping", None))
             crit = f"tol={getattr(self, 'tol', None)!r}"
             if getattr(self, "tol_criterion", None) is not None:
                 crit += f" on the {self.tol_criterion!r} criterion"
             if rule is not None:
                 crit += f" nor the {rule!r} early-stopping rule"
+                advice = (
+                    f"Loosen the {rule!r} rule (a larger stability_tol or "
+                    "stability_value_tol, or another check_every) or loosen tol."
+                    if rule in ("stability", "mixed") else
+                    f"Loosen the {rule!r} rule (a smaller check_every) or loosen "
+                    "tol."
+                )
+            else:
+                advice = "Increase max_iter or loosen tol" + (
+                    ", or use early_stopping='stability'." if self.solver_ == "pcg"
+                    else ".")
             obj = np.atleast_1d(res.objective)[hit]
             warnings.warn(
                 f"{type(self).__name__} solver {self.solver_!r} stopped at max_iter="
                 f"{self.max_iter} iterations{which} without meeting {crit}; the "
                 f"model is the last iterate (objective {', '.join(f'{o:.6g}' for o in obj)}"
-                "), not a converged solution. Increase max_iter, loosen tol, or use "
-                "early_stopping.",
+                f"), not a converged solution. {advice}",
                 ConvergenceWarning,
                 stacklevel=3,
             )
