@@ -556,8 +556,12 @@ def _fit_warning(msg: str, est: Any, classes: np.ndarray) -> str:
                 out.append(item.strip("'\""))
         return f"(classes {', '.join(out)})"
 
-    msg = re.sub(r"\(classes \[([^\]]*)\]\)", names, msg)
+    msg = re.sub(r"\(classes \[?([^()\[\]]*)\]?\)", names, msg)
     msg = _plain_text(msg)
+    # the estimator's advice names parameters: give the options instead
+    msg = re.sub(r"\b(stability_value_tol|stability_tol|check_every)\b",
+                 lambda m: "--" + m.group(1).replace("_", "-"), msg)
+    msg = re.sub(r"\bloosen tol\b", "loosen --tol", msg)
     rule = _early_stopping_rule(est)
     if rule is not None and "max_iter" in msg:
         msg = msg.replace("the 'auto' early-stopping rule",
