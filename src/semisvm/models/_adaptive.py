@@ -260,6 +260,10 @@ def boundary_density(f: np.ndarray) -> float:
     return float(np.mean(np.exp(-((f / h) ** 2))))
 
 
+#: the valley of ``class_prior='auto'`` is at most this fraction of both modes
+VALLEY_DEPTH = 0.2
+
+
 def auto_offsets(
     F: np.ndarray, unlabeled: np.ndarray, label_prior: np.ndarray, rule: str = "mass"
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -309,7 +313,7 @@ def auto_offsets(
         left, right = dens[grid < d_star], dens[grid > d_star]
         valley = (
             min(n_pos, m - n_pos) >= 0.03 * m and left.size and right.size
-            and dens[k] <= 0.5 * min(left.max(), right.max())
+            and dens[k] <= VALLEY_DEPTH * min(left.max(), right.max())
         )
         if valley and boundary_density(fu + cand[0]) >= 2.0 * dens[k]:
             off = np.array([d_star])

@@ -66,7 +66,16 @@ from typing import Any
 import numpy as np
 import scipy.linalg as sla
 
-__all__ = ["SpectralLOO", "loo_features", "loo_losses", "pointwise_loss"]
+__all__ = [
+    "SpectralLOO",
+    "balanced_loo",
+    "loo_features",
+    "loo_losses",
+    "margins",
+    "mass_shifts",
+    "pointwise_loss",
+    "scale_free_squared_hinge",
+]
 
 
 def loo_features(
@@ -104,7 +113,7 @@ def loo_features(
         idx = np.arange(n)
     else:
         rng = np.random.default_rng(
-            random_state if isinstance(random_state, int | None) else 0
+            random_state if isinstance(random_state, int) else 0
         )
         rest = np.setdiff1d(np.arange(n), labeled_idx)
         extra = max(max_features - labeled_idx.size, 0)
@@ -137,6 +146,10 @@ class SpectralLOO:
         Up to this many labeled points the LapSVM LOO outputs are exact (each
         held-out error vector re-solved, warm-started from the error set);
         above, the one-step approximation from the generalized Hessian.
+    unlabeled_idx : ndarray of int or None
+        Rows of unlabeled points whose outputs every leave-one-out fit also
+        returns (:meth:`fold_outputs`): the class balance of a held-out fit is
+        computed on them, as the estimator computes it on its unlabeled points.
     """
 
     def __init__(
@@ -149,18 +162,23 @@ class SpectralLOO:
         weights: np.ndarray | None = None,
         fit_intercept: bool = True,
         exact_max: int = 100,
+        unlabeled_idx: np.ndarray | None = None,
     ) -> None:
         self.exact_max = exact_max
         A0 = Phi[labeled_idx]
+        AU0 = Phi[np.asarray(unlabeled_idx, dtype=np.intp)] if (
+            unlabeled_idx is not None) else None
         if L is not None:
             LPhi = np.asarray(L @ Phi, dtype=np.float64)
             B = Phi.T @ LPhi
             mu, U = np.linalg.eigh(0.5 * (B + B.T))
             self.mu = np.maximum(mu, 0.0)
             self.A = A0 @ U
+            self.AU = None if AU0 is None else AU0 @ U
         else:
             self.mu = np.zeros(Phi.shape[1])
             self.A = A0
+            self.AU = AU0
         self.Y = np.asarray(Y, dtype=np.float64)
         l = self.Y.shape[0]
         self.c = np.ones(l) if weights is None else np.asarray(weights, dtype=np.float64)
@@ -170,6 +188,11 @@ class SpectralLOO:
         r""":math:`G = \Phi_L (\gamma_A I + \gamma_I B)^{-1}\Phi_L^T` (l x l)."""
         d = 1.0 / (gamma_a + gamma_i * self.mu)
         return (self.A * d) @ self.A.T
+
+    def gram_u(self, gamma_a: float, gamma_i: float) -> np.ndarray:
+        r""":math:`\Phi_U (\gamma_A I + \gamma_I B)^{-1}\Phi_L^T` (u x l)."""
+        d = 1.0 / (gamma_a + gamma_i * self.mu)
+        return (self.AU * d) @ self.A.T
 
     # ----------------------------------------------------------- hat matrices
     def _hat(self, G: np.ndarray, c: np.ndarray) -> np.ndarray:
@@ -196,6 +219,104 @@ class SpectralLOO:
         F = H @ self.Y
         h = np.minimum(np.diag(H), 1.0 - 1e-10)
         return F, self.Y - (self.Y - F) / (1.0 - h)[:, None]
+
+    def fold_outputs(
+        self, gamma_a: float, gamma_i: float, loss: str, max_iter: int = 50
+    ) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
+        r"""LOO outputs with the unlabeled outputs of every held-out fit.
+
+        Returns
+        -------
+        O : ndarray of shape (l, C)
+            Held-out output of every labeled point (as :meth:`rls` /
+            :meth:`l2svm`).
+        FU : ndarray of shape (u, C)
+            Outputs of the fit on all labels at the unlabeled sample.
+        D : list of C ndarrays of shape (u, l)
+            ``FU[:, c][:, None] + D[c]`` are the unlabeled outputs of the fits
+            without each labeled point.  LapRLS (``loss='squared'``): exact,
+            :math:`f_U^{(-i)} = f_U - T_{U,i}(y_i - o_i)` with :math:`T_U` the
+            map from the labeled targets to the unlabeled outputs (the held-out
+            fit is the fit with :math:`y_i` replaced by :math:`o_i`).  LapSVM:
+            zero outside the error set, the same rank-one step on its error set,
+            and the re-solved fit where :meth:`l2svm` re-solves.
+        """
+        if self.AU is None:
+            raise ValueError("fold_outputs needs the unlabeled_idx of the engine.")
+        G = self.gram(gamma_a, gamma_i)
+        GU = self.gram_u(gamma_a, gamma_i)
+        Y = self.Y
+        l = Y.shape[0]
+        every = np.ones(l, dtype=bool)
+        H, HU = self._maps(G, GU, every)
+        F = H @ Y
+        h = np.minimum(np.diag(H), 1.0 - 1e-10)
+        O = Y - (Y - F) / (1.0 - h)[:, None]
+        FU = HU @ Y
+        if loss == "squared":
+            return O, FU, [-HU * (Y[:, j] - O[:, j])[None, :] for j in range(Y.shape[1])]
+        D = []
+        for j in range(Y.shape[1]):
+            O[:, j], FU[:, j], Dj = self._l2svm_fold_column(
+                G, GU, Y[:, j], F[:, j], max_iter)
+            D.append(Dj)
+        return O, FU, D
+
+    def _l2svm_fold_column(self, G, GU, y, f0, max_iter):
+        E = y * f0 < 1.0
+        f = f0
+        fU = np.zeros(GU.shape[0])
+        for _ in range(max_iter):
+            if not E.any():
+                break
+            Hf, HU = self._maps(G, GU, E)
+            f, fU = Hf @ y[E], HU @ y[E]
+            E_new = y * f < 1.0
+            if np.array_equal(E_new, E):
+                break
+            E = E_new
+        o = f.copy()
+        D = np.zeros((GU.shape[0], y.size))
+        if not E.any():
+            return o, fU, D
+        iE = np.flatnonzero(E)
+        Hf, HU = self._maps(G, GU, E)
+        h = np.minimum(np.diag(Hf[iE]), 1.0 - 1e-10)
+        o[iE] = f[iE] - h / (1.0 - h) * (y[iE] - f[iE])
+        D[:, iE] = -HU * (y[iE] - o[iE])[None, :]
+        if y.size > self.exact_max:
+            return o, fU, D
+        for k, i in enumerate(iE):
+            f_loo = f - Hf[:, k] * (y[i] - o[i])
+            E_loo = y * f_loo < 1.0
+            E_loo[i] = False
+            E_wo = E.copy()
+            E_wo[i] = False
+            if not np.array_equal(E_loo, E_wo):
+                o[i], fU_i = self._solve_without(G, y, E_loo, int(i), max_iter, GU)
+                D[:, i] = fU_i - fU
+        return o, fU, D
+
+    def _maps(
+        self, G: np.ndarray, GU: np.ndarray, E: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Maps from ``y[E]`` to the labeled (l, |E|) and unlabeled (u, |E|)
+        outputs of the weighted ridge fit (+ intercept) on the points E."""
+        iE = np.flatnonzero(E)
+        cE = self.c[iE]
+        M = cE[:, None] * G[np.ix_(iE, iE)] + np.eye(iE.size)
+        T = sla.solve(M, np.diag(cE), check_finite=False)  # (C_E G_EE + I)^{-1} C_E
+        P, PU = G[:, iE] @ T, GU[:, iE] @ T
+        if self.fit_intercept:
+            HR_E = P[iE]
+            one = np.ones(iE.size)
+            v = one - HR_E @ one
+            r = cE - HR_E.T @ cE
+            den = float(cE @ v)
+            if den > 1e-14 * float(cE.sum()):
+                P = P + np.outer(1.0 - P @ one, r) / den
+                PU = PU + np.outer(1.0 - PU @ one, r) / den
+        return P, PU
 
     def l2svm(
         self, gamma_a: float, gamma_i: float, max_iter: int = 50
@@ -243,22 +364,30 @@ class SpectralLOO:
         return f, o
 
     def _solve_without(
-        self, G: np.ndarray, y: np.ndarray, E: np.ndarray, i: int, max_iter: int
-    ) -> float:
-        """Output at point i of the squared-hinge fit with i's loss term removed."""
+        self, G: np.ndarray, y: np.ndarray, E: np.ndarray, i: int, max_iter: int,
+        GU: np.ndarray | None = None,
+    ) -> Any:
+        """Output at point i of the squared-hinge fit with i's loss term removed
+        (and, with ``GU``, the fit's unlabeled outputs)."""
         keep = np.ones(y.size, dtype=bool)
         keep[i] = False
         E = E & keep
         f = None
+        fU = None if GU is None else np.zeros(GU.shape[0])
         for _ in range(max_iter):
             if not E.any():
                 break
-            f, _ = self._fit_on(G, y, E)
+            if GU is None:
+                f, _ = self._fit_on(G, y, E)
+            else:
+                Hf, HU = self._maps(G, GU, E)
+                f, fU = Hf @ y[E], HU @ y[E]
             E_new = (y * f < 1.0) & keep
             if np.array_equal(E_new, E):
                 break
             E = E_new
-        return 0.0 if f is None else float(f[i])
+        fi = 0.0 if f is None else float(f[i])
+        return fi if GU is None else (fi, fU)
 
     def _fit_on(
         self, G: np.ndarray, y: np.ndarray, E: np.ndarray
@@ -334,3 +463,141 @@ def pointwise_loss(O: np.ndarray, Y: np.ndarray, loss: str) -> np.ndarray:
     own = O[pos] if pos.sum() == O.shape[0] else np.where(pos, O, -np.inf).max(axis=1)
     other = np.where(pos, -np.inf, O).max(axis=1)
     return np.maximum(0.0, 1.0 - (own - other)) ** 2
+
+
+def mass_shifts(V: np.ndarray, t: float, *, max_iter: int = 100) -> np.ndarray:
+    r"""Column-wise roots :math:`\delta_k` of
+    :math:`g_k(\delta) = \mathrm{mean}(V_{:k} + \delta) - t\,\mathrm{mean}|V_{:k} + \delta|`.
+
+    The class-mass balance of :func:`semisvm.models._adaptive.balance_offsets`
+    for many output vectors at once (the held-out fits of a leave-one-out).
+    :math:`g_k` is piecewise linear with slopes in :math:`[1 - |t|, 1 + |t|]`,
+    convex for :math:`t \le 0` and concave for :math:`t \ge 0`, so Newton's
+    method converges from any start (after at most one overshoot it is
+    monotone) and stops exactly once it reaches the root's linear piece;
+    columns not settled after ``max_iter`` steps are solved by bisection.
+
+    Parameters
+    ----------
+    V : ndarray of shape (u, m)
+    t : float
+        :math:`2\pi_c - 1`, clipped to :math:`(-1, 1)`.
+
+    Returns
+    -------
+    delta : ndarray of shape (m,)
+    """
+    t = float(np.clip(t, -1.0 + 1e-9, 1.0 - 1e-9))
+    V = np.asarray(V, dtype=np.float64)
+    scale = np.abs(V).max(axis=0) + 1.0
+    d = -np.median(V, axis=0)
+    done = np.zeros(V.shape[1], dtype=bool)
+    for _ in range(max_iter):
+        W = V + d
+        g = W.mean(axis=0) - t * np.abs(W).mean(axis=0)
+        done = np.abs(g) <= 1e-13 * scale
+        if done.all():
+            return d
+        slope = 1.0 - t * np.sign(W).mean(axis=0)
+        d = np.where(done, d, d - g / slope)
+    for k in np.flatnonzero(~done):  # pragma: no cover - safeguard
+        lo, hi = -scale[k] - 1.0, scale[k] + 1.0
+        for _ in range(200):
+            mid = 0.5 * (lo + hi)
+            w = V[:, k] + mid
+            if w.mean() - t * np.abs(w).mean() > 0:
+                hi = mid
+            else:
+                lo = mid
+        d[k] = 0.5 * (lo + hi)
+    return d
+
+
+def balanced_loo(
+    O: np.ndarray, FU: np.ndarray, D: list[np.ndarray], targets: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    r"""Held-out outputs after each held-out fit's own class balance.
+
+    The estimators shift every one-vs-rest column by the class-mass offset
+    computed on their unlabeled outputs (:mod:`semisvm.models._adaptive`); a
+    leave-one-out that skips this step judges another model (a graph-smoothed
+    fit without point i shifts all its outputs toward the other class).  Here
+    the held-out fit without point i is balanced on its own unlabeled outputs
+    ``FU + D[c][:, i]`` to the same targets ``2 pi_c - 1``.
+
+    Returns
+    -------
+    O_bal : ndarray of shape (l, C)
+        Held-out outputs plus their fit's offsets.
+    FU_bal : ndarray of shape (u, C)
+        The full fit's unlabeled outputs plus its offsets.
+    """
+    O_bal = np.array(O, dtype=np.float64)
+    FU_bal = np.array(FU, dtype=np.float64)
+    for c in range(O.shape[1]):
+        O_bal[:, c] += mass_shifts(FU[:, c][:, None] + D[c], targets[c])
+        FU_bal[:, c] += mass_shifts(FU[:, c][:, None], targets[c])[0]
+    return O_bal, FU_bal
+
+
+def margins(O: np.ndarray, Y: np.ndarray) -> np.ndarray:
+    r"""Signed margins of outputs O (m, C) against ±1 one-vs-rest targets Y.
+
+    Two classes: :math:`y o`; more: :math:`o_y - \max_{c\ne y} o_c`, the quantity
+    ``predict`` compares (positive: the point is classified right).
+    """
+    if O.shape[1] == 1:
+        return Y[:, 0] * O[:, 0]
+    pos = Y > 0
+    own = np.where(pos, O, -np.inf).max(axis=1)
+    other = np.where(pos, -np.inf, O).max(axis=1)
+    return own - other
+
+
+def scale_free_squared_hinge(
+    m: np.ndarray, w: np.ndarray | None = None
+) -> tuple[float, np.ndarray]:
+    r"""The squared hinge after the best rescaling of the outputs.
+
+    .. math::
+        s^* = \arg\min_{s \ge 0} \sum_i w_i \max(0, 1 - s\,m_i)^2 ,
+
+    returned with the per-point losses :math:`\max(0, 1 - s^* m_i)^2`.  The value
+    does not change when the outputs are multiplied by any positive factor, so a
+    graph-smoothed fit whose outputs at the labels are small but right is not
+    charged for their size (the plain squared hinge is).  It is 0 when every
+    margin is positive (:math:`s^* \to \infty`; the losses are then 0).
+
+    The objective is convex and piecewise quadratic in :math:`s`; on the piece
+    where the active set :math:`\{i: s m_i < 1\}` is fixed its minimizer is
+    :math:`\sum_A w_i m_i / \sum_A w_i m_i^2`, and the pieces are delimited by the
+    breakpoints :math:`1/m_i` of the positive margins, so the exact minimizer is
+    found by one sort.
+    """
+    m = np.asarray(m, dtype=np.float64)
+    w = np.ones_like(m) if w is None else np.asarray(w, dtype=np.float64)
+    w = w / w.sum()
+    pos = m > 0
+    if pos.all():
+        return 0.0, np.zeros_like(m)
+    # candidate s: 0, every breakpoint, and each piece's stationary point
+    order = np.argsort(-m[pos], kind="stable")
+    mp, wp = m[pos][order], w[pos][order]
+    mn, wn = m[~pos], w[~pos]
+    # active set when the k largest positive margins have left (k = 0..len(mp))
+    a1 = (wn * mn).sum() + np.concatenate([[0.0], np.cumsum((wp * mp)[::-1])])[::-1]
+    a2 = (wn * mn * mn).sum() + np.concatenate(
+        [[0.0], np.cumsum((wp * mp * mp)[::-1])])[::-1]
+    lo = np.concatenate([[0.0], 1.0 / mp])  # piece k: s in [lo_k, hi_k)
+    hi = np.concatenate([1.0 / mp, [np.inf]])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        s_stat = np.where(a2 > 0, a1 / a2, 0.0)
+    cand = np.clip(s_stat, lo, np.where(np.isfinite(hi), hi, lo + 1.0))
+    cand = np.concatenate([cand, lo])
+
+    def obj(s: float) -> float:
+        return float((w * np.maximum(0.0, 1.0 - s * m) ** 2).sum())
+
+    vals = np.array([obj(s) for s in cand])
+    s_best = float(cand[int(np.argmin(vals))])
+    return float(vals.min()), np.maximum(0.0, 1.0 - s_best * m) ** 2

@@ -1,0 +1,196 @@
+"""The gamma_a='auto' / gamma_i='auto' rule: balanced, scale-free leave-one-out.
+
+Each closed form is checked against brute force: refits without each label and
+the library's own class-mass balance (brentq), scipy's scalar minimizer, and the
+estimator refitted twice (same bytes)."""
+
+from __future__ import annotations
+
+import pickle
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize_scalar
+from sklearn.datasets import load_digits, make_blobs, make_moons
+
+from semisvm import LapRLS, LapSVM
+from semisvm.graph import graph_laplacian, knn_graph
+from semisvm.kernels import kernel_matrix
+from semisvm.models._adaptive import _mass_shift
+from semisvm.solvers._loo import (
+    SpectralLOO,
+    balanced_loo,
+    loo_features,
+    margins,
+    mass_shifts,
+    scale_free_squared_hinge,
+)
+from semisvm.solvers._newton import laprls_direct, lapsvm_newton
+
+
+def _problem(n=90, n_lab=12, seed=0, classes=2):
+    rng = np.random.default_rng(seed)
+    if classes == 2:
+        X, yt = make_moons(n, noise=0.2, random_state=seed)
+    else:
+        X, yt = make_blobs(n, centers=classes, cluster_std=2.0, random_state=seed)
+    K = kernel_matrix(X, kernel="rbf", gamma=1.0)
+    L = graph_laplacian(knn_graph(X, 6, weight="binary"))
+    lab = np.sort(np.concatenate([
+        rng.choice(np.flatnonzero(yt == c), n_lab // classes, replace=False)
+        for c in range(classes)
+    ]))
+    if classes == 2:
+        Yl = np.where(yt[lab] == 1, 1.0, -1.0)[:, None]
+    else:
+        Yl = np.where(yt[lab][:, None] == np.arange(classes), 1.0, -1.0)
+    c = rng.uniform(0.5, 2.0, size=lab.size)
+    return K, L, lab, Yl, c
+
+
+def _brute_balanced_loo(solve, K, L, lab, Yl, c, ga, gi, targets):
+    """Refit without each label, balance on the original unlabeled points."""
+    n = K.shape[0]
+    unl = np.setdiff1d(np.arange(n), lab)
+    Y = np.zeros((n, Yl.shape[1]))
+    Y[lab] = Yl
+    sw = np.ones(n)
+    sw[lab] = c
+    out = np.empty_like(Yl)
+    for t, i in enumerate(lab):
+        Y2 = Y.copy()
+        Y2[i] = 0.0
+        r = solve(K, Y2, L=L, gamma_a=ga, gamma_i=gi, sample_weight=sw)
+        F = K @ r.alpha + r.b
+        for col in range(Yl.shape[1]):
+            out[t, col] = F[i, col] + _mass_shift(F[unl, col], targets[col])
+    return out
+
+
+@pytest.mark.parametrize("classes", [2, 3])
+@pytest.mark.parametrize("ga, gi", [(1e-2, 1e-3), (1e-3, 1e-1), (1e-4, 1.0)])
+def test_balanced_loo_equals_balanced_refits_laprls(classes, ga, gi):
+    K, L, lab, Yl, c = _problem(classes=classes, seed=classes)
+    n = K.shape[0]
+    unl = np.setdiff1d(np.arange(n), lab)
+    targets = np.full(Yl.shape[1], 0.3 if classes == 2 else -1 / 3)
+    Phi = loo_features(lambda idx: K[:, idx], n, lab)
+    eng = SpectralLOO(Phi, L, lab, Yl, weights=c, unlabeled_idx=unl)
+    O, FU, D = eng.fold_outputs(ga, gi, "squared")
+    O_bal, _ = balanced_loo(O, FU, D, targets)
+    ref = _brute_balanced_loo(laprls_direct, K, L, lab, Yl, c, ga, gi, targets)
+    np.testing.assert_allclose(O_bal, ref, atol=1e-6 * np.abs(ref).max())
+    # the unbalanced held-out outputs are those of rls(): fold_outputs adds
+    # only the unlabeled outputs
+    np.testing.assert_allclose(O, eng.rls(ga, gi)[1], atol=1e-9)
+
+
+@pytest.mark.parametrize("ga, gi", [(1e-2, 1e-3), (1e-3, 1e-1)])
+def test_balanced_loo_equals_balanced_refits_lapsvm(ga, gi):
+    K, L, lab, Yl, c = _problem(seed=5, n_lab=16)
+    n = K.shape[0]
+    unl = np.setdiff1d(np.arange(n), lab)
+    Phi = loo_features(lambda idx: K[:, idx], n, lab)
+    eng = SpectralLOO(Phi, L, lab, Yl, weights=c, unlabeled_idx=unl)
+    O, FU, D = eng.fold_outputs(ga, gi, "squared_hinge")
+    O_bal, _ = balanced_loo(O, FU, D, np.array([0.0]))
+    ref = _brute_balanced_loo(lapsvm_newton, K, L, lab, Yl, c, ga, gi, [0.0])
+    np.testing.assert_allclose(O_bal, ref, atol=1e-6 * np.abs(ref).max())
+
+
+def test_balance_changes_the_verdict_on_a_graph_smoothed_fit():
+    # a strongly graph-smoothed fit: without each held-out fit's own balance its
+    # LOO outputs all lean toward the class that kept more labels, and every
+    # held-out label is misclassified; balanced, most are right
+    for seed in range(3):
+        K, L, lab, Yl, c = _problem(n=150, n_lab=10, seed=seed)
+        n = K.shape[0]
+        unl = np.setdiff1d(np.arange(n), lab)
+        Phi = loo_features(lambda idx: K[:, idx], n, lab)
+        eng = SpectralLOO(Phi, L, lab, Yl, unlabeled_idx=unl)
+        O, FU, D = eng.fold_outputs(1e-6, 100.0, "squared")
+        O_bal, _ = balanced_loo(O, FU, D, np.array([0.0]))
+        assert np.mean(margins(O, Yl) <= 0) == 1.0
+        assert np.mean(margins(O_bal, Yl) <= 0) <= 0.3
+
+
+@pytest.mark.parametrize("t", [-0.95, -0.4, 0.0, 0.2, 0.9])
+def test_mass_shifts_equal_brentq(t):
+    rng = np.random.default_rng(7)
+    V = rng.normal(size=(300, 9)) * rng.uniform(1e-3, 5, 9) + rng.normal(size=9)
+    V[:, 0] = 0.0  # a degenerate column: all outputs equal
+    ref = np.array([_mass_shift(V[:, k], t) for k in range(V.shape[1])])
+    np.testing.assert_allclose(mass_shifts(V, t), ref, atol=1e-9)
+
+
+def test_scale_free_squared_hinge_is_the_minimum_and_scale_free():
+    rng = np.random.default_rng(2)
+    for _ in range(20):
+        m = rng.normal(size=30) + rng.uniform(-0.5, 1.5)
+        w = rng.uniform(0.2, 3.0, size=30)
+        val, pts = scale_free_squared_hinge(m, w)
+        wn = w / w.sum()
+        ref = minimize_scalar(
+            lambda s, m=m: float((wn * np.maximum(0, 1 - s * m) ** 2).sum()),
+            bounds=(0, 1e3 / np.abs(m).min()), method="bounded",
+            options={"xatol": 1e-12},
+        ).fun
+        assert val <= ref + 1e-10
+        assert val == pytest.approx(ref, rel=1e-6, abs=1e-12)
+        assert float((wn * pts).sum()) == pytest.approx(val, rel=1e-9, abs=1e-12)
+        # scale-free: any positive factor on the outputs gives the same value
+        assert scale_free_squared_hinge(7.5 * m, w)[0] == pytest.approx(val, rel=1e-9)
+    assert scale_free_squared_hinge(np.array([0.1, 2.0, 0.01]))[0] == 0.0
+
+
+def _digits_5():
+    X, yt = load_digits(return_X_y=True)
+    X = X[:600] / 16.0
+    yt = yt[:600]
+    rng = np.random.default_rng(0)
+    y = np.full(yt.size, -1)
+    for c in range(10):
+        y[rng.choice(np.flatnonzero(yt == c), 5, replace=False)] = c
+    return X, y, yt
+
+
+@pytest.mark.parametrize("cls", [LapSVM, LapRLS])
+def test_auto_keeps_the_graph_where_it_is_right(cls):
+    # digits, 5 labels per class: the graph-trusting model is far better than
+    # the supervised one, and the balanced LOO must see it
+    X, y, yt = _digits_5()
+    U = y == -1
+    est = cls().fit(X, y)
+    sel = est.regularization_selection_
+    assert sel["rule"] == "loo"
+    assert (sel["gamma_a"], sel["gamma_i"]) == (1e-6, 1.0), sel["reason"]
+    sup = cls(gamma_a="auto", gamma_i=0.0).fit(X, y)
+    assert np.mean(est.transduction_[U] == yt[U]) > np.mean(
+        sup.transduction_[U] == yt[U]) + 0.02
+
+
+@pytest.mark.parametrize("cls", [LapSVM, LapRLS])
+def test_identical_fits_give_identical_models(cls):
+    X, y, _ = _digits_5()
+    a = cls().fit(X, y)
+    b = cls().fit(X, y)
+    assert a.regularization_selection_["reason"] == b.regularization_selection_["reason"]
+    assert a.decision_function(X).tobytes() == b.decision_function(X).tobytes()
+
+
+def test_identical_fit_in_a_fresh_process():
+    X, y, _ = _digits_5()
+    here = LapSVM().fit(X, y).decision_function(X)
+    code = (
+        "import pickle, sys\n"
+        "from semisvm import LapSVM\n"
+        "X, y = pickle.loads(sys.stdin.buffer.read())\n"
+        "sys.stdout.buffer.write(LapSVM().fit(X, y).decision_function(X).tobytes())\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], input=pickle.dumps((X, y)),
+        capture_output=True, check=True,
+    ).stdout
+    assert out == here.tobytes()
