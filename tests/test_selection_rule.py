@@ -108,7 +108,7 @@ def test_balance_changes_the_verdict_on_a_graph_smoothed_fit():
         K, L, lab, Yl, c = _problem(n=150, n_lab=10, seed=seed)
         n = K.shape[0]
         unl = np.setdiff1d(np.arange(n), lab)
-        Phi = loo_features(lambda idx: K[:, idx], n, lab)
+        Phi = loo_features(lambda idx, K=K: K[:, idx], n, lab)
         eng = SpectralLOO(Phi, L, lab, Yl, unlabeled_idx=unl)
         O, FU, D = eng.fold_outputs(1e-6, 100.0, "squared")
         O_bal, _ = balanced_loo(O, FU, D, np.array([0.0]))
@@ -133,7 +133,7 @@ def test_scale_free_squared_hinge_is_the_minimum_and_scale_free():
         val, pts = scale_free_squared_hinge(m, w)
         wn = w / w.sum()
         ref = minimize_scalar(
-            lambda s, m=m: float((wn * np.maximum(0, 1 - s * m) ** 2).sum()),
+            lambda s, m=m, wn=wn: float((wn * np.maximum(0, 1 - s * m) ** 2).sum()),
             bounds=(0, 1e3 / np.abs(m).min()), method="bounded",
             options={"xatol": 1e-12},
         ).fun
