@@ -194,3 +194,21 @@ def test_identical_fit_in_a_fresh_process():
         capture_output=True, check=True,
     ).stdout
     assert out == here.tobytes()
+
+
+def test_fit_times_cover_the_whole_fit_and_verbose_lists_candidates(capsys):
+    import time
+
+    X, y, _ = _digits_5()
+    t0 = time.perf_counter()
+    est = LapSVM(verbose=1).fit(X, y)
+    wall = time.perf_counter() - t0
+    times = est.fit_times_
+    assert "selection" in times and times["selection"] > 0
+    total = sum(times.values())
+    assert total <= wall and total >= 0.9 * wall
+    out = capsys.readouterr().out
+    sel = est.regularization_selection_
+    for (a, i), v in zip(sel["pairs"], sel["scores"], strict=True):
+        assert f"gamma_a={a:g}, gamma_i={i:g}: criterion {v:.4g}" in out
+    assert out.count("<- chosen") == 1

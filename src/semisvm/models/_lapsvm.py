@@ -109,6 +109,7 @@ class _PrimalMixin(ManifoldClassifierMixin):
         -------
         self
         """
+        t_fit = time.perf_counter()
         X, y = self._validate_fit_input(X, y)
         solver = self._resolve_solver()
         labeled, classes, Y = self._targets(y)
@@ -133,14 +134,26 @@ class _PrimalMixin(ManifoldClassifierMixin):
         K, L = self._build(X, adjacency, need_graph=self._needs_graph())
         sw = self._sample_weight(y, labeled, classes)
         wsum = float(labeled.sum() if sw is None else sw[labeled].sum())
+        t_sel = time.perf_counter()
         gamma_a, gamma_i, info = select_regularization(
             self, columns=self._kernel_columns(X, K), L=L, Y=Y, labeled=labeled,
             sample_weight=sw, loss=self._loss,
         )
+        self.fit_times_["selection"] = time.perf_counter() - t_sel
         self.regularization_selection_ = dict(info, gamma_a=gamma_a, gamma_i=gamma_i)
         if self.verbose:
+            name = type(self).__name__
+            if info["rule"] == "loo":
+                print(f"[{name}] choosing (gamma_a, gamma_i) by {info['criterion']} "
+                      f"on {Y[labeled].shape[0]} labeled points "
+                      f"({self.fit_times_['selection']:.2f} s):")
+                for p, v, e in zip(info["pairs"], info["scores"], info["loo_error"],
+                                   strict=True):
+                    mark = " <- chosen" if p == (gamma_a, gamma_i) else ""
+                    print(f"[{name}]   gamma_a={p[0]:g}, gamma_i={p[1]:g}: "
+                          f"criterion {v:.4g}, LOO error {e:.1%}{mark}")
             print(
-                f"[{type(self).__name__}] gamma_a={gamma_a:g}, gamma_i={gamma_i:g} "
+                f"[{name}] gamma_a={gamma_a:g}, gamma_i={gamma_i:g} "
                 f"({info['reason']})"
             )
         if gamma_i == 0:
@@ -175,6 +188,10 @@ class _PrimalMixin(ManifoldClassifierMixin):
             )
         t_solver = time.perf_counter() - t0
         self._finish(res, K, X, y, labeled, classes, t_solver)
+        # the entries sum to the whole fit: validation, targets, weights, the
+        # output adaptation are 'other'
+        total = time.perf_counter() - t_fit
+        self.fit_times_["other"] = max(total - sum(self.fit_times_.values()), 0.0)
         return self
 
     def _solve_supervised(self, K: Any, Y: np.ndarray, sw: Any) -> Any:
@@ -579,7 +596,10 @@ class LapSVM(_PrimalMixin):
     gamma_ : float or None
         The kernel parameter actually used.
     fit_times_ : dict
-        Seconds spent in ``'kernel'``, ``'graph'`` and ``'solver'``.
+        Seconds spent in ``'kernel'``, ``'graph'``, ``'selection'`` (the
+        ``"auto"`` choice of the weights), ``'solver'``, ``'transduction'`` and
+        ``'other'`` (validation, targets, class balance): they sum to the time
+        of ``fit``.
     history_ : dict
         Per-iteration records when ``record_history=True``.
     kernel_operator_ : str
