@@ -282,7 +282,10 @@ EXPECTED_FAILURES = {
     [LapRLSCV(gamma_a=(1e-2, 1.0), gamma_i=(0.0, 0.1), gamma="median", cv=2,
               n_neighbors=(5,)),
      LapSVMCV(gamma_a=(1e-2,), gamma_i=(0.0, 0.1), gamma="median", cv=2,
-              n_neighbors=(5,))],
+              n_neighbors=(5,)),
+     # the default leave-one-out search over kernels and Laplacians
+     LapRLSCV(gamma_a=(1e-2, 1.0), gamma_i=(0.0, 0.1), n_neighbors=(5,)),
+     LapSVMCV(gamma_a=(1e-2,), gamma_i=(0.0, 0.1), n_neighbors=(5,))],
     expected_failed_checks=lambda est: EXPECTED_FAILURES,
 )
 def test_sklearn_common_checks(estimator, check):

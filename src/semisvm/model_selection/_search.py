@@ -102,7 +102,10 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
         "gamma": [None, "array-like", Interval(numbers.Real, 0, None, closed="neither"),
                   Options(("median", "scale"))],
         "n_neighbors": [None, "array-like", Interval(numbers.Integral, 1, None)],
-        "cv": [Interval(numbers.Integral, 2, None)],
+        "kernel": [None, "array-like", str],
+        "normalize_laplacian": [None, "array-like", "boolean"],
+        "laplacian_power": [None, "array-like", Interval(numbers.Integral, 1, None)],
+        "cv": [Interval(numbers.Integral, 2, None), Options(("loo",))],
         "scoring": [Options(tuple(_SCORERS))],
         "estimator_params": [None, "dict"],
         "refit": ["boolean"],
@@ -118,7 +121,10 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
         *,
         gamma: Any = None,
         n_neighbors: Any = None,
-        cv: int = 5,
+        kernel: Any = None,
+        normalize_laplacian: Any = None,
+        laplacian_power: Any = None,
+        cv: int | str = "loo",
         scoring: str = "accuracy",
         estimator_params: dict | None = None,
         refit: bool = True,
@@ -130,6 +136,9 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
         self.gamma_i = gamma_i
         self.gamma = gamma
         self.n_neighbors = n_neighbors
+        self.kernel = kernel
+        self.normalize_laplacian = normalize_laplacian
+        self.laplacian_power = laplacian_power
         self.cv = cv
         self.scoring = scoring
         self.estimator_params = estimator_params
@@ -147,7 +156,11 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
         for key, value in self._refit_defaults.items():
             params.setdefault(key, value)
         est = self._base(**params)
-        for p in ("gamma_a", "gamma_i", "gamma", "n_neighbors"):
+        for p in ("gamma_a", "gamma_i", "gamma", "n_neighbors", "kernel",
+                  "normalize_laplacian", "laplacian_power"):
+            fixable = p in ("kernel", "normalize_laplacian", "laplacian_power")
+            if fixable and getattr(self, p) is None:
+                continue  # a value in estimator_params fixes it (not searched)
             if self.estimator_params and p in self.estimator_params:
                 raise ValueError(
                     f"{p!r} is searched by {type(self).__name__}; set it through the "
@@ -246,7 +259,10 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
             self._refit(self._base(**params), X, y)
             self.search_time_ = time.perf_counter() - t_start
             return self
-        self._search(template, X, y, lab_mask)
+        if self.cv == "loo":
+            self._search_loo(template, X, y, lab_mask)
+        else:
+            self._search(template, X, y, lab_mask)
         self.search_time_ = time.perf_counter() - t_start
         if self.refit:
             self._refit(clone(template).set_params(**self.best_params_), X, y)
@@ -320,6 +336,210 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
         self.n_newton_fallbacks_ = n_fallback
         self.n_factorizations_ = n_lu
         self._store_results(rows, n_splits)
+
+    # ------------------------------------------------------ LOO search
+    def _configs(self, template: Any, X: Any) -> tuple[list[dict], list[dict]]:
+        """Kernel configurations and graph configurations of the search, the
+        estimator's defaults first in each."""
+        n = X.shape[0]
+        fixed = self.estimator_params or {}
+        kernels = _grid(self.kernel, "kernel") or (
+            [template.kernel] if "kernel" in fixed or template.kernel != "rbf"
+            else [template.kernel, "linear"])
+        kconfs: list[dict] = []
+        for kern in dict.fromkeys(kernels):
+            est = clone(template).set_params(kernel=kern)
+            if kern == "rbf":
+                for w in self._width_grid(est, X):
+                    kconfs.append({"kernel": kern, "gamma": w})
+                if self._default_width is not None and kern == template.kernel:
+                    d = [c for c in kconfs if c.get("gamma") == self._default_width]
+                    kconfs = d + [c for c in kconfs if c not in d]
+            else:
+                kconfs.append({"kernel": kern})
+        k0 = template.n_neighbors
+        ks = _grid(self.n_neighbors, "n_neighbors") or [k0, max(2, k0 // 2), 2 * k0]
+        ks = [k for k in dict.fromkeys(ks) if k < n]
+        norms = _grid(self.normalize_laplacian, "normalize_laplacian") or (
+            [template.normalize_laplacian] if "normalize_laplacian" in fixed
+            else [template.normalize_laplacian, not template.normalize_laplacian])
+        powers = _grid(self.laplacian_power, "laplacian_power") or (
+            [template.laplacian_power] if "laplacian_power" in fixed
+            else [template.laplacian_power, template.laplacian_power + 1])
+        gconfs = [
+            {"n_neighbors": int(k), "normalize_laplacian": bool(nl),
+             "laplacian_power": int(p)}
+            for k, nl, p in itertools.product(ks, dict.fromkeys(norms),
+                                               dict.fromkeys(powers))
+        ]
+        return kconfs, gconfs
+
+    def _search_loo(
+        self, template: Any, X: Any, y: np.ndarray, lab_mask: np.ndarray
+    ) -> None:
+        """Every configuration scored by the estimators' own ``"auto"`` engine
+        (:func:`semisvm.models._autoreg.loo_evidence`), in two rounds."""
+        from ..models._autoreg import (
+            GRID_A,
+            MAX_UNLABELED,
+            MIN_FEATURES,
+            Z_SWITCH,
+            LOOEvidence,
+            choose,
+            features_for,
+            loo_evidence,
+            z_threshold,
+        )
+        from ..models._problem import build_laplacian
+
+        gas = [float(v) for v in _grid(self.gamma_a, "gamma_a")]
+        gis = [float(v) for v in _grid(self.gamma_i, "gamma_i")]
+        if min(gas) <= 0 or min(gis) < 0:
+            raise ValueError("gamma_a values must be > 0 and gamma_i values >= 0.")
+        default_pair = (_defaults.GAMMA_A, _defaults.GAMMA_I)
+        sup_pairs = [(a, 0.0) for a in gas if 0.0 in gis]
+        graph_pairs = [(a, i) for a in gas for i in gis if i > 0]
+        kconfs, gconfs = self._configs(template, X)
+        n = X.shape[0]
+        progress = _Progress(len(kconfs) * (len(gconfs) + 1), type(self).__name__,
+                             self.verbose)
+        loss = template._loss
+
+        def kernel_parts(kc: dict, r: int | None):
+            est = clone(template).set_params(**kc)
+            K, _ = est._build(X, None, need_graph=False)
+            labeled, classes, Y = est._targets(y)
+            sw = est._sample_weight(y, labeled, classes)
+            cols = est._kernel_columns(X, K)
+            Phi = features_for(est, cols, n, np.flatnonzero(labeled), r)
+            return est, K, labeled, Y, sw, cols, Phi
+
+        rows: list[tuple[dict, LOOEvidence]] = []
+        t_factor = 0.0
+
+        def score_kernel(kc: dict, graphs: list[dict], r: int | None,
+                         with_sup: bool, with_default_pair: bool) -> None:
+            # round 1 (r given) balances on fewer unlabeled points
+            u_max = 500 if r is not None else MAX_UNLABELED
+            # round 1 screens LapSVM candidates with the LapRLS closed form (the
+            # same criterion on the squared loss's LOO outputs); round 2 decides
+            # on the estimator's own
+            loss_r = "squared" if r is not None else loss
+            nonlocal t_factor
+            t0 = time.perf_counter()
+            est, K, labeled, Y, sw, cols, Phi = kernel_parts(kc, r)
+            t_factor += time.perf_counter() - t0
+            # round 2 also scores the "auto" rule's supervised candidates
+            sup = sup_pairs if r is not None else list(dict.fromkeys(
+                sup_pairs + [(a, 0.0) for a in GRID_A]))
+            if with_sup and sup:
+                ev = loo_evidence(est, columns=cols, L=None, Y=Y, labeled=labeled,
+                                  sample_weight=sw, loss=loss_r, pairs=sup,
+                                  features=Phi, max_unlabeled=u_max)
+                rows.append(({**kc, "graph": None}, ev))
+            for gc in graphs:
+                t0 = time.perf_counter()
+                e_g = clone(est).set_params(**gc)
+                L = build_laplacian(
+                    X, K, kernel=e_g.kernel, gamma_=est.gamma_,
+                    n_neighbors=gc["n_neighbors"], graph_weight=e_g.graph_weight,
+                    heat_t=e_g.heat_t, normalize_laplacian=gc["normalize_laplacian"],
+                    laplacian_power=gc["laplacian_power"],
+                )
+                t_factor += time.perf_counter() - t0
+                pairs = list(graph_pairs)
+                if with_default_pair and default_pair not in pairs:
+                    pairs.insert(0, default_pair)
+                ev = loo_evidence(e_g, columns=cols, L=L, Y=Y, labeled=labeled,
+                                  sample_weight=sw, loss=loss_r, pairs=pairs,
+                                  features=Phi, max_unlabeled=u_max)
+                rows.append(({**kc, "graph": gc, "gamma_": est.gamma_}, ev))
+                progress.step(f"{kc} {gc} best so far "
+                              f"{min(float(e.scores.min()) for _, e in rows):.4f}")
+
+        # round 1: every configuration on a coarse factor (MIN_FEATURES landmarks)
+        try:
+            for kc in kconfs:
+                score_kernel(kc, gconfs, MIN_FEATURES, True, True)
+                progress.step(f"{kc}")
+        finally:
+            progress.close()
+        flat = self._flatten(rows)
+        n_candidates = len(flat)
+        # round 2: the defaults' configuration, the supervised one and the three
+        # best others, re-scored exactly as the "auto" rule scores (finer factor,
+        # more unlabeled points, the estimator's own loss), decide
+        ranked = sorted(range(len(rows)), key=lambda j: float(rows[j][1].scores.min()))
+        keep = [0, 1] + [j for j in ranked if j not in (0, 1)][:3]
+        rows_r1 = rows
+        rows = []
+        seen: dict = {}
+        for j in keep:
+            conf, _ = rows_r1[j]
+            kc = {k: v for k, v in conf.items() if k in ("kernel", "gamma")}
+            seen.setdefault(tuple(sorted(kc.items())), []).append(conf["graph"])
+        for key, graphs in seen.items():
+            score_kernel(dict(key), [g for g in graphs if g is not None], None,
+                         None in graphs, True)
+        flat2 = self._flatten(rows)
+        ev2 = LOOEvidence.concatenate([e for _, e in rows])
+        k_def = next(i for i, (conf, pair) in enumerate(flat2)
+                     if conf["graph"] is not None and pair == default_pair
+                     and conf["kernel"] == kconfs[0]["kernel"]
+                     and conf.get("gamma") == kconfs[0].get("gamma")
+                     and conf["graph"] == gconfs[0])
+        # the prior is what the plain estimator would fit: its "auto" rule on the
+        # defaults' kernel and graph (same engine, same candidates, same test)
+        auto = [k_def] + [
+            i for i, (conf, pair) in enumerate(flat2)
+            if conf["graph"] is None and pair[1] == 0.0 and pair[0] in GRID_A
+            and conf["kernel"] == kconfs[0]["kernel"]
+            and conf.get("gamma") == kconfs[0].get("gamma")
+        ]
+        sub = LOOEvidence([flat2[i][1] for i in auto], ev2.per_point[auto],
+                          ev2.scores[auto], ev2.errors[auto], ev2.n_features,
+                          ev2.n_unlabeled, 0.0)
+        k_prior = auto[choose(sub, 0, Z_SWITCH)[0]]
+        k, z, k_best, why = choose(ev2, k_prior, z_threshold(n_candidates))
+        self.factor_time_ = t_factor
+        self.n_newton_fallbacks_ = 0
+        self.n_factorizations_ = 0
+        self.n_splits_ = int(lab_mask.sum())
+        self.selection_ = dict(reason=why, z=float(z), n_candidates=n_candidates,
+                               threshold=z_threshold(n_candidates))
+        self._store_loo_results(flat, rows, flat2, ev2, k)
+
+    @staticmethod
+    def _flatten(rows):
+        return [(conf, pair) for conf, ev in rows for pair in ev.pairs]
+
+    def _params_of(self, conf: dict, pair: tuple) -> dict:
+        p: dict[str, Any] = {"kernel": conf["kernel"], "gamma_a": pair[0],
+                             "gamma_i": pair[1]}
+        if "gamma" in conf:
+            p["gamma"] = conf["gamma"]
+        if conf["graph"] is not None:
+            p.update(conf["graph"])
+        return p
+
+    def _store_loo_results(self, flat1, rows1_final, flat2, ev2, k) -> None:
+        params = [self._params_of(c, p) for c, p in flat2]
+        err = ev2.errors
+        order = np.lexsort((np.arange(err.size), err, ev2.scores))
+        order = np.concatenate([[k], order[order != k]])
+        rank = np.empty(err.size, dtype=np.int32)
+        rank[order] = np.arange(1, err.size + 1)
+        res: dict[str, Any] = {"params": params}
+        for key in ("kernel", "gamma", "gamma_a", "gamma_i", "n_neighbors",
+                    "normalize_laplacian", "laplacian_power"):
+            res[f"param_{key}"] = np.array([q.get(key) for q in params], dtype=object)
+        res["mean_test_score"] = 1.0 - err
+        res["mean_test_loss"] = ev2.scores
+        res["rank_test_score"] = rank
+        self.cv_results_ = res
+        self.best_index_ = int(k)
+        self.best_score_ = float(1.0 - err[k])
+        self.best_params_ = dict(params[k])
 
     def _search_group(
         self, template: Any, X: Any, w: Any, k: int, ctx: dict
@@ -522,7 +742,32 @@ def _fmt(v: Any) -> str:
 
 _CV_DOC = r"""
 
-    The search runs over the Cartesian product of the kernel widths ``gamma``,
+    **Default search (``cv='loo'``): the estimators' own selection engine.**
+    Every candidate -- kernel (``kernel``: RBF at the default width times
+    :math:`\sigma`-factors 0.5, 1, 2, and linear), graph (``n_neighbors``:
+    the default k, k/2, 2k; ``normalize_laplacian``: both; ``laplacian_power``:
+    p and p + 1) and weights (``gamma_a`` x ``gamma_i``, normalized as in the
+    estimators) -- is scored by the balanced, scale-free transductive
+    leave-one-out of :mod:`semisvm.models._autoreg`, the engine of
+    ``gamma_a="auto"``: exact held-out outputs of every labeled point (LapRLS
+    closed form, LapSVM re-solved error sets), each held-out fit balanced on its
+    own unlabeled outputs, scored by the squared hinge after the best rescaling.
+    Round 1 screens every configuration on a 600-landmark factor (LapSVM
+    candidates with the LapRLS closed form); round 2 re-scores, exactly as the
+    ``"auto"`` rule does, the defaults' configuration, the supervised models and
+    the three best configurations.  The prior is what the plain estimator fits
+    (its ``"auto"`` choice on its default kernel and graph); another candidate
+    replaces it only when its criterion is lower by more than
+    :func:`~semisvm.models._autoreg.z_threshold` standard errors of the paired
+    per-point differences (2 for the 8 candidates of ``"auto"``, raised by the
+    Bonferroni factor for the size of the search) with no more LOO errors.  The
+    chosen candidate is refitted with the plain estimator (numbers for every
+    searched parameter).  ``cv_results_`` holds the round-2 candidates
+    (``mean_test_score``: LOO accuracy, ``mean_test_loss``: the criterion) and
+    ``selection_`` the decision (reason, z, number of candidates, threshold).
+    Cost: about 5-7 one-default-fit at n = 2,000 (digits, 10 classes, 50 labels).
+
+    **K-fold search (``cv`` an integer).**  The former search runs over the Cartesian product of the kernel widths ``gamma``,
     graph sizes ``n_neighbors``, ambient weights ``gamma_a`` and intrinsic weights
     ``gamma_i``, scoring each candidate by stratified K-fold cross-validation on
     the **labeled** points only: in every fold all unlabeled points and the
@@ -571,8 +816,17 @@ _CV_DOC = r"""
         estimator's default.
     n_neighbors : int or sequence of int, default=None
         Candidate graph sizes; ``None``: the estimator's default only.
-    cv : int, default=5
-        Folds (lowered, with a warning, to the size of the smallest labeled class).
+    kernel : str or sequence of str, default=None
+        Candidate kernels (``cv='loo'``); ``None``: RBF and linear when the
+        estimator's kernel is RBF (a ``kernel`` in ``estimator_params`` fixes it).
+    normalize_laplacian : bool or sequence of bool, default=None
+        Candidate Laplacians (``cv='loo'``); ``None``: both.
+    laplacian_power : int or sequence of int, default=None
+        Candidate powers of the Laplacian (``cv='loo'``); ``None``: the
+        estimator's and the next.
+    cv : 'loo' or int, default='loo'
+        ``'loo'``: the leave-one-out engine above.  An integer: stratified K-fold
+        (lowered, with a warning, to the size of the smallest labeled class).
     scoring : {'accuracy', 'balanced_accuracy'}, default='accuracy'
         Computed on the held-out labeled points of each fold.
     estimator_params : dict, default=None

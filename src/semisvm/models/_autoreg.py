@@ -200,8 +200,104 @@ def select_regularization(
     if len(pairs) == 1:
         info["reason"] = "no alternative to the given weights"
         return ga0, gi0, info
+    ev = loo_evidence(est, columns=columns, L=L, Y=Y, labeled=labeled,
+                      sample_weight=sample_weight, loss=loss, pairs=pairs)
+    k, z, k_best, why = choose(ev, 0, Z_SWITCH)
+    info.update(ev.summary(), rule="loo", reason=why, z=float(z),
+                best_alternative=pairs[k_best])
+    return pairs[k][0], pairs[k][1], info
+
+
+def features_for(est: Any, columns: Any, n: int, lab: np.ndarray,
+                 max_features: int | None = None) -> np.ndarray:
+    """The LOO features of :func:`loo_evidence` (landmarks: every labeled point
+    of ``lab`` and others drawn with ``est.random_state``, 0 when None)."""
+    r = feature_count(n) if max_features is None else min(feature_count(n),
+                                                          max_features)
+    return loo_features(columns, n, lab, max_features=r,
+                        random_state=_seed(est.random_state))
+
+
+class LOOEvidence:
+    """Balanced scale-free LOO evidence of a list of candidates on the same
+    labeled points (one row per candidate).
+
+    Attributes
+    ----------
+    pairs : list of (gamma_a, gamma_i)
+    per_point : ndarray of shape (k, l)
+        Each candidate's per-point criterion (weighted by the class weights).
+    scores : ndarray of shape (k,)
+        Its mean: the balanced scale-free LOO squared hinge.
+    errors : ndarray of shape (k,)
+        Weighted balanced LOO error rate.
+    """
+
+    def __init__(self, pairs, per_point, scores, errors, n_features, n_unlabeled,
+                 seconds):
+        self.pairs = list(pairs)
+        self.per_point = np.asarray(per_point)
+        self.scores = np.asarray(scores, dtype=np.float64)
+        self.errors = np.asarray(errors, dtype=np.float64)
+        self.n_features = n_features
+        self.n_unlabeled = n_unlabeled
+        self.seconds = seconds
+
+    @classmethod
+    def concatenate(cls, parts: list[LOOEvidence]) -> LOOEvidence:
+        return cls(
+            [p for e in parts for p in e.pairs],
+            np.concatenate([e.per_point for e in parts]),
+            np.concatenate([e.scores for e in parts]),
+            np.concatenate([e.errors for e in parts]),
+            max(e.n_features for e in parts), max(e.n_unlabeled for e in parts),
+            sum(e.seconds for e in parts),
+        )
+
+    def summary(self) -> dict:
+        return dict(
+            criterion=CRITERION, pairs=self.pairs, scores=self.scores,
+            loo_error=self.errors, loo_loss=self.scores,
+            default_score=float(self.scores[0]), default_loss=float(self.scores[0]),
+            n_features=self.n_features, n_unlabeled_sample=self.n_unlabeled,
+            time=self.seconds,
+        )
+
+
+#: the name of the criterion, as reported
+CRITERION = "balanced scale-free LOO squared hinge"
+
+
+def loo_evidence(
+    est: Any,
+    *,
+    columns: Any,
+    L: Any,
+    Y: np.ndarray,
+    labeled: np.ndarray,
+    sample_weight: np.ndarray | None,
+    loss: str,
+    pairs: list[tuple[float, float]],
+    max_features: int | None = None,
+    features: np.ndarray | None = None,
+    max_unlabeled: int = MAX_UNLABELED,
+) -> LOOEvidence:
+    """Balanced scale-free LOO of every normalized ``(gamma_a, gamma_i)`` pair.
+
+    The one scoring engine of the ``"auto"`` rule and of the ``*CV`` estimators:
+    ``est`` supplies ``regularization``, ``laplacian_power``, ``class_balance``,
+    ``class_prior`` and ``random_state`` (the model that would be fitted);
+    ``columns``, ``L``, ``Y``, ``labeled`` and ``sample_weight`` are the
+    estimator's own kernel, Laplacian and targets (``_build``, ``_targets``).
+    ``max_features`` caps the landmarks (default :func:`feature_count`);
+    ``features`` passes a factor computed before (:func:`features_for`), shared by
+    every graph on the same kernel; ``max_unlabeled`` caps the unlabeled points
+    each held-out fit is balanced on.
+    """
     t0 = time.perf_counter()
     n = Y.shape[0]
+    lab = np.flatnonzero(labeled)
+    Yl = Y[lab]
     if lab.size > MAX_LOO_LABELS:
         rng = np.random.default_rng(_seed(est.random_state))
         cls = Yl.argmax(axis=1) if Yl.shape[1] > 1 else (Yl[:, 0] > 0).astype(int)
@@ -212,24 +308,22 @@ def select_regularization(
         ])
         lab = np.sort(lab[keep])
         Yl = Y[lab]
-        info["subset"] = int(lab.size)
     w = None if sample_weight is None else np.asarray(sample_weight)[lab]
     wsum = float(lab.size if w is None else w.sum())
     unl = np.flatnonzero(~labeled)
-    if unl.size > MAX_UNLABELED:
-        unl = unl[np.linspace(0, unl.size - 1, MAX_UNLABELED).round().astype(np.intp)]
+    if unl.size > max_unlabeled:
+        unl = unl[np.linspace(0, unl.size - 1, max_unlabeled).round().astype(np.intp)]
     raw = [
         paper_regularization(
-            est.regularization, a, i, n=n, weight_sum=wsum, L=L,
-            power=est.laplacian_power,
+            est.regularization, a, i, n=n, weight_sum=wsum,
+            L=L if i > 0 else None, power=est.laplacian_power,
         )
         for a, i in pairs
     ]
-    r = feature_count(n)
-    Phi = loo_features(
-        columns, n, lab, max_features=r, random_state=_seed(est.random_state)
-    )
-    engine = SpectralLOO(Phi, L, lab, Yl, weights=w,
+    Phi = features if features is not None else features_for(
+        est, columns, n, lab, max_features)
+    need_graph = L is not None and any(i > 0 for _, i in pairs)
+    engine = SpectralLOO(Phi, L if need_graph else None, lab, Yl, weights=w,
                          unlabeled_idx=unl if unl.size else None)
     balance = getattr(est, "class_balance", None) if unl.size else None
     targets = None
@@ -242,6 +336,7 @@ def select_regularization(
         prior = np.asarray(prior, dtype=np.float64)
         targets = 2.0 * (prior[1:2] if Yl.shape[1] == 1 else prior) - 1.0
     per_point, scores, errors = [], [], []
+    ww = np.ones(lab.size) if w is None else w
     for ga, gi in raw:
         if balance is None:
             _, O = engine.rls(ga, gi) if loss == "squared" else engine.l2svm(ga, gi)
@@ -255,34 +350,43 @@ def select_regularization(
         m = margins(O, Yl)
         value, pts = scale_free_squared_hinge(m, w)
         scores.append(value)
-        per_point.append(pts)
-        ww = np.ones(m.size) if w is None else w
+        per_point.append(pts * ww / ww.mean())
         errors.append(float(ww[m <= 0].sum() / ww.sum()))
-    scores_a = np.array(scores)
-    errors_a = np.array(errors)
-    # the best alternative: lowest criterion, then fewest errors, then first
-    k_best = min(range(1, len(pairs)), key=lambda k: (scores_a[k], errors_a[k], k))
-    ww = np.ones(lab.size) if w is None else w / w.mean()
-    diff = ww * (per_point[0] - per_point[k_best])
+    return LOOEvidence(pairs, per_point, scores, errors, Phi.shape[1], int(unl.size),
+                       time.perf_counter() - t0)
+
+
+def choose(ev: LOOEvidence, k_default: int, z_switch: float) -> tuple[int, float, int, str]:
+    r"""The candidate to fit: the default unless the best other one is better by
+    more than ``z_switch`` standard errors of the paired per-point differences
+    and makes no more LOO errors.
+
+    Returns ``(chosen index, z, best alternative index, reason)``.  The best
+    alternative has the lowest criterion, then fewest errors, then comes first.
+    """
+    others = [k for k in range(len(ev.pairs)) if k != k_default]
+    k_best = min(others, key=lambda k: (ev.scores[k], ev.errors[k], k))
+    diff = ev.per_point[k_default] - ev.per_point[k_best]
     se = float(diff.std(ddof=1) / np.sqrt(diff.size)) if diff.size > 1 else 0.0
     gain = float(diff.mean())
     z = gain / se if se > 0 else (np.inf if gain > 0 else 0.0)
-    switch = z > Z_SWITCH and errors_a[k_best] <= errors_a[0]
-    desc = (f"{scores_a[k_best]:.4g} (LOO error {errors_a[k_best]:.1%}) vs "
-            f"{scores_a[0]:.4g} ({errors_a[0]:.1%}) for the defaults, z = {z:.2f}")
+    switch = z > z_switch and ev.errors[k_best] <= ev.errors[k_default]
+    desc = (f"{ev.scores[k_best]:.4g} (LOO error {ev.errors[k_best]:.1%}) vs "
+            f"{ev.scores[k_default]:.4g} ({ev.errors[k_default]:.1%}) for the "
+            f"defaults, z = {z:.2f}")
     if switch:
-        k, why = k_best, (
-            f"balanced scale-free LOO squared hinge {desc} > {Z_SWITCH}")
-    else:
-        k, why = 0, (
-            f"defaults kept: best alternative {pairs[k_best]} scores {desc} "
-            f"(leaves the defaults only when z > {Z_SWITCH} with no more errors)")
-    info.update(
-        rule="loo", reason=why, criterion="balanced scale-free LOO squared hinge",
-        pairs=pairs, scores=scores_a, loo_error=errors_a,
-        loo_loss=scores_a, default_score=float(scores_a[0]),
-        default_loss=float(scores_a[0]), z=float(z), best_alternative=pairs[k_best],
-        n_features=Phi.shape[1], n_unlabeled_sample=int(unl.size),
-        time=time.perf_counter() - t0,
-    )
-    return pairs[k][0], pairs[k][1], info
+        return k_best, z, k_best, f"{CRITERION} {desc} > {z_switch:.3g}"
+    return k_default, z, k_best, (
+        f"defaults kept: best alternative scores {desc} (leaves the defaults only "
+        f"when z > {z_switch:.3g} with no more errors)")
+
+
+def z_threshold(n_candidates: int) -> float:
+    r""":data:`Z_SWITCH` for the 8 candidates of the ``"auto"`` rule, raised for
+    larger searches by the Bonferroni factor: the one-sided level
+    :math:`1 - \Phi(Z)` is divided by ``n_candidates / 8`` (the best of many
+    candidates beats the default by chance more often)."""
+    from scipy.stats import norm
+
+    level = float(norm.sf(Z_SWITCH)) * min(1.0, 8.0 / max(n_candidates, 1))
+    return float(norm.isf(level))

@@ -465,7 +465,9 @@ def pointwise_loss(O: np.ndarray, Y: np.ndarray, loss: str) -> np.ndarray:
     return np.maximum(0.0, 1.0 - (own - other)) ** 2
 
 
-def mass_shifts(V: np.ndarray, t: float, *, max_iter: int = 100) -> np.ndarray:
+def mass_shifts(
+    V: np.ndarray, t: float, *, max_iter: int = 100, start: Any = None
+) -> np.ndarray:
     r"""Column-wise roots :math:`\delta_k` of
     :math:`g_k(\delta) = \mathrm{mean}(V_{:k} + \delta) - t\,\mathrm{mean}|V_{:k} + \delta|`.
 
@@ -482,6 +484,9 @@ def mass_shifts(V: np.ndarray, t: float, *, max_iter: int = 100) -> np.ndarray:
     V : ndarray of shape (u, m)
     t : float
         :math:`2\pi_c - 1`, clipped to :math:`(-1, 1)`.
+    start : float or ndarray, optional
+        Starting shifts (default: minus the column medians); the shift of the
+        full fit is a good start for its held-out fits.
 
     Returns
     -------
@@ -490,7 +495,8 @@ def mass_shifts(V: np.ndarray, t: float, *, max_iter: int = 100) -> np.ndarray:
     t = float(np.clip(t, -1.0 + 1e-9, 1.0 - 1e-9))
     V = np.asarray(V, dtype=np.float64)
     scale = np.abs(V).max(axis=0) + 1.0
-    d = -np.median(V, axis=0)
+    d = (-np.median(V, axis=0) if start is None
+         else np.broadcast_to(np.asarray(start, dtype=np.float64), (V.shape[1],)).copy())
     done = np.zeros(V.shape[1], dtype=bool)
     for _ in range(max_iter):
         W = V + d
@@ -535,8 +541,9 @@ def balanced_loo(
     O_bal = np.array(O, dtype=np.float64)
     FU_bal = np.array(FU, dtype=np.float64)
     for c in range(O.shape[1]):
-        O_bal[:, c] += mass_shifts(FU[:, c][:, None] + D[c], targets[c])
-        FU_bal[:, c] += mass_shifts(FU[:, c][:, None], targets[c])[0]
+        d0 = mass_shifts(FU[:, c][:, None], targets[c])[0]
+        O_bal[:, c] += mass_shifts(FU[:, c][:, None] + D[c], targets[c], start=d0)
+        FU_bal[:, c] += d0
     return O_bal, FU_bal
 
 
