@@ -24,6 +24,7 @@ from .._validation import (
     Options,
     check_finite,
     check_numeric_frame,
+    labeled_mask,
     validate_params,
 )
 from ..kernels import NystroemFactor, as_operator, kernel_matrix
@@ -37,7 +38,6 @@ from ._problem import (  # build_kernel/build_laplacian: re-exported
     build_kernel,
     build_laplacian,
     encode_targets,
-    labeled_mask,
     prepare_operators,
 )
 from ._scale import (
