@@ -340,8 +340,10 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
         on the labeled training points against Platt's smoothed targets (see
         :mod:`semisvm.models._adaptive`).  The most probable class is the one
         :meth:`predict` returns.  With few labels treat the values as scores
-        calibrated on the labeled points only; for calibrated probabilities
-        wrap the estimator in :class:`sklearn.calibration.CalibratedClassifierCV`.
+        calibrated on the labeled points only; for probabilities calibrated on
+        held-out labeled rows use
+        :class:`semisvm.model_selection.LabeledCalibratedClassifierCV` (scikit-learn's
+        ``CalibratedClassifierCV`` would treat the ``-1`` rows as a class).
 
         Parameters
         ----------
