@@ -22,6 +22,7 @@ __all__ = [
     "Options",
     "validate_params",
     "check_finite",
+    "labeled_mask",
     "split_labeled",
     "check_semi_supervised_targets",
     "check_n_neighbors",
@@ -34,8 +35,61 @@ __all__ = [
 #: a distance-based kernel or graph warns that X looks unscaled.
 UNSCALED_STD_RATIO = 1e3
 
-#: Marker for unlabeled points in ``y`` (scikit-learn's convention).
+#: Marker for unlabeled points in ``y`` (scikit-learn's convention).  The one
+#: label decoder :func:`labeled_mask` reads ``-1``, ``-1.0`` and the string
+#: ``"-1"`` as this marker.
 UNLABELED = -1
+
+
+def _is_unlabeled(v: Any) -> bool:
+    """True for one label equal to the marker: -1, -1.0 or the string "-1"."""
+    if isinstance(v, str):
+        return v == str(UNLABELED)
+    if isinstance(v, bytes):
+        return v == str(UNLABELED).encode()
+    if isinstance(v, bool | np.bool_):
+        return False
+    if isinstance(v, numbers.Number):
+        return bool(v == UNLABELED)
+    return False
+
+
+def labeled_mask(y: Any) -> np.ndarray:
+    """Boolean mask of the labeled rows: the one label decoder of the package.
+
+    A label marks an unlabeled point when it is the integer ``-1``, the float
+    ``-1.0`` or the string ``"-1"`` (scikit-learn's convention, extended to
+    string labels); every other value (booleans included) is a class label.
+    Estimators, ``score``, the scorers, the splitters and the CV estimators all
+    decide labeled / unlabeled through this function.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+
+    Returns
+    -------
+    ndarray of bool of shape (n_samples,)
+
+    Examples
+    --------
+    >>> labeled_mask(["neg", "-1", "pos"]).tolist()
+    [True, False, True]
+    >>> labeled_mask([0, -1, 1.0, -1.0]).tolist()
+    [True, False, True, False]
+    """
+    y = np.asarray(y)
+    kind = y.dtype.kind
+    if kind in "iufc":
+        return np.asarray(y != UNLABELED, dtype=bool)
+    if kind == "U":
+        return np.asarray(y != str(UNLABELED), dtype=bool)
+    if kind == "S":
+        return np.asarray(y != str(UNLABELED).encode(), dtype=bool)
+    if kind == "O":
+        flat = [not _is_unlabeled(v) for v in y.ravel()]
+        return np.array(flat, dtype=bool).reshape(y.shape)
+    return np.ones(y.shape, dtype=bool)
 
 
 @dataclass(frozen=True)
@@ -218,10 +272,7 @@ def split_labeled(y: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         raise ValueError(f"y must be 1-dimensional, got shape {y.shape}.")
     if y.dtype.kind == "f" and not np.isfinite(y).all():
         raise ValueError("y contains NaN or infinity; mark unlabeled points with -1.")
-    if y.dtype.kind in "iuf":
-        labeled = y != UNLABELED
-    else:
-        labeled = np.array([v != UNLABELED and v != str(UNLABELED) for v in y])
+    labeled = labeled_mask(y)
     if not labeled.any():
         raise ValueError(
             "No labeled point in y: every entry is -1 (unlabeled). At least one"
@@ -265,8 +316,8 @@ def check_semi_supervised_targets(y: Any, name: str = "y") -> np.ndarray:
             y = y.astype(str)
         elif is_str.any():
             other = y[~is_str]
-            if all(isinstance(v, numbers.Integral) and v == UNLABELED for v in other):
-                y = np.array([str(v) for v in y])
+            if all(_is_unlabeled(v) for v in other):
+                y = np.array([str(UNLABELED) if _is_unlabeled(v) else v for v in y])
             else:
                 raise ValueError(
                     f"{name} mixes strings with numbers other than -1 (e.g. "

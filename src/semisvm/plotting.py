@@ -11,6 +11,8 @@ from typing import Any
 
 import numpy as np
 
+from ._validation import labeled_mask
+
 __all__ = ["plot_decision_boundary", "plot_convergence"]
 
 
@@ -92,7 +94,7 @@ def plot_decision_boundary(
     fig.colorbar(disp.surface_, ax=ax, label="f(x) (clipped to [-1, 1])",
                  ticks=[-1.0, -0.5, 0.0, 0.5, 1.0])
     y = np.asarray(y)
-    u = y == -1
+    u = ~labeled_mask(y)
     ax.scatter(X[u, 0], X[u, 1], s=6, c="k")
     for c, marker in zip(np.unique(y[~u]), "Do^vs", strict=False):
         sel = y == c

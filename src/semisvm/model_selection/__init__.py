@@ -10,11 +10,13 @@
   unlabeled rows.
 """
 
+from ._calibration import LabeledCalibratedClassifierCV
 from ._scorer import LabeledScorer, labeled_mask, labeled_scorer, make_labeled_scorer
 from ._search import LapRLSCV, LapSVMCV
 from ._split import LabeledKFold, LabeledStratifiedKFold
 
 __all__ = [
+    "LabeledCalibratedClassifierCV",
     "LabeledKFold",
     "LabeledScorer",
     "LabeledStratifiedKFold",

@@ -9,7 +9,7 @@ import numpy as np
 from sklearn.metrics import get_scorer, make_scorer
 from sklearn.utils import _safe_indexing
 
-from ..models._problem import labeled_mask
+from .._validation import labeled_mask
 
 __all__ = ["labeled_mask", "labeled_scorer", "make_labeled_scorer", "LabeledScorer"]
 

@@ -24,6 +24,7 @@ from .._validation import (
     Options,
     check_finite,
     check_numeric_frame,
+    labeled_mask,
     validate_params,
 )
 from ..kernels import NystroemFactor, as_operator, kernel_matrix
@@ -37,7 +38,6 @@ from ._problem import (  # build_kernel/build_laplacian: re-exported
     build_kernel,
     build_laplacian,
     encode_targets,
-    labeled_mask,
     prepare_operators,
 )
 from ._scale import (
@@ -353,8 +353,10 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
         on the labeled training points against Platt's smoothed targets (see
         :mod:`semisvm.models._adaptive`).  The most probable class is the one
         :meth:`predict` returns.  With few labels treat the values as scores
-        calibrated on the labeled points only; for calibrated probabilities
-        wrap the estimator in :class:`sklearn.calibration.CalibratedClassifierCV`.
+        calibrated on the labeled points only; for probabilities calibrated on
+        held-out labeled rows use
+        :class:`semisvm.model_selection.LabeledCalibratedClassifierCV` (scikit-learn's
+        ``CalibratedClassifierCV`` would treat the ``-1`` rows as a class).
 
         Parameters
         ----------

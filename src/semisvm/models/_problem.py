@@ -24,7 +24,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.multiclass import check_classification_targets
 
-from .._validation import split_labeled
+from .._validation import UNLABELED, labeled_mask, split_labeled
 from ..graph import check_adjacency, graph_laplacian, knn_graph, knn_graph_from_kernel
 from ..kernels import kernel_matrix, resolve_gamma
 from ..kernels._distributed import distributed_kernel, is_distributed_array
@@ -40,29 +40,6 @@ __all__ = [
     "one_vs_rest",
     "prepare_operators",
 ]
-
-#: the label of an unlabeled point
-UNLABELED = -1
-
-
-def labeled_mask(y: Any) -> np.ndarray:
-    """Boolean mask of the labeled rows (``y != -1``; strings never equal -1).
-
-    Parameters
-    ----------
-    y : array-like of shape (n_samples,)
-
-    Returns
-    -------
-    ndarray of bool of shape (n_samples,)
-    """
-    y = np.asarray(y)
-    if y.dtype.kind in "iuf":
-        return y != UNLABELED
-    if y.dtype.kind == "O":
-        return np.array([not (isinstance(v, int | float | np.number) and v == UNLABELED)
-                         for v in y], dtype=bool)
-    return np.ones(y.shape[0], dtype=bool)
 
 
 @dataclass(frozen=True)
