@@ -48,3 +48,33 @@ def test_readme_does_not_claim_plain_calibration_with_unlabeled_rows():
     text = Path(__file__).resolve().parents[1].joinpath("README.md").read_text()
     assert "`CalibratedClassifierCV(LapSVM())` and" not in text
     assert "LabeledCalibratedClassifierCV" in text
+
+
+def test_self_training_lapsvm_digits_five_labels_per_class():
+    # issue 33.5: SelfTrainingClassifier(LapSVM()) with 5 labels per class; its
+    # refits are fully labeled, where the automatic choice runs on a bounded
+    # subset of the labels (regularization_selection_['n_loo_labels'])
+    import time
+
+    from sklearn.datasets import load_digits
+    from sklearn.semi_supervised import SelfTrainingClassifier
+    from sklearn.svm import SVC
+
+    from semisvm import LapSVM
+    from semisvm.models._autoreg import MAX_LOO_LABELS
+
+    X, yt = load_digits(return_X_y=True)
+    X = X / 16.0
+    rng = np.random.default_rng(0)
+    y = np.full(yt.size, -1)
+    for c in range(10):
+        y[rng.choice(np.flatnonzero(yt == c), 5, replace=False)] = c
+    U = y == -1
+    t0 = time.perf_counter()
+    st = SelfTrainingClassifier(LapSVM(), max_iter=3).fit(X, y)
+    assert time.perf_counter() - t0 < 600  # a minute here; not a speed test
+    np.testing.assert_array_equal(st.classes_, np.arange(10))
+    svc = SVC().fit(X[~U], y[~U])
+    assert np.mean(st.predict(X[U]) == yt[U]) >= np.mean(svc.predict(X[U]) == yt[U])
+    full = LapSVM().fit(X, yt).regularization_selection_
+    assert full["n_loo_labels"] <= MAX_LOO_LABELS + 10

@@ -212,3 +212,20 @@ def test_fit_times_cover_the_whole_fit_and_verbose_lists_candidates(capsys):
     for (a, i), v in zip(sel["pairs"], sel["scores"], strict=True):
         assert f"gamma_a={a:g}, gamma_i={i:g}: criterion {v:.4g}" in out
     assert out.count("<- chosen") == 1
+
+
+@pytest.mark.parametrize("loss", ["squared", "squared_hinge"])
+def test_cholesky_path_equals_the_spectral_path(loss):
+    # the two algebraic routes to the same LOO numbers (per-pair Cholesky solve
+    # vs one eigendecomposition of Phi^T L Phi)
+    K, L, lab, Yl, c = _problem(n=120, n_lab=12, seed=4, classes=3)
+    unl = np.setdiff1d(np.arange(K.shape[0]), lab)
+    Phi = loo_features(lambda idx: K[:, idx], K.shape[0], lab)
+    a = SpectralLOO(Phi, L, lab, Yl, weights=c, unlabeled_idx=unl, spectral=True)
+    b = SpectralLOO(Phi, L, lab, Yl, weights=c, unlabeled_idx=unl, spectral=False)
+    for ga, gi in [(1e-3, 1e-1), (1e-2, 0.0)]:
+        Oa, FUa, Da = a.fold_outputs(ga, gi, loss)
+        Ob, FUb, Db = b.fold_outputs(ga, gi, loss)
+        scale = np.abs(Oa).max()
+        np.testing.assert_allclose(Ob, Oa, atol=1e-7 * scale)
+        np.testing.assert_allclose(FUb, FUa, atol=1e-7 * np.abs(FUa).max())

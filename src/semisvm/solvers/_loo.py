@@ -98,10 +98,12 @@ def loo_features(
         Rows of the labeled points: they are always landmarks, so that their
         features reproduce their kernel rows exactly.
     max_features : int, default=600
-        With ``n <= max_features`` every point is a landmark and
-        :math:`\Phi = V\Lambda^{1/2}` is an exact square root of K (eigenvalues
-        below :math:`10^{-10}\lambda_{\max}` dropped); otherwise the landmarks are
-        the labeled points and uniformly drawn others.
+        With ``n <= max_features`` every point is a landmark and :math:`\Phi` is
+        an exact square root of K: its Cholesky factor, or
+        :math:`V\Lambda^{1/2}` (eigenvalues below :math:`10^{-10}\lambda_{\max}`
+        dropped) when K is numerically singular; otherwise the landmarks are
+        the labeled points and uniformly drawn others (``random_state``, 0 when
+        None).
     random_state : int, RandomState or None
 
     Returns
@@ -121,7 +123,21 @@ def loo_features(
     Cm = np.asarray(columns(idx), dtype=np.float64)
     Wm = Cm[idx]
     Wm = 0.5 * (Wm + Wm.T)
+    if idx.size == n:
+        # every point a landmark: any square root of K is exact; the Cholesky
+        # factor (K = R R^T, Phi = R) costs a sixth of an eigendecomposition.
+        # Numerically singular K (duplicate points) falls back to eigh below.
+        try:
+            R = sla.cholesky(Wm, lower=True, check_finite=False)
+            if np.all(np.isfinite(R)) and np.diag(R).min() > 1e-7 * np.sqrt(
+                    max(float(np.diag(Wm).max()), 1e-300)):
+                return R
+        except np.linalg.LinAlgError:
+            pass
     lam, V = np.linalg.eigh(Wm)
+    if idx.size == n:
+        keep = lam > 1e-10 * max(float(lam[-1]), 1e-300)
+        return V[:, keep] * np.sqrt(lam[keep])
     keep = lam > 1e-10 * max(float(lam[-1]), 1e-300)
     return Cm @ (V[:, keep] / np.sqrt(lam[keep]))
 
@@ -150,6 +166,11 @@ class SpectralLOO:
         Rows of unlabeled points whose outputs every leave-one-out fit also
         returns (:meth:`fold_outputs`): the class balance of a held-out fit is
         computed on them, as the estimator computes it on its unlabeled points.
+    spectral : bool, default=True
+        Diagonalize :math:`B = \\Phi^T L \\Phi` once (worth it for many weight
+        pairs); ``False`` solves with the Cholesky factor of
+        :math:`\\gamma_A I + \\gamma_I B` per pair (a few pairs: an
+        :math:`r^3/3` factorization instead of an eigendecomposition).
     """
 
     def __init__(
@@ -163,12 +184,20 @@ class SpectralLOO:
         fit_intercept: bool = True,
         exact_max: int = 100,
         unlabeled_idx: np.ndarray | None = None,
+        spectral: bool = True,
     ) -> None:
         self.exact_max = exact_max
         A0 = Phi[labeled_idx]
         AU0 = Phi[np.asarray(unlabeled_idx, dtype=np.intp)] if (
             unlabeled_idx is not None) else None
-        if L is not None:
+        self.B = None
+        self._factor: dict = {}
+        if L is not None and not spectral:
+            B = Phi.T @ np.asarray(L @ Phi, dtype=np.float64)
+            self.B = 0.5 * (B + B.T)
+            self.mu = None
+            self.A, self.AU = A0, AU0
+        elif L is not None:
             LPhi = np.asarray(L @ Phi, dtype=np.float64)
             B = Phi.T @ LPhi
             mu, U = np.linalg.eigh(0.5 * (B + B.T))
@@ -184,13 +213,31 @@ class SpectralLOO:
         self.c = np.ones(l) if weights is None else np.asarray(weights, dtype=np.float64)
         self.fit_intercept = fit_intercept
 
+    def _solved(self, gamma_a: float, gamma_i: float) -> np.ndarray:
+        r""":math:`(\gamma_A I + \gamma_I B)^{-1}\Phi_L^T` (r x l), cached."""
+        key = (gamma_a, gamma_i)
+        if key not in self._factor:
+            M = gamma_i * self.B
+            M[np.diag_indices_from(M)] += gamma_a
+            cf = sla.cho_factor(M, lower=True, check_finite=False)
+            self._factor = {key: sla.cho_solve(cf, self.A.T, check_finite=False)}
+        return self._factor[key]
+
     def gram(self, gamma_a: float, gamma_i: float) -> np.ndarray:
         r""":math:`G = \Phi_L (\gamma_A I + \gamma_I B)^{-1}\Phi_L^T` (l x l)."""
+        if self.mu is None:
+            if gamma_i == 0:
+                return (self.A @ self.A.T) / gamma_a
+            return self.A @ self._solved(gamma_a, gamma_i)
         d = 1.0 / (gamma_a + gamma_i * self.mu)
         return (self.A * d) @ self.A.T
 
     def gram_u(self, gamma_a: float, gamma_i: float) -> np.ndarray:
         r""":math:`\Phi_U (\gamma_A I + \gamma_I B)^{-1}\Phi_L^T` (u x l)."""
+        if self.mu is None:
+            if gamma_i == 0:
+                return (self.AU @ self.A.T) / gamma_a
+            return self.AU @ self._solved(gamma_a, gamma_i)
         d = 1.0 / (gamma_a + gamma_i * self.mu)
         return (self.AU * d) @ self.A.T
 
