@@ -230,7 +230,9 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
             F, labeled, y_idx, self.classes_.size,
             class_balance=getattr(self, "class_balance", None),
             class_prior=getattr(self, "class_prior", None), classes=self.classes_,
+            laplacian=getattr(self, "_graph_laplacian", None),
         )
+        self._graph_laplacian = None  # used once, not kept with the model
         self.class_balance_offset_ = off
         self.class_prior_ = prior
         self.intercept_ = np.asarray(self.intercept_, dtype=np.float64) + off

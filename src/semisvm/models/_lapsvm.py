@@ -187,6 +187,9 @@ class _PrimalMixin(ManifoldClassifierMixin):
                 "lowrank-direct" if self._loss == "squared" else "lowrank-newton"
             )
         t_solver = time.perf_counter() - t0
+        # the graph for class_prior='auto''s cut test (dense graphs only)
+        self._graph_laplacian = L if hasattr(L, "shape") and L.shape[0] == X.shape[0] \
+            and kind == "dense" else None
         self._finish(res, K, X, y, labeled, classes, t_solver)
         # the entries sum to the whole fit: validation, targets, weights, the
         # output adaptation are 'other'
