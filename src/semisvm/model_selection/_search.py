@@ -865,6 +865,11 @@ _CV_DOC = r"""
     transduction_ : ndarray
         Labels of the training points (from ``best_estimator_``).
     n_splits_ : int
+        Folds; with ``cv='loo'`` the number of labeled points.
+    selection_ : dict
+        ``cv='loo'`` only: ``reason`` (the decision in words), ``z`` (paired
+        z-statistic of the best candidate against the prior), ``n_candidates``
+        (the whole search) and ``threshold``.
     fallback_reason_ : str or None
     search_time_, factor_time_, refit_time_ : float
         Seconds: whole fit, kernel/graph/factorization part, refit.
