@@ -229,3 +229,64 @@ def test_cholesky_path_equals_the_spectral_path(loss):
         scale = np.abs(Oa).max()
         np.testing.assert_allclose(Ob, Oa, atol=1e-7 * scale)
         np.testing.assert_allclose(FUb, FUa, atol=1e-7 * np.abs(FUa).max())
+
+
+def _every_estimator():
+    from semisvm import (
+        ExactTSVM,
+        LapRLSCV,
+        LapSVC,
+        LapSVMCV,
+        LapSVMPath,
+        SemiSupervisedKernel,
+    )
+
+    return [
+        LapSVM(), LapRLS(), LapSVC(), LapSVMCV(gamma_a=(1e-6, 1e-2), gamma_i=(0.0, 1.0)),
+        LapRLSCV(gamma_a=(1e-6, 1e-2), gamma_i=(0.0, 1.0)), LapSVMPath(),
+        SemiSupervisedKernel(), ExactTSVM(time_limit=5),
+    ]
+
+
+def _small_problem():
+    X, yt = make_moons(60, noise=0.15, random_state=5)
+    rng = np.random.default_rng(5)
+    y = np.full(yt.size, -1)
+    for c in (0, 1):
+        y[rng.choice(np.flatnonzero(yt == c), 5, replace=False)] = c
+    return X, y
+
+
+def _outputs(est, X):
+    if not hasattr(est, "predict"):  # SemiSupervisedKernel: a kernel
+        return np.asarray(est.gram(X)).tobytes()
+    out = est.decision_function(X) if hasattr(est, "decision_function") else None
+    if out is None:
+        out = est.predict(X)
+    return np.asarray(out).tobytes() + np.asarray(est.predict(X)).tobytes()
+
+
+@pytest.mark.parametrize("est", _every_estimator(), ids=lambda e: type(e).__name__)
+def test_every_estimator_fitted_twice_gives_the_same_bytes(est):
+    # issue 33.1: the same call on the same data gives the same model, also in a
+    # fresh process, with random_state=None
+    from sklearn.base import clone
+
+    X, y = _small_problem()
+    a = _outputs(clone(est).fit(X, y), X)
+    b = _outputs(clone(est).fit(X, y), X)
+    assert a == b
+    code = (
+        "import pickle, sys\n"
+        "X, y, est = pickle.loads(sys.stdin.buffer.read())\n"
+        "from sklearn.base import clone\n"
+        "m = clone(est).fit(X, y)\n"
+        "sys.path.insert(0, sys.argv[1])\n"
+        "from test_selection_rule import _outputs\n"
+        "sys.stdout.buffer.write(_outputs(m, X))\n"
+    )
+    here = str(__import__("pathlib").Path(__file__).parent)
+    out = subprocess.run([sys.executable, "-c", code, here],
+                         input=pickle.dumps((X, y, est)),
+                         capture_output=True, check=True).stdout
+    assert out == a

@@ -410,3 +410,13 @@ def warn_if_unscaled(X: Any, what: str = "a distance-based kernel or kNN graph")
         stacklevel=3,
     )
     return True
+
+
+def resolve_seed(random_state: Any) -> Any:
+    """``random_state`` for the library's internal draws: ``None`` becomes 0.
+
+    The same call on the same data gives the same model (landmarks, validation
+    splits, folds, the randomized TSVM's samples); pass an int or a
+    ``RandomState`` to draw differently.
+    """
+    return 0 if random_state is None else random_state

@@ -22,6 +22,7 @@ from .._validation import (
     Options,
     check_finite,
     check_numeric_frame,
+    resolve_seed,
     validate_params,
 )
 from ..models import LapRLS, LapSVM
@@ -288,7 +289,7 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
                 stacklevel=3,
             )
         skf = StratifiedKFold(
-            n_splits, shuffle=True, random_state=self.random_state
+            n_splits, shuffle=True, random_state=resolve_seed(self.random_state)
         )
         folds = list(skf.split(np.zeros((Q.size, 1)), yq))
         self.n_splits_ = n_splits

@@ -25,6 +25,7 @@ from .._validation import (
     check_finite,
     check_numeric_frame,
     labeled_mask,
+    resolve_seed,
     validate_params,
 )
 from ..kernels import NystroemFactor, as_operator, kernel_matrix
@@ -125,7 +126,7 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
         """Hold out ``fraction`` of the labeled points (at least one per class)."""
         if fraction is None:
             return y, None
-        rng = check_random_state(random_state)
+        rng = check_random_state(resolve_seed(random_state))
         lab_idx = np.flatnonzero(labeled)
         yl = y[lab_idx]
         val = []

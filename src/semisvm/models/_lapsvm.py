@@ -10,7 +10,7 @@ import numpy as np
 from sklearn.utils.validation import validate_data
 
 from .. import _defaults
-from .._validation import Interval, Options, check_finite
+from .._validation import Interval, Options, check_finite, resolve_seed
 from ..kernels._distributed import is_distributed_array, resolve_distributed_operator
 from ..kernels._nystroem import LANDMARK_METHODS
 from ..kernels._operators import as_operator
@@ -357,7 +357,7 @@ class _PrimalMixin(ManifoldClassifierMixin):
             stability_value_tol=self.stability_value_tol,
             stability_window=self.stability_window,
             preconditioner=self.preconditioner,
-            random_state=self.random_state,
+            random_state=resolve_seed(self.random_state),
             K_val=K_val,
             Y_val=Y_val,
             K_eval=K_val if self.record_history else None,

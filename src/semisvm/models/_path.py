@@ -27,6 +27,7 @@ from .._validation import (
     check_n_neighbors,
     check_numeric_frame,
     check_semi_supervised_targets,
+    resolve_seed,
     validate_params,
 )
 from ..kernels import kernel_matrix
@@ -475,7 +476,8 @@ class LapSVMPath(ClassifierMixin, BaseEstimator):
         from sklearn.model_selection import StratifiedKFold
 
         skf = StratifiedKFold(
-            n_splits=min(self.cv, n_min), shuffle=True, random_state=self.random_state
+            n_splits=min(self.cv, n_min), shuffle=True,
+            random_state=resolve_seed(self.random_state)
         )
         folds = []
         for tr, va in skf.split(np.zeros(y_l.size), y_l):

@@ -17,6 +17,7 @@ from .._validation import (
     Interval,
     Options,
     check_finite,
+    resolve_seed,
     split_labeled,
     validate_params,
 )
@@ -306,7 +307,7 @@ class ExactTSVM(ClassifierMixin, BaseEstimator):
             t_int,
             sample_size=self.sample_size,
             max_iter=self.max_iter,
-            random_state=self.random_state,
+            random_state=resolve_seed(self.random_state),
             **common,
         )
 
