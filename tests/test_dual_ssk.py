@@ -220,7 +220,7 @@ def test_ssk_symmetric_psd_and_matches_direct_formula(kernel, normalized):
     B = rng.normal(size=(5, 4))
     params = {"gamma": 0.2, "degree": 2, "coef0": 1.0}
     ssk = SemiSupervisedKernel(
-        kernel,
+        kernel=kernel,
         n_neighbors=5,
         graph_weight="binary",
         normalize_laplacian=normalized,
@@ -269,7 +269,7 @@ def test_ssk_user_adjacency_and_callable_kernel():
         return np.exp(-d2 / width)
 
     ssk3 = SemiSupervisedKernel(
-        my_rbf, kernel_params={"width": 2.0}, n_neighbors=4, graph_weight="binary",
+        kernel=my_rbf, kernel_params={"width": 2.0}, n_neighbors=4, graph_weight="binary",
         gamma_a=0.1, gamma_i=1.0,
     ).fit(X)
     np.testing.assert_allclose(ssk3(X[:5], X[5:9]), ssk1(X[:5], X[5:9]), atol=1e-10)

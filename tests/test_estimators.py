@@ -291,3 +291,19 @@ def test_plots(tmp_path):
     assert (tmp_path / "b.png").stat().st_size > 1000
     with pytest.raises(ValueError, match="record_history=True"):
         plot_convergence(LapSVM().fit(X, y))
+
+
+def test_constructors_are_keyword_only():
+    # scikit-learn convention (issue 29): no positional constructor argument
+    import inspect
+
+    import semisvm
+    from semisvm.model_selection import LapRLSCV, LapSVMCV
+
+    classes = [getattr(semisvm, n) for n in semisvm.__all__
+               if inspect.isclass(getattr(semisvm, n))] + [LapSVMCV, LapRLSCV]
+    assert len(classes) >= 8
+    for cls in classes:
+        params = list(inspect.signature(cls.__init__).parameters.values())[1:]
+        positional = [p.name for p in params if p.kind is not p.KEYWORD_ONLY]
+        assert not positional, (cls.__name__, positional)

@@ -117,9 +117,9 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
 
     def __init__(
         self,
+        *,
         gamma_a: Any = (1e-6, 10**-4.5, 1e-3, 10**-1.5, 1.0),
         gamma_i: Any = (0.0, 1e-3, 10**-1.5, 1.0, 10**1.5),
-        *,
         gamma: Any = None,
         n_neighbors: Any = None,
         kernel: Any = None,

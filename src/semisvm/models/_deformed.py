@@ -187,8 +187,8 @@ class SemiSupervisedKernel(BaseEstimator):
 
     def __init__(
         self,
-        kernel: str | Callable = "rbf",
         *,
+        kernel: str | Callable = "rbf",
         gamma: float | str = _defaults.GAMMA,
         degree: int = 3,
         coef0: float = 1.0,

@@ -636,10 +636,10 @@ class LapSVM(_PrimalMixin):
 
     def __init__(
         self,
+        *,
         solver: str = "pcg",
         gamma_a: float | str = "auto",
         gamma_i: float | str = "auto",
-        *,
         kernel: Any = "rbf",
         gamma: Any = _defaults.GAMMA,
         degree: int = 3,
@@ -809,10 +809,10 @@ class LapRLS(_PrimalMixin):
 
     def __init__(
         self,
+        *,
         solver: str = "direct",
         gamma_a: float | str = "auto",
         gamma_i: float | str = "auto",
-        *,
         kernel: Any = "rbf",
         gamma: Any = _defaults.GAMMA,
         degree: int = 3,

@@ -262,8 +262,8 @@ class LapSVMPath(ClassifierMixin, BaseEstimator):
 
     def __init__(
         self,
-        rho: float = 1e-3,
         *,
+        rho: float = 1e-3,
         kernel: str | Any = "rbf",
         gamma: float | str = _defaults.GAMMA,
         degree: int = 3,

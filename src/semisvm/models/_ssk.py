@@ -126,8 +126,8 @@ class LapSVC(ClassifierMixin, BaseEstimator):
 
     def __init__(
         self,
-        kernel: str | Callable = "rbf",
         *,
+        kernel: str | Callable = "rbf",
         gamma: float | str = _defaults.GAMMA,
         degree: int = 3,
         coef0: float = 1.0,

@@ -237,8 +237,8 @@ class ExactTSVM(ClassifierMixin, BaseEstimator):
 
     def __init__(
         self,
-        method: str = "randomized",
         *,
+        method: str = "randomized",
         C: float = 1.0,
         C_star: float = 1.0,
         kernel="rbf",
