@@ -128,7 +128,7 @@ def time_product(op, V, k: int) -> float:
 def measure(name, op, Ys, L, n_iter, repeat) -> dict:
     rng = np.random.default_rng(0)
     V = {c: rng.standard_normal((op.shape[0], c)) for c in (1, 10)}
-    k = max(1, n_iter // 4)
+    k = n_iter if name != "streamed" else 2  # products per timed call
     fns = {}
     for c in (1, 10):
         fns[f"prod{c}"] = lambda c=c: time_product(op, V[c], k)
@@ -150,6 +150,77 @@ def measure(name, op, Ys, L, n_iter, repeat) -> dict:
     r["outside1"] = r["iter1"] - r["prod1"]
     r["outside10"] = r["iter10"] - r["prod10"]
     return r
+
+
+class _Timed:
+    """An operator (or callable) whose calls add their wall time to ``acc[key]``."""
+
+    def __init__(self, inner, acc: dict, key: str):
+        self.inner, self.acc, self.key = inner, acc, key
+        self.shape = getattr(inner, "shape", None)
+        self.dtype = getattr(inner, "dtype", None)
+        self.reason = getattr(inner, "reason", None)
+
+    def _timed(self, fn, *a):
+        t0 = time.perf_counter()
+        out = fn(*a)
+        self.acc[self.key] = self.acc.get(self.key, 0.0) + time.perf_counter() - t0
+        return out
+
+    def __matmul__(self, V):
+        return self._timed(self.inner.__matmul__, V)
+
+    def __call__(self, *a):
+        return self._timed(self.inner, *a)
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+
+PHASES = ["K product", "L product", "line search", "step: other", "gradient",
+          "direction: other", "objective", "tol check", "hook", "total"]
+
+
+def breakdown(op, Y, L, n_iter: int) -> dict:
+    """Milliseconds per iteration of each phase of ``_PCG.run`` (exclusive times)."""
+    from semisvm.solvers import _pcg
+
+    pcg = new_state(op, Y, L)
+    acc: dict = {}
+    pcg.Kop = _Timed(pcg.Kop, acc, "K product")
+    pcg.Lop = _Timed(pcg.Lop, acc, "L product")
+    for name in ("_step", "_new_direction", "grad", "objective", "_check_tol"):
+        setattr(pcg, name, _Timed(getattr(pcg, name), acc, name))
+    rule = _Timed(stability_hook(pcg), acc, "hook")
+    ls = _pcg.exact_line_search_batch
+    _pcg.exact_line_search_batch = _Timed(ls, acc, "line search")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            t0 = time.perf_counter()
+            pcg.run(n_iter, rule, None, None)
+            acc["total"] = time.perf_counter() - t0
+    finally:
+        _pcg.exact_line_search_batch = ls
+    g = acc.get
+    out = {
+        "K product": g("K product", 0.0), "L product": g("L product", 0.0),
+        "line search": g("line search", 0.0),
+        "step: other": g("_step", 0.0) - g("L product", 0.0) - g("line search", 0.0),
+        "gradient": g("grad", 0.0),
+        "direction: other": g("_new_direction", 0.0) - g("grad", 0.0) - g("K product", 0.0),
+        "objective": g("objective", 0.0), "tol check": g("_check_tol", 0.0),
+        "hook": g("hook", 0.0), "total": acc["total"],
+    }
+    return {k: v / n_iter * 1e3 for k, v in out.items()}
+
+
+def breakdown_table(rows: list[tuple[str, int, int, dict]]) -> str:
+    header = ["operator", "n", "C"] + [f"{p} (ms)" for p in PHASES] + ["outside K product"]
+    body = [[name, n, c] + [r[p] for p in PHASES]
+            + [f"{(r['total'] - r['K product']) / r['total']:.0%}"]
+            for name, n, c, r in rows]
+    return cm.markdown_table(header, body)
 
 
 def profile_run(op, Y, L, n_iter: int) -> str:
@@ -193,12 +264,14 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--profile", action="store_true",
                     help="print a cProfile of a 10-column run per operator")
+    ap.add_argument("--breakdown", action="store_true",
+                    help="time each phase of an iteration (C = 1 and 10, with the hook)")
     ap.add_argument("--note", default="", help="a line saved with the results")
     args = ap.parse_args(argv)
     sizes = args.sizes or ([1500] if args.quick else [4000, 8000])
     names = ["dense"] if args.quick else args.operators
     machine = cm.machine_description()
-    rows, profiles = [], []
+    rows, profiles, phases = [], [], []
     for n in sizes:
         X, K, L, gamma, Ys = problem(n)
         for name, op in operators(names, X, K, gamma).items():
@@ -206,6 +279,9 @@ def main(argv: list[str] | None = None) -> None:
             r = measure(name, op, Ys, L, it, args.repeat)
             rows.append(r)
             print(table([r]).splitlines()[-1], flush=True)
+            if args.breakdown:
+                for c in (1, 10):
+                    phases.append((name, n, c, breakdown(op, Ys[c], L, it)))
             if args.profile:
                 profiles.append(f"#### {name}, n = {n}, C = 10\n\n```\n"
                                 + profile_run(op, Ys[10], L, it) + "```\n")
@@ -217,6 +293,10 @@ def main(argv: list[str] | None = None) -> None:
         f"interleaved rounds; load average (1 min) {machine['load_avg_1m_at_start']} "
         f"at start, {load_end} at end.\n\n" + table(rows) + "\n"
     )
+    if phases:
+        body += ("\nWhere the time of one iteration goes (ms per iteration, exclusive "
+                 "times; one run each, with the stability hook):\n\n"
+                 + breakdown_table(phases) + "\n")
     if profiles:
         body += "\n" + "\n".join(profiles)
     print("\n" + body)
