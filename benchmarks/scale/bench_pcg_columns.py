@@ -223,6 +223,74 @@ def breakdown_table(rows: list[tuple[str, int, int, dict]]) -> str:
     return cm.markdown_table(header, body)
 
 
+def product_variants(K: np.ndarray, repeat: int) -> str:
+    """Ways to form K @ V (float32 K, 10 columns) on one BLAS thread, against ``symv``.
+
+    Also the single-thread GFLOP/s of a square ``sgemm``: the compute floor of the
+    10-column product (2 n^2 C flops) at the best rate the BLAS reaches.
+    """
+    from scipy.linalg import blas
+    from threadpoolctl import threadpool_limits
+
+    n = K.shape[0]
+    rng = np.random.default_rng(0)
+    V = rng.standard_normal((n, 10)).astype(np.float32)
+    Vt = np.ascontiguousarray(V.T)
+    V16t = np.zeros((16, n), np.float32)
+    V16t[:10] = Vt
+    v = V[:, 0].copy()
+
+    def row_blocks(b=256):
+        out = np.empty((10, n), np.float32)
+        for i in range(0, n, b):
+            np.matmul(Vt, K[i:i + b].T, out=out[:, i:i + b])
+        return out
+
+    def lower_blocks(b=512):  # each block of the lower triangle read once, used twice
+        out = np.zeros((n, 10), np.float32)
+        for i in range(0, n, b):
+            Kb = K[i:i + b, :i + b]
+            out[i:i + b] += Kb @ V[:i + b]
+            if i:
+                out[:i] += Kb[:, :i].T @ V[i:i + b]
+        return out
+
+    m = 2048
+    A = rng.random((m, m), dtype=np.float32)
+    fns = {
+        "symv, 1 column (the binary iteration's product)":
+            lambda: blas.ssymv(1.0, K.T, v, lower=1),
+        "(V^T K)^T, 10 columns (the operator)": lambda: Vt @ K,
+        "K V, 10 columns": lambda: K @ V,
+        "(V^T K)^T, 16 columns (V zero-padded)": lambda: V16t @ K,
+        "row blocks of 256, 10 columns": row_blocks,
+        "lower-triangle blocks of 512, 10 columns": lower_blocks,
+        "square sgemm 2048^3": lambda: A @ A,
+    }
+    times: dict[str, list[float]] = {k: [] for k in fns}
+    with threadpool_limits(1, user_api="blas"):
+        for _ in range(repeat):
+            for k, fn in fns.items():
+                t0 = time.perf_counter()
+                fn()
+                times[k].append(time.perf_counter() - t0)
+    med = {k: float(np.median(t)) for k, t in times.items()}
+    peak = 2.0 * m**3 / med["square sgemm 2048^3"] / 1e9
+    floor = 2.0 * n * n * 10 / (peak * 1e9)
+    rows = [[k, med[k] * 1e3, med[k] / med[fns_first(fns)],
+             2.0 * n * n * (16 if "16" in k else 10) / med[k] / 1e9
+             if "10 col" in k or "16 col" in k else None]
+            for k in fns if not k.startswith("square")]
+    rows.append([f"10 columns at the square sgemm's {peak:.0f} GFLOP/s (compute floor)",
+                 floor * 1e3, floor / med[fns_first(fns)], peak])
+    return (f"K @ V at n = {n}, float32, one BLAS thread, median of {repeat}:\n\n"
+            + cm.markdown_table(["product", "ms", "/ symv", "GFLOP/s"], rows) + "\n")
+
+
+def fns_first(fns: dict) -> str:
+    return next(iter(fns))
+
+
 def profile_run(op, Y, L, n_iter: int) -> str:
     pcg = new_state(op, Y, L)
     rule = stability_hook(pcg)
@@ -264,6 +332,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--profile", action="store_true",
                     help="print a cProfile of a 10-column run per operator")
+    ap.add_argument("--variants", action="store_true",
+                    help="time ways to form the 10-column dense product, and the "
+                         "square-GEMM compute floor, at the largest n")
     ap.add_argument("--breakdown", action="store_true",
                     help="time each phase of an iteration (C = 1 and 10, with the hook)")
     ap.add_argument("--note", default="", help="a line saved with the results")
@@ -271,7 +342,7 @@ def main(argv: list[str] | None = None) -> None:
     sizes = args.sizes or ([1500] if args.quick else [4000, 8000])
     names = ["dense"] if args.quick else args.operators
     machine = cm.machine_description()
-    rows, profiles, phases = [], [], []
+    rows, profiles, phases, variants = [], [], [], ""
     for n in sizes:
         X, K, L, gamma, Ys = problem(n)
         for name, op in operators(names, X, K, gamma).items():
@@ -285,6 +356,9 @@ def main(argv: list[str] | None = None) -> None:
             if args.profile:
                 profiles.append(f"#### {name}, n = {n}, C = 10\n\n```\n"
                                 + profile_run(op, Ys[10], L, it) + "```\n")
+        if args.variants and n == sizes[-1]:
+            variants = product_variants(K, max(3, args.repeat))
+            print(variants, flush=True)
         del K
     load_end = round(__import__("os").getloadavg()[0], 2)
     body = (
@@ -293,6 +367,8 @@ def main(argv: list[str] | None = None) -> None:
         f"interleaved rounds; load average (1 min) {machine['load_avg_1m_at_start']} "
         f"at start, {load_end} at end.\n\n" + table(rows) + "\n"
     )
+    if variants:
+        body += "\n" + variants
     if phases:
         body += ("\nWhere the time of one iteration goes (ms per iteration, exclusive "
                  "times; one run each, with the stability hook):\n\n"
