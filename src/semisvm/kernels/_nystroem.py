@@ -287,7 +287,12 @@ class LowRankOperator:
         V = np.asarray(V)
         self.n_products += 1 if V.ndim == 1 else V.shape[1]
         P = self.Phi
-        out = P @ (P.T @ V.astype(P.dtype, copy=False))
+        # thin products over an n x r matrix: one BLAS thread, as for the streamed
+        # tiles (BLAS default on the loaded 2-core machine: ~16 ms for 1 or 10
+        # columns at n = 8,000, m = 1,000; one thread: 1.7 and 8.7 ms;
+        # benchmarks/scale/results/pcg_columns.md)
+        with single_blas_thread():
+            out = P @ (P.T @ V.astype(P.dtype, copy=False))
         return out.astype(np.float64, copy=False)
 
     def diagonal(self) -> np.ndarray:

@@ -151,10 +151,13 @@ class DenseKernelOperator:
             if V.ndim == 2 and self.dtype == np.float32:
                 # (V^T K)^T: OpenBLAS's sgemm with the thin operand first measured
                 # 25-35% faster for 10 columns at n = 4,000-12,000 (one thread);
-                # no difference in float64 (benchmarks/bench_floor.py)
-                out = (Vc.T @ self.K).T
-            else:
-                out = self.K @ Vc
+                # no difference in float64 (benchmarks/bench_floor.py); returned
+                # C-ordered like V, so that the solver's (n, C) blocks keep one layout
+                # (a mixed layout costs a copy in every sparse product with L)
+                out = np.empty(V.shape, dtype=np.float64)
+                out[...] = (Vc.T @ self.K).T
+                return out
+            out = self.K @ Vc
             return out.astype(np.float64, copy=False)
         if V.ndim == 1:
             out = self._symv(1.0, self._F, Vc, lower=1)

@@ -286,42 +286,53 @@ class _PCG:
     # ------------------------------------------------------------ gradient, objective
     def grad(self, cols: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Preconditioned gradient (b part, alpha part) and the error-vector masks."""
-        lab, Yl, Wl = self.lab, self.Yl, self.Wl
-        f_l = self.Ka[np.ix_(lab, cols)] + self.b[cols]
-        res = f_l - Yl[:, cols]
+        lab, Wl = self.lab, self.Wl
+        sel, Ka_l, Yl = self._columns(cols)
+        f_l = Ka_l + self.b[sel]
+        res = f_l - Yl
         if self.squared:
             E = np.ones_like(res, dtype=bool)
         else:
-            E = Yl[:, cols] * f_l < 1.0
+            E = Yl * f_l < 1.0
         res = np.where(E, res, 0.0)
         if Wl is not None:
             res = Wl * res
-        ga = self.gamma_a * self.alpha[:, cols]
+        ga = self.gamma_a * self.alpha[:, sel]
         if self.use_L:
-            ga = ga + self.gamma_i * self.LKa[:, cols]
+            ga += self.gamma_i * self.LKa[:, sel]
         ga[lab] += res
         gb = res.sum(axis=0)
         if self.L1 is not None:
-            gb = gb + self.gamma_i * self.LKa[:, cols].sum(axis=0)
+            gb = gb + self.gamma_i * self.LKa[:, sel].sum(axis=0)
         if not self.fit_intercept:  # b stays at b0 (0): no bias direction
             gb = np.zeros_like(gb)
         return gb, ga, E
 
     def objective(self, cols: np.ndarray) -> np.ndarray:
         """Objective (Eq. 7 or 14) of columns ``cols`` from the maintained products."""
-        f_l = self.Ka[np.ix_(self.lab, cols)] + self.b[cols]
+        sel, Ka_l, Yl = self._columns(cols)
+        f_l = Ka_l + self.b[sel]
         if self.squared:
-            h = self.Yl[:, cols] - f_l
+            h = Yl - f_l
         else:
-            h = np.maximum(0.0, 1.0 - self.Yl[:, cols] * f_l)
+            h = np.maximum(0.0, 1.0 - Yl * f_l)
         hh = h * h if self.Wl is None else self.Wl * h * h
-        Ka = self.Ka[:, cols]
-        val = hh.sum(axis=0) + self.gamma_a * np.einsum(
-            "ij,ij->j", self.alpha[:, cols], Ka)
+        Ka = self.Ka[:, sel]
+        val = hh.sum(axis=0) + self.gamma_a * _coldot(self.alpha[:, sel], Ka)
         if self.use_L:
-            fI = Ka + self.b[cols] if self.L1 is not None else Ka
-            val = val + self.gamma_i * np.einsum("ij,ij->j", fI, self.LKa[:, cols])
+            fI = Ka + self.b[sel] if self.L1 is not None else Ka
+            val = val + self.gamma_i * _coldot(fI, self.LKa[:, sel])
         return 0.5 * val
+
+    def _columns(self, cols: np.ndarray) -> tuple[Any, np.ndarray, np.ndarray]:
+        """Selector of columns ``cols``, K alpha and the targets on the labeled rows.
+
+        ``cols`` is sorted and unique, so all C of them select everything: then the
+        selector is a slice (views, no gather of the (n, C) blocks), else the indices.
+        """
+        if cols.size == self.C:
+            return slice(None), self.Ka[self.lab], self.Yl
+        return cols, self.Ka[np.ix_(self.lab, cols)], self.Yl[:, cols]
 
     def crit_values(self, gb, ga, Kga, mix, obj_prev, obj_now) -> np.ndarray:
         """The classical stopping quantity of ``tol_criterion`` (unnormalised)."""
@@ -472,17 +483,22 @@ class _PCG:
         self.n_products[cols] += 1
         za_new, Kza_new = self.pre.apply(ga_new, Kga_new)
         pg_new = gb_new * gb_new + _coldot(za_new, Kga_new)
-        mix_new = gb_new * gb_new + _coldot(ga_new, Kga_new)
+        if za_new is ga_new:  # the paper's preconditioner: z = ghat, the same product
+            mix_new = pg_new.copy()
+        else:
+            mix_new = gb_new * gb_new + _coldot(ga_new, Kga_new)
         # Polak-Ribiere: z_t^T (grad_t - grad_{t-1}) / z_{t-1}^T grad_{t-1}
         cross = gb_new * self.gb[sel] + _coldot(za_new, self.Kga[:, sel])
         denom = self.pg_dot[sel]
         with np.errstate(divide="ignore", invalid="ignore"):
             rho = np.where(denom > 0, (pg_new - cross) / denom, 0.0)
         rho = np.maximum(rho, 0.0)
-        if full:
+        if full:  # in place: rho d - z is -z + rho d, bit for bit
             self.d_b = -gb_new + rho * self.d_b
-            self.d_a = -za_new + rho * self.d_a
-            self.Kd = -Kza_new + rho * self.Kd
+            self.d_a *= rho
+            self.d_a -= za_new
+            self.Kd *= rho
+            self.Kd -= Kza_new
             self.gb, self.ga, self.Kga = gb_new, ga_new, Kga_new
             self.pg_dot, self.mixed = pg_new, mix_new
         else:
