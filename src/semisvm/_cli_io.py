@@ -563,7 +563,7 @@ def check_empty_labels(path: str | Path, labels: np.ndarray, markers: Sequence[s
                         count=labels.shape[0])
     if empty.any() and "" not in list(markers):
         raise CLIError(
-            f"{path}: empty label cell(s) at {row_names(np.flatnonzero(empty), row0, extra)}"
+            f"{path}: empty label cell(s) at {row_names(np.flatnonzero(empty).tolist(), row0, extra)}"
             ": an empty label is never a class, and '' is not an unlabeled marker here "
             "(the default markers are off: --no-default-unlabeled); fill them in, or "
             "add --unlabeled '' to make them unlabeled rows"
