@@ -501,7 +501,8 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
                           ev2.scores[auto], ev2.errors[auto], ev2.n_features,
                           ev2.n_unlabeled, 0.0)
         k_prior = auto[choose(sub, 0, Z_SWITCH)[0]]
-        k, z, k_best, why = choose(ev2, k_prior, z_threshold(n_candidates))
+        k, z, k_best, why = choose(ev2, k_prior, z_threshold(n_candidates),
+                                   prior_name="the plain estimator's choice")
         self.factor_time_ = t_factor
         self.n_newton_fallbacks_ = 0
         self.n_factorizations_ = 0

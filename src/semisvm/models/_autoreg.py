@@ -363,7 +363,9 @@ def loo_evidence(
                        time.perf_counter() - t0)
 
 
-def choose(ev: LOOEvidence, k_default: int, z_switch: float) -> tuple[int, float, int, str]:
+def choose(
+    ev: LOOEvidence, k_default: int, z_switch: float, prior_name: str = "the defaults"
+) -> tuple[int, float, int, str]:
     r"""The candidate to fit: the default unless the best other one is better by
     more than ``z_switch`` standard errors of the paired per-point differences
     and makes no more LOO errors.
@@ -379,13 +381,13 @@ def choose(ev: LOOEvidence, k_default: int, z_switch: float) -> tuple[int, float
     z = gain / se if se > 0 else (np.inf if gain > 0 else 0.0)
     switch = z > z_switch and ev.errors[k_best] <= ev.errors[k_default]
     desc = (f"{ev.scores[k_best]:.4g} (LOO error {ev.errors[k_best]:.1%}) vs "
-            f"{ev.scores[k_default]:.4g} ({ev.errors[k_default]:.1%}) for the "
-            f"defaults, z = {z:.2f}")
+            f"{ev.scores[k_default]:.4g} ({ev.errors[k_default]:.1%}) for "
+            f"{prior_name}, z = {z:.2f}")
     if switch:
         return k_best, z, k_best, f"{CRITERION} {desc} > {z_switch:.3g}"
     return k_default, z, k_best, (
-        f"defaults kept: best alternative scores {desc} (leaves the defaults only "
-        f"when z > {z_switch:.3g} with no more errors)")
+        f"{prior_name} kept: best alternative scores {desc} (leaves {prior_name} "
+        f"only when z > {z_switch:.3g} with no more errors)")
 
 
 def z_threshold(n_candidates: int) -> float:
