@@ -784,6 +784,36 @@ def tsvm_randomized(
     ``full_search_after`` failed proofs the whole-set branch and bound takes
     over.
 
+    *Why the paper's rule alone is not a proof.*  Esposito and Martín solve
+    the sample under the balance constraint scaled to :math:`|R|`
+    (``round(positive_fraction * |R|)`` positives in ``R``) and stop when no
+    point of :math:`U \setminus R` lies inside the margin and the induced
+    labeling is balanced.  Violator-space theory (Clarkson) needs the
+    sample problem to be the *restriction* of the whole problem: the optimum
+    over a subset must be at most the optimum over the whole set
+    (monotonicity).  The balance constraint is not a constraint on the sample
+    alone: the optimal labeling :math:`y^\star` of ``U`` may put any count in
+    :math:`[\max(0, p_{lo} - (u - r)), \min(r, p_{hi})]` into ``R``, and if
+    that count is not the scaled one, :math:`y^\star_R` is infeasible for
+    the sample problem, whose optimum may then exceed :math:`J^\star`
+    (monotonicity fails).  "No violator" then only says that the sample
+    solution extends to ``U`` at no cost: the extension has the sample
+    optimum as its objective, which is above :math:`J^\star`.  The smallest
+    counterexample has :math:`u = 2`, :math:`|R| = 1` (with :math:`u = 1` a
+    non-empty sample is the whole set): one label per class, so exactly one
+    positive in ``U``; the scaled window forces the sampled point positive,
+    the other point lies beyond :math:`f \le -1`, the rule fires with
+    objective 10.8, while the optimum labels the sampled point negative with
+    :math:`J^\star = 2.89`
+    (``tests/test_tsvm_clarkson_rule.py``, found by brute force over every
+    labeling, with two more: :math:`u = 2` and :math:`u = 4, |R| = 3`).  The
+    library never certifies from the scaled window: the sample problem used
+    as a bound is :math:`P_R` with the relaxed window (the module docstring
+    proves its optimum is at most :math:`J^\star`), and the certificate is the
+    comparison of an exactly evaluated balanced incumbent with that bound;
+    on the counterexamples :math:`\mathrm{opt}(P_R) \le J^\star <` the rule's
+    objective, so the rule's labeling is never certified there.
+
     The relaxed window is wide when ``r`` is small against ``u`` (no balance
     constraint in the sample at all when ``r <= min(p_lo, u - p_hi)``), so
     with a strict balance constraint whose unconstrained sample optimum is
