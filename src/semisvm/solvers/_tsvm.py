@@ -24,7 +24,8 @@ window is ``round(r u) +- floor(tol u)`` positives for a positive fraction ``r``
   outside the margin with its label reuses the parent's solution, and a node
   whose unlabeled points all lie outside the margin with a sign labeling that
   fits the balance is a leaf whose completion costs nothing (Observation 3.2 of
-  the randomized paper).  The initial upper bound comes from alternating
+  the randomized paper).  *Reduced-cost fixing* (below) strengthens the node
+  bound.  The initial upper bound comes from alternating
   minimisation (solve the SVM, relabel :math:`U` by the balanced sign of
   :math:`f`, repeat).  When a limit stops the search, the smallest bound of the
   open nodes is a lower bound of :math:`J^\star`.
@@ -40,8 +41,33 @@ window is ``round(r u) +- floor(tol u)`` positives for a positive fraction ``r``
   (improved by alternating minimisation on the whole set: the incumbent).
   When Clarkson's rule fires (no violator, balanced), the *relaxed* sample
   problem below is solved exactly: its optimum is a lower bound.  If such
-  proofs keep failing, a branch and bound over the whole set started from the
-  incumbent finishes the proof or leaves its open-node bound.
+  rounds stop improving the incumbent (failed proofs, or samples with
+  violators that never let the rule fire), a branch and bound over the whole
+  set started from the incumbent finishes the proof or leaves its open-node
+  bound.
+
+Reduced-cost fixing (the node bound).  At a node with solution value
+:math:`J_N` (the L2-SVM on :math:`L` plus the labeled part of :math:`U`) and
+incumbent :math:`J_{inc}`, :func:`~semisvm.solvers._l2svm.add_point_bounds`
+gives for each free point :math:`j` and label :math:`s` a
+:math:`\delta_j(s) \ge 0` with "node + :math:`(x_j, s)`" costing at least
+:math:`J_N + \delta_j(s)` (weak duality).  Every completion of the node that
+labels :math:`j` with :math:`s` contains the problem "node + :math:`(x_j,
+s)`" (more non-negative terms only raise the minimum), so it costs at least
+:math:`J_N + \delta_j(s)`.  If that reaches :math:`J_{inc}`, no completion
+improving the incumbent gives :math:`j` the label :math:`s`: :math:`j` is
+fixed to :math:`-s`.  All such points are fixed at once and the node's SVM
+re-solved with them; its value, now including the losses of the fixed points
+that lie inside the margin, is a lower bound of every *improving* completion
+of the node, and completions that do not improve cost at least
+:math:`J_{inc}`; the node's bound is therefore still valid for
+:math:`\min(J_{inc}, \cdot)`, which is what pruning and the open-node bound
+use (the open-node bound is capped by the incumbent).  When the fixed labels
+alone break the balance window the node has no improving completion and is
+dropped; when both labels of a point are excluded, likewise.  The incumbent
+only decreases, so a fixing stays valid for the rest of the search.  Tested
+against brute force (``tests/test_tsvm.py``, fixing on and off) and by the
+property tests.
 
 Why the randomized certificate is sound.  Let :math:`|R| = r`.  The *relaxed
 sample problem* :math:`P_R` is the TSVM on :math:`L \cup R` whose number of
@@ -252,6 +278,7 @@ class _Search:
         callback: Callable | None,
         progress: _Progress | None = None,
         branch: str = "confident",
+        fixing: bool = True,
     ) -> None:
         self.K, self.y0, self.cost0, self.U = K, y, cost, U
         self.C_star, self.lo, self.hi = C_star, lo, hi
@@ -267,6 +294,8 @@ class _Search:
         self.root_obj = 0.0
         self.stack: list = []
         self.branch = branch
+        self.fixing = fixing
+        self.n_fixed = 0  # labels fixed by reduced costs
 
     # -- helpers ---------------------------------------------------------------
     def _solve(self, y, cost, warm: L2SVMResult | None) -> L2SVMResult:
@@ -325,6 +354,48 @@ class _Search:
         return False
 
     def _prunable(self, obj: float) -> bool:
+        return obj >= self.best_obj - 1e-12 * max(1.0, abs(self.best_obj))
+
+    def _fix(self, y, cost, sol, free, f_free, d_pos, d_neg, slack, n_pos, n_neg):
+        """Reduced-cost fixing: returns ``True`` when the node was replaced.
+
+        A completion giving ``j`` the label ``-1`` costs at least
+        ``sol.objective + d_neg[j]`` (:func:`add_point_bounds`, and adding the
+        other points only raises it); when that reaches the incumbent, every
+        completion that could still improve it labels ``j`` positive (and
+        symmetrically).  All such points are fixed at once, the SVM re-solved
+        with them (a stronger bound for the node: the fixed points inside the
+        margin raise the objective) and the node pushed back; it is dropped
+        when the fixed labels break the balance window.
+        """
+        to_pos = self._prunable_vec(sol.objective + d_neg - slack)
+        to_neg = self._prunable_vec(sol.objective + d_pos - slack)
+        if (to_pos & to_neg).any():
+            return True  # both labels of a point are too costly: prune
+        fix = to_pos | to_neg
+        if not fix.any():
+            return False
+        lab = np.where(to_pos[fix], 1.0, -1.0)
+        n_pos2 = n_pos + int(np.count_nonzero(lab > 0))
+        n_neg2 = n_neg + int(np.count_nonzero(lab < 0))
+        if n_pos2 > self.hi or n_neg2 > self.n_neg_max:
+            return True  # no improving completion fits the balance window
+        y2 = y.copy()
+        cost2 = cost.copy()
+        idx = free[fix]
+        y2[idx] = lab
+        cost2[idx] = self.C_star
+        if np.all(lab * f_free[fix] >= 1.0):
+            sol2 = sol  # all outside the margin with their label: same SVM
+        else:
+            sol2 = self._solve(y2, cost2, sol)
+        self.n_fixed += idx.size
+        self.stack.append(
+            (y2, cost2, sol2, -1, 0.0, n_pos2, n_neg2, sol2.objective - slack)
+        )
+        return True
+
+    def _prunable_vec(self, obj: np.ndarray) -> np.ndarray:
         return obj >= self.best_obj - 1e-12 * max(1.0, abs(self.best_obj))
 
     # -- the search ------------------------------------------------------------
@@ -407,6 +478,10 @@ class _Search:
                 )
             if self._prunable(sol.objective + bound - slack):
                 continue
+            if self.fixing and self._fix(
+                y, cost, sol, free, f_free, d_pos, d_neg, slack, n_pos, n_neg
+            ):
+                continue
             if self.branch == "margin":  # least confident: raises bounds fast
                 k = int(np.argmin(np.abs(f_free)))
             else:  # most confident: good labelings early
@@ -455,6 +530,7 @@ def _branch_and_bound(
     progress: _Progress | None = None,
     root_descent: bool = True,
     branch: str = "confident",
+    fixing: bool = True,
 ) -> _Search:
     """Branch and bound on ``K`` with ``y == 0`` marking the unlabeled points.
 
@@ -479,6 +555,7 @@ def _branch_and_bound(
         callback=callback,
         progress=progress,
         branch=branch,
+        fixing=fixing,
     )
     root = l2svm_primal(K, search.y0, cost)
     search.root_obj = root.objective
@@ -742,8 +819,10 @@ def tsvm_randomized(
         does not depend on how ``R`` was chosen.  ``False`` gives the plain
         Basis2 sampling.
     full_search_after : int or None, default=2
-        After this many failed relaxation proofs without a better incumbent,
-        or after the last round, run the branch and bound over the whole set
+        After this many rounds in a row without a better incumbent (a failed
+        relaxation proof counts, and so does a round whose sample leaves
+        violators), or after the last round, run the branch and bound over
+        the whole set
         (``None``: never), started from the
         incumbent and branching on the least confident points, for the rest of
         the budget: it either proves the incumbent (or a better labeling)
@@ -781,8 +860,11 @@ def tsvm_randomized(
     (no violator, induced labeling balanced); the searched sample's count
     window is centred on the guiding labeling's count in ``R`` (fast, but not
     a relaxation: its optimum is never used as a bound).  After
-    ``full_search_after`` failed proofs the whole-set branch and bound takes
-    over.
+    ``full_search_after`` rounds in a row without a better incumbent (failed
+    proofs, or samples whose violators keep the rule from firing) the
+    whole-set branch and bound takes over: on two moons with ``u = 98`` the
+    samples kept 40 or more violators for all 100 rounds, so waiting for
+    failed proofs left the (fast) whole-set search to the last round.
 
     *Why the paper's rule alone is not a proof.*  Esposito and Martín solve
     the sample under the balance constraint scaled to :math:`|R|`
@@ -954,7 +1036,7 @@ class _RandomizedRun:
         self.n_rounds = 0
         self.n_proofs = 0
         self.proof_seed: np.ndarray | None = None
-        self.stall = 0  # failed proofs since the incumbent last improved
+        self.stall = 0  # rounds since the incumbent last improved
         self.n_full = 0
         self.certified = False
         self.termination = "max_iter"
@@ -1174,7 +1256,7 @@ class _RandomizedRun:
             p = self._prove(smp)
             if p is not None:
                 last, exact = p, p.termination == "complete"
-            self.stall = 0 if improved else self.stall + (p is not None)
+            self.stall = 0 if improved else self.stall + 1
             self.certified = self._gap_closed()
             if (
                 not self.certified
