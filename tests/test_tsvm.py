@@ -600,3 +600,43 @@ def test_fixing_is_exercised_and_saves_nodes():
     assert on.termination == off.termination == "complete"
     np.testing.assert_allclose(on.best_obj, off.best_obj, rtol=1e-9)
     assert on.n_fixed > 0 and on.n_nodes < off.n_nodes
+
+
+def test_verbose_final_line_reports_gap_without_certificate(capsys):
+    X, t = _blobs(0, n_per=15, sep=1.0)
+    K = kernel_matrix(X, kernel="rbf", gamma=0.5)
+    for solve in (
+        lambda: tsvm_branch_and_bound(K, t, C=10.0, C_star=1.0, max_nodes=5, verbose=1),
+        lambda: tsvm_randomized(
+            K, t, C=10.0, C_star=1.0, sample_size=10, max_nodes=5, verbose=1,
+            random_state=0,
+        ),
+    ):
+        res = solve()
+        last = capsys.readouterr().out.splitlines()[-1].split()
+        assert not res.is_global_optimum and res.gap > 0
+        assert last[-1] == "max_nodes"
+        # time, rounds, nodes, incumbent, lower bound, gap (in %)
+        assert float(last[3]) == pytest.approx(res.objective, rel=1e-5)
+        assert float(last[4]) == pytest.approx(res.lower_bound, rel=1e-5, abs=1e-9)
+        assert float(last[5].rstrip("%")) == pytest.approx(100 * res.gap, abs=1e-3)
+
+
+def test_randomized_whole_set_search_without_incumbent():
+    # the samples (r = 5 of u = 38) leave too many violators to give an
+    # incumbent; after full_search_after rounds without one the whole-set
+    # branch and bound starts from its own root labeling and proves the optimum
+    from sklearn.datasets import make_moons
+
+    X, yt = make_moons(40, noise=0.05, random_state=1)
+    t = np.zeros(40)
+    t[np.flatnonzero(yt == 1)[0]], t[np.flatnonzero(yt == 0)[0]] = 1.0, -1.0
+    K = kernel_matrix(X, kernel="rbf", gamma=4.0)
+    bb = tsvm_branch_and_bound(K, t, C=10.0, C_star=1.0)
+    res = tsvm_randomized(
+        K, t, C=10.0, C_star=1.0, sample_size=5, max_iter=3, random_state=0
+    )
+    assert res.history[0]["incumbent"] == np.inf
+    assert res.history[-1]["whole_set_searches"] == 1
+    assert res.is_global_optimum and res.termination == "certificate"
+    np.testing.assert_allclose(res.objective, bb.objective, rtol=1e-9)
