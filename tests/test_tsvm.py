@@ -640,3 +640,17 @@ def test_randomized_whole_set_search_without_incumbent():
     assert res.history[-1]["whole_set_searches"] == 1
     assert res.is_global_optimum and res.termination == "certificate"
     np.testing.assert_allclose(res.objective, bb.objective, rtol=1e-9)
+
+
+def test_verbose_shows_the_whole_set_search(capsys):
+    from sklearn.datasets import make_moons
+
+    X, yt = make_moons(40, noise=0.05, random_state=1)
+    t = np.zeros(40)
+    t[np.flatnonzero(yt == 1)[0]], t[np.flatnonzero(yt == 0)[0]] = 1.0, -1.0
+    K = kernel_matrix(X, kernel="rbf", gamma=4.0)
+    tsvm_randomized(
+        K, t, C=10.0, C_star=1.0, sample_size=5, max_iter=3, random_state=0, verbose=1
+    )
+    out = capsys.readouterr().out
+    assert "whole set" in out and "certificate" in out.splitlines()[-1]

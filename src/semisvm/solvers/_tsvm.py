@@ -829,8 +829,9 @@ def tsvm_randomized(
         optimal or leaves the smallest open-node bound as the lower bound.
     verbose : int, default=0
         ``> 0`` prints one log line per round (time, rounds, nodes, incumbent,
-        lower bound, relative gap, violators); ``> 1`` also the inner branch
-        and bound's log.
+        lower bound, relative gap, violators) and the whole-set branch and
+        bound's log (a line every 5 s and at each new incumbent); ``> 1`` also
+        the sample searches' logs.
 
     Returns
     -------
@@ -1051,9 +1052,11 @@ class _RandomizedRun:
         return max(1, self.max_nodes - self.n_nodes)
 
     def _inner_progress(self, what: str) -> _Progress | None:
-        if self.verbose > 1:
+        # the whole-set search may run for the rest of the budget: its log (a
+        # line every 5 s and at each new incumbent) is shown from verbose=1
+        if self.verbose > 1 or (self.verbose and what == "whole set"):
             return _Progress(
-                self.verbose - 1, self.t0, f"round {self.n_rounds}: {what}"
+                max(1, self.verbose - 1), self.t0, f"round {self.n_rounds}: {what}"
             )
         return None
 
