@@ -542,3 +542,115 @@ def test_one_vs_rest_classes_in_parallel_equal_sequential():
     assert a.is_global_optimum_ and b.is_global_optimum_
     np.testing.assert_array_equal(a.transduction_, b.transduction_)
     np.testing.assert_allclose(a.decision_function(X), b.decision_function(X), atol=1e-10)
+
+
+# ----------------------------------------------------------------------------
+# reduced-cost fixing in the branch and bound (issue 31, point 1)
+
+FIXING_SEEDS = range(12)
+
+
+def _fixing_problem(seed):
+    K, t, C, C_star = _random_problem(100 + seed, n=12, n_lab=2 + seed % 2)
+    tol = (0.0, 0.2)[seed % 2]
+    u = int(np.count_nonzero(t == 0))
+    lo, hi = balance_bounds(u, float(np.mean(t[t != 0] > 0)), tol)
+    return K, t, C, C_star, lo, hi
+
+
+@pytest.mark.parametrize("seed", FIXING_SEEDS)
+def test_fixing_branch_and_bound_equals_brute_force(seed):
+    from semisvm.solvers._tsvm import _branch_and_bound
+
+    K, t, C, C_star, lo, hi = _fixing_problem(seed)
+    obj_bf, _ = _brute_force(K, t, C, C_star, lo, hi)
+    scale = 1e-8 * max(1.0, obj_bf)
+    on = _branch_and_bound(K, t, C=C, C_star=C_star, lo=lo, hi=hi)
+    off = _branch_and_bound(K, t, C=C, C_star=C_star, lo=lo, hi=hi, fixing=False)
+    for s in (on, off):
+        assert s.termination == "complete"
+        assert abs(s.best_obj - obj_bf) <= scale
+        assert lo <= np.count_nonzero(s.best_labels > 0) <= hi
+        assert abs(_objective_of(K, t, s.best_labels, C, C_star) - obj_bf) <= scale
+    # stopped early, the open-node bound stays below the optimum
+    for budget in (2, 5, 10, 20):
+        part = _branch_and_bound(
+            K, t, C=C, C_star=C_star, lo=lo, hi=hi, max_nodes=budget
+        )
+        assert part.lower_bound() <= obj_bf + scale
+
+
+def test_fixing_is_exercised_and_saves_nodes():
+    from semisvm.solvers._tsvm import _branch_and_bound
+
+    fixed = 0
+    for seed in FIXING_SEEDS:
+        K, t, C, C_star, lo, hi = _fixing_problem(seed)
+        fixed += _branch_and_bound(K, t, C=C, C_star=C_star, lo=lo, hi=hi).n_fixed
+    assert fixed > 0
+    # two moons, u = 58: same optimum, fewer nodes
+    from sklearn.datasets import make_moons
+
+    X, yt = make_moons(60, noise=0.05, random_state=1)
+    t = np.zeros(60)
+    t[np.flatnonzero(yt == 1)[0]], t[np.flatnonzero(yt == 0)[0]] = 1.0, -1.0
+    K = kernel_matrix(X, kernel="rbf", gamma=4.0)
+    on = _branch_and_bound(K, t, C=10.0, C_star=1.0, lo=29, hi=29)
+    off = _branch_and_bound(K, t, C=10.0, C_star=1.0, lo=29, hi=29, fixing=False)
+    assert on.termination == off.termination == "complete"
+    np.testing.assert_allclose(on.best_obj, off.best_obj, rtol=1e-9)
+    assert on.n_fixed > 0 and on.n_nodes < off.n_nodes
+
+
+def test_verbose_final_line_reports_gap_without_certificate(capsys):
+    X, t = _blobs(0, n_per=15, sep=1.0)
+    K = kernel_matrix(X, kernel="rbf", gamma=0.5)
+    for solve in (
+        lambda: tsvm_branch_and_bound(K, t, C=10.0, C_star=1.0, max_nodes=5, verbose=1),
+        lambda: tsvm_randomized(
+            K, t, C=10.0, C_star=1.0, sample_size=10, max_nodes=5, verbose=1,
+            random_state=0,
+        ),
+    ):
+        res = solve()
+        last = capsys.readouterr().out.splitlines()[-1].split()
+        assert not res.is_global_optimum and res.gap > 0
+        assert last[-1] == "max_nodes"
+        # time, rounds, nodes, incumbent, lower bound, gap (in %)
+        assert float(last[3]) == pytest.approx(res.objective, rel=1e-5)
+        assert float(last[4]) == pytest.approx(res.lower_bound, rel=1e-5, abs=1e-9)
+        assert float(last[5].rstrip("%")) == pytest.approx(100 * res.gap, abs=1e-3)
+
+
+def test_randomized_whole_set_search_without_incumbent():
+    # the samples (r = 5 of u = 38) leave too many violators to give an
+    # incumbent; after full_search_after rounds without one the whole-set
+    # branch and bound starts from its own root labeling and proves the optimum
+    from sklearn.datasets import make_moons
+
+    X, yt = make_moons(40, noise=0.05, random_state=1)
+    t = np.zeros(40)
+    t[np.flatnonzero(yt == 1)[0]], t[np.flatnonzero(yt == 0)[0]] = 1.0, -1.0
+    K = kernel_matrix(X, kernel="rbf", gamma=4.0)
+    bb = tsvm_branch_and_bound(K, t, C=10.0, C_star=1.0)
+    res = tsvm_randomized(
+        K, t, C=10.0, C_star=1.0, sample_size=5, max_iter=3, random_state=0
+    )
+    assert res.history[0]["incumbent"] == np.inf
+    assert res.history[-1]["whole_set_searches"] == 1
+    assert res.is_global_optimum and res.termination == "certificate"
+    np.testing.assert_allclose(res.objective, bb.objective, rtol=1e-9)
+
+
+def test_verbose_shows_the_whole_set_search(capsys):
+    from sklearn.datasets import make_moons
+
+    X, yt = make_moons(40, noise=0.05, random_state=1)
+    t = np.zeros(40)
+    t[np.flatnonzero(yt == 1)[0]], t[np.flatnonzero(yt == 0)[0]] = 1.0, -1.0
+    K = kernel_matrix(X, kernel="rbf", gamma=4.0)
+    tsvm_randomized(
+        K, t, C=10.0, C_star=1.0, sample_size=5, max_iter=3, random_state=0, verbose=1
+    )
+    out = capsys.readouterr().out
+    assert "whole set" in out and "certificate" in out.splitlines()[-1]

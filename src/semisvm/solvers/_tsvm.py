@@ -24,7 +24,8 @@ window is ``round(r u) +- floor(tol u)`` positives for a positive fraction ``r``
   outside the margin with its label reuses the parent's solution, and a node
   whose unlabeled points all lie outside the margin with a sign labeling that
   fits the balance is a leaf whose completion costs nothing (Observation 3.2 of
-  the randomized paper).  The initial upper bound comes from alternating
+  the randomized paper).  *Reduced-cost fixing* (below) strengthens the node
+  bound.  The initial upper bound comes from alternating
   minimisation (solve the SVM, relabel :math:`U` by the balanced sign of
   :math:`f`, repeat).  When a limit stops the search, the smallest bound of the
   open nodes is a lower bound of :math:`J^\star`.
@@ -40,8 +41,33 @@ window is ``round(r u) +- floor(tol u)`` positives for a positive fraction ``r``
   (improved by alternating minimisation on the whole set: the incumbent).
   When Clarkson's rule fires (no violator, balanced), the *relaxed* sample
   problem below is solved exactly: its optimum is a lower bound.  If such
-  proofs keep failing, a branch and bound over the whole set started from the
-  incumbent finishes the proof or leaves its open-node bound.
+  rounds stop improving the incumbent (failed proofs, or samples with
+  violators that never let the rule fire), a branch and bound over the whole
+  set started from the incumbent finishes the proof or leaves its open-node
+  bound.
+
+Reduced-cost fixing (the node bound).  At a node with solution value
+:math:`J_N` (the L2-SVM on :math:`L` plus the labeled part of :math:`U`) and
+incumbent :math:`J_{inc}`, :func:`~semisvm.solvers._l2svm.add_point_bounds`
+gives for each free point :math:`j` and label :math:`s` a
+:math:`\delta_j(s) \ge 0` with "node + :math:`(x_j, s)`" costing at least
+:math:`J_N + \delta_j(s)` (weak duality).  Every completion of the node that
+labels :math:`j` with :math:`s` contains the problem "node + :math:`(x_j,
+s)`" (more non-negative terms only raise the minimum), so it costs at least
+:math:`J_N + \delta_j(s)`.  If that reaches :math:`J_{inc}`, no completion
+improving the incumbent gives :math:`j` the label :math:`s`: :math:`j` is
+fixed to :math:`-s`.  All such points are fixed at once and the node's SVM
+re-solved with them; its value, now including the losses of the fixed points
+that lie inside the margin, is a lower bound of every *improving* completion
+of the node, and completions that do not improve cost at least
+:math:`J_{inc}`; the node's bound is therefore still valid for
+:math:`\min(J_{inc}, \cdot)`, which is what pruning and the open-node bound
+use (the open-node bound is capped by the incumbent).  When the fixed labels
+alone break the balance window the node has no improving completion and is
+dropped; when both labels of a point are excluded, likewise.  The incumbent
+only decreases, so a fixing stays valid for the rest of the search.  Tested
+against brute force (``tests/test_tsvm.py``, fixing on and off) and by the
+property tests.
 
 Why the randomized certificate is sound.  Let :math:`|R| = r`.  The *relaxed
 sample problem* :math:`P_R` is the TSVM on :math:`L \cup R` whose number of
@@ -252,6 +278,7 @@ class _Search:
         callback: Callable | None,
         progress: _Progress | None = None,
         branch: str = "confident",
+        fixing: bool = True,
     ) -> None:
         self.K, self.y0, self.cost0, self.U = K, y, cost, U
         self.C_star, self.lo, self.hi = C_star, lo, hi
@@ -267,6 +294,8 @@ class _Search:
         self.root_obj = 0.0
         self.stack: list = []
         self.branch = branch
+        self.fixing = fixing
+        self.n_fixed = 0  # labels fixed by reduced costs
 
     # -- helpers ---------------------------------------------------------------
     def _solve(self, y, cost, warm: L2SVMResult | None) -> L2SVMResult:
@@ -325,6 +354,48 @@ class _Search:
         return False
 
     def _prunable(self, obj: float) -> bool:
+        return obj >= self.best_obj - 1e-12 * max(1.0, abs(self.best_obj))
+
+    def _fix(self, y, cost, sol, free, f_free, d_pos, d_neg, slack, n_pos, n_neg):
+        """Reduced-cost fixing: returns ``True`` when the node was replaced.
+
+        A completion giving ``j`` the label ``-1`` costs at least
+        ``sol.objective + d_neg[j]`` (:func:`add_point_bounds`, and adding the
+        other points only raises it); when that reaches the incumbent, every
+        completion that could still improve it labels ``j`` positive (and
+        symmetrically).  All such points are fixed at once, the SVM re-solved
+        with them (a stronger bound for the node: the fixed points inside the
+        margin raise the objective) and the node pushed back; it is dropped
+        when the fixed labels break the balance window.
+        """
+        to_pos = self._prunable_vec(sol.objective + d_neg - slack)
+        to_neg = self._prunable_vec(sol.objective + d_pos - slack)
+        if (to_pos & to_neg).any():
+            return True  # both labels of a point are too costly: prune
+        fix = to_pos | to_neg
+        if not fix.any():
+            return False
+        lab = np.where(to_pos[fix], 1.0, -1.0)
+        n_pos2 = n_pos + int(np.count_nonzero(lab > 0))
+        n_neg2 = n_neg + int(np.count_nonzero(lab < 0))
+        if n_pos2 > self.hi or n_neg2 > self.n_neg_max:
+            return True  # no improving completion fits the balance window
+        y2 = y.copy()
+        cost2 = cost.copy()
+        idx = free[fix]
+        y2[idx] = lab
+        cost2[idx] = self.C_star
+        if np.all(lab * f_free[fix] >= 1.0):
+            sol2 = sol  # all outside the margin with their label: same SVM
+        else:
+            sol2 = self._solve(y2, cost2, sol)
+        self.n_fixed += idx.size
+        self.stack.append(
+            (y2, cost2, sol2, -1, 0.0, n_pos2, n_neg2, sol2.objective - slack)
+        )
+        return True
+
+    def _prunable_vec(self, obj: np.ndarray) -> np.ndarray:
         return obj >= self.best_obj - 1e-12 * max(1.0, abs(self.best_obj))
 
     # -- the search ------------------------------------------------------------
@@ -407,6 +478,10 @@ class _Search:
                 )
             if self._prunable(sol.objective + bound - slack):
                 continue
+            if self.fixing and self._fix(
+                y, cost, sol, free, f_free, d_pos, d_neg, slack, n_pos, n_neg
+            ):
+                continue
             if self.branch == "margin":  # least confident: raises bounds fast
                 k = int(np.argmin(np.abs(f_free)))
             else:  # most confident: good labelings early
@@ -455,6 +530,7 @@ def _branch_and_bound(
     progress: _Progress | None = None,
     root_descent: bool = True,
     branch: str = "confident",
+    fixing: bool = True,
 ) -> _Search:
     """Branch and bound on ``K`` with ``y == 0`` marking the unlabeled points.
 
@@ -479,6 +555,7 @@ def _branch_and_bound(
         callback=callback,
         progress=progress,
         branch=branch,
+        fixing=fixing,
     )
     root = l2svm_primal(K, search.y0, cost)
     search.root_obj = root.objective
@@ -742,16 +819,19 @@ def tsvm_randomized(
         does not depend on how ``R`` was chosen.  ``False`` gives the plain
         Basis2 sampling.
     full_search_after : int or None, default=2
-        After this many failed relaxation proofs without a better incumbent,
-        or after the last round, run the branch and bound over the whole set
+        After this many rounds in a row without a better incumbent (a failed
+        relaxation proof counts, and so does a round whose sample leaves
+        violators), or after the last round, run the branch and bound over
+        the whole set
         (``None``: never), started from the
         incumbent and branching on the least confident points, for the rest of
         the budget: it either proves the incumbent (or a better labeling)
         optimal or leaves the smallest open-node bound as the lower bound.
     verbose : int, default=0
         ``> 0`` prints one log line per round (time, rounds, nodes, incumbent,
-        lower bound, relative gap, violators); ``> 1`` also the inner branch
-        and bound's log.
+        lower bound, relative gap, violators) and the whole-set branch and
+        bound's log (a line every 5 s and at each new incumbent); ``> 1`` also
+        the sample searches' logs.
 
     Returns
     -------
@@ -781,8 +861,41 @@ def tsvm_randomized(
     (no violator, induced labeling balanced); the searched sample's count
     window is centred on the guiding labeling's count in ``R`` (fast, but not
     a relaxation: its optimum is never used as a bound).  After
-    ``full_search_after`` failed proofs the whole-set branch and bound takes
-    over.
+    ``full_search_after`` rounds in a row without a better incumbent (failed
+    proofs, or samples whose violators keep the rule from firing) the
+    whole-set branch and bound takes over: on two moons with ``u = 98`` the
+    samples kept 40 or more violators for all 100 rounds, so waiting for
+    failed proofs left the (fast) whole-set search to the last round.
+
+    *Why the paper's rule alone is not a proof.*  Esposito and Martín solve
+    the sample under the balance constraint scaled to :math:`|R|`
+    (``round(positive_fraction * |R|)`` positives in ``R``) and stop when no
+    point of :math:`U \setminus R` lies inside the margin and the induced
+    labeling is balanced.  Violator-space theory (Clarkson) needs the
+    sample problem to be the *restriction* of the whole problem: the optimum
+    over a subset must be at most the optimum over the whole set
+    (monotonicity).  The balance constraint is not a constraint on the sample
+    alone: the optimal labeling :math:`y^\star` of ``U`` may put any count in
+    :math:`[\max(0, p_{lo} - (u - r)), \min(r, p_{hi})]` into ``R``, and if
+    that count is not the scaled one, :math:`y^\star_R` is infeasible for
+    the sample problem, whose optimum may then exceed :math:`J^\star`
+    (monotonicity fails).  "No violator" then only says that the sample
+    solution extends to ``U`` at no cost: the extension has the sample
+    optimum as its objective, which is above :math:`J^\star`.  The smallest
+    counterexample has :math:`u = 2`, :math:`|R| = 1` (with :math:`u = 1` a
+    non-empty sample is the whole set): one label per class, so exactly one
+    positive in ``U``; the scaled window forces the sampled point positive,
+    the other point lies beyond :math:`f \le -1`, the rule fires with
+    objective 10.8, while the optimum labels the sampled point negative with
+    :math:`J^\star = 2.89`
+    (``tests/test_tsvm_clarkson_rule.py``, found by brute force over every
+    labeling, with two more: :math:`u = 2` and :math:`u = 4, |R| = 3`).  The
+    library never certifies from the scaled window: the sample problem used
+    as a bound is :math:`P_R` with the relaxed window (the module docstring
+    proves its optimum is at most :math:`J^\star`), and the certificate is the
+    comparison of an exactly evaluated balanced incumbent with that bound;
+    on the counterexamples :math:`\mathrm{opt}(P_R) \le J^\star <` the rule's
+    objective, so the rule's labeling is never certified there.
 
     The relaxed window is wide when ``r`` is small against ``u`` (no balance
     constraint in the sample at all when ``r <= min(p_lo, u - p_hi)``), so
@@ -801,12 +914,7 @@ def tsvm_randomized(
     K, y = _check_problem(K, y)
     _check_limits(max_nodes, time_limit)
     t0 = time.perf_counter()
-    deadline = None if time_limit is None else t0 + time_limit
-    L = np.flatnonzero(y != 0)
-    U = np.flatnonzero(y == 0)
-    u = U.size
-    r_frac = _default_fraction(y, positive_fraction)
-    lo, hi = balance_bounds(u, r_frac, balance_tol)
+    u = int(np.count_nonzero(y == 0))
     if sample_size is None:
         sample_size = min(u, 50)
     if sample_size > u:
@@ -819,84 +927,196 @@ def tsvm_randomized(
     if max_iter < 1:
         raise ValueError(f"max_iter must be at least 1, got {max_iter}.")
     rng = check_random_state(random_state)
-    mu = np.ones(u)
     if u == 0:
         res = tsvm_branch_and_bound(K, y, C=C, C_star=C_star)
         return dataclasses.replace(
-            res, termination="certificate", n_rounds=0, weights=mu
+            res, termination="certificate", n_rounds=0, weights=np.ones(0)
         )
-    r = sample_size
-    progress = _Progress(
-        verbose,
-        t0,
-        f"randomized (Clarkson), u={u}, r={r}, positives in [{lo}, {hi}]",
+    run = _RandomizedRun(
+        K,
+        y,
+        C=C,
+        C_star=C_star,
+        positive_fraction=positive_fraction,
+        balance_tol=balance_tol,
+        sample_size=sample_size,
+        max_iter=max_iter,
+        max_nodes=max_nodes,
+        deadline=None if time_limit is None else t0 + time_limit,
+        t0=t0,
+        rng=rng,
+        callback=callback,
+        keep_incumbent_margin=keep_incumbent_margin,
+        full_search_after=full_search_after,
+        verbose=verbose,
     )
-    lo_X, hi_X = max(0, lo - (u - r)), min(r, hi)  # the relaxation's window
-    slack_R = int(math.floor(balance_tol * r + 1e-9))
-    cost = np.where(y != 0, C, C_star)
-    root = l2svm_primal(K[np.ix_(L, L)], y[L], np.full(L.size, C))
-    lower = root.objective  # the SVM on L alone: a lower bound
-    guide_f = K[np.ix_(U, L)] @ root.alpha + root.b  # steers the search windows
-    guide_key = (True, np.inf)  # (unbalanced, corrected score) of the guide
-    inc_labels: np.ndarray | None = None
-    inc: L2SVMResult | None = None
-    inc_viol = 0
-    history: list = []
-    n_nodes = 0
-    n_rounds = 0
-    n_proofs = 0
-    proof_seed: np.ndarray | None = None
-    stall = 0  # failed proofs since the incumbent last improved
-    n_full = 0
-    certified = False
-    termination = "max_iter"
+    return run.run()
 
-    def upper() -> float:
-        return np.inf if inc is None else inc.objective
 
-    def budget() -> int | None:
-        return None if max_nodes is None else max(1, max_nodes - n_nodes)
+@dataclass
+class _Sample:
+    """One round's sample ``R`` and its searched solution (phase 1)."""
 
-    def inner_progress(what: str) -> _Progress | None:
-        if verbose > 1:
-            return _Progress(verbose - 1, t0, f"round {n_rounds}: {what}")
+    R: np.ndarray  # indices into U
+    sub: np.ndarray  # L then U[R], indices into the whole set
+    K_sub: np.ndarray
+    search: _Search  # the branch and bound on L u R
+    f_U: np.ndarray  # its decision values on U
+    V: np.ndarray  # violators: outside R, inside the margin (bool over U)
+    n_viol: int
+    n_pos: int  # positives of the induced labeling of U
+    balance_ok: bool  # the induced labeling is inside the balance window
+
+
+class _RandomizedRun:
+    """State of one run of :func:`tsvm_randomized`, one method per phase.
+
+    A round (:meth:`run`) is: :meth:`_draw` the sample, :meth:`_search` it
+    (fast, under the guiding labeling's count in ``R``: not a bound),
+    :meth:`_improve_incumbent` on the whole set, :meth:`_prove` on the relaxed
+    sample problem when Clarkson's rule fires (the only sample bound), and,
+    when the proofs stall, :meth:`_search_whole_set`; then :meth:`_log` and
+    the weight update.  The bounds: ``lower`` only ever takes the root SVM on
+    ``L``, optima (or open-node bounds) of relaxed problems :math:`P_R` and of
+    the whole-set branch and bound, each capped by the incumbent.
+    """
+
+    def __init__(
+        self,
+        K,
+        y,
+        *,
+        C,
+        C_star,
+        positive_fraction,
+        balance_tol,
+        sample_size,
+        max_iter,
+        max_nodes,
+        deadline,
+        t0,
+        rng,
+        callback,
+        keep_incumbent_margin,
+        full_search_after,
+        verbose,
+    ) -> None:
+        self.K, self.y, self.C, self.C_star = K, y, C, C_star
+        self.L = L = np.flatnonzero(y != 0)
+        self.U = U = np.flatnonzero(y == 0)
+        self.u = u = U.size
+        self.lo, self.hi = lo, hi = balance_bounds(
+            u, _default_fraction(y, positive_fraction), balance_tol
+        )
+        self.r = r = sample_size
+        self.max_iter, self.max_nodes, self.deadline = max_iter, max_nodes, deadline
+        self.t0, self.rng, self.callback = t0, rng, callback
+        self.keep = keep_incumbent_margin
+        self.full_search_after = full_search_after
+        self.verbose = verbose
+        self.mu = np.ones(u)
+        self.progress = _Progress(
+            verbose,
+            t0,
+            f"randomized (Clarkson), u={u}, r={r}, positives in [{lo}, {hi}]",
+        )
+        # the relaxation's window: every count of positives in R that the
+        # restriction of a balanced labeling of U can have
+        self.lo_X, self.hi_X = max(0, lo - (u - r)), min(r, hi)
+        self.slack_R = int(math.floor(balance_tol * r + 1e-9))
+        self.cost = np.where(y != 0, C, C_star)
+        root = l2svm_primal(K[np.ix_(L, L)], y[L], np.full(L.size, C))
+        self.lower = root.objective  # the SVM on L alone: a lower bound
+        self.guide_f = K[np.ix_(U, L)] @ root.alpha + root.b  # steers the windows
+        self.guide_key = (True, np.inf)  # (unbalanced, corrected score) of the guide
+        self.inc_labels: np.ndarray | None = None
+        self.inc: L2SVMResult | None = None
+        self.inc_viol = 0
+        self.history: list = []
+        self.n_nodes = 0
+        self.n_rounds = 0
+        self.n_proofs = 0
+        self.proof_seed: np.ndarray | None = None
+        self.stall = 0  # rounds since the incumbent last improved
+        self.n_full = 0
+        self.certified = False
+        self.termination = "max_iter"
+
+    # -- helpers -----------------------------------------------------------------
+    def upper(self) -> float:
+        return np.inf if self.inc is None else self.inc.objective
+
+    def _budget(self) -> int | None:
+        if self.max_nodes is None:
+            return None
+        return max(1, self.max_nodes - self.n_nodes)
+
+    def _inner_progress(self, what: str) -> _Progress | None:
+        # the whole-set search may run for the rest of the budget: its log (a
+        # line every 5 s and at each new incumbent) is shown from verbose=1
+        if self.verbose > 1 or (self.verbose and what == "whole set"):
+            return _Progress(
+                max(1, self.verbose - 1), self.t0, f"round {self.n_rounds}: {what}"
+            )
         return None
 
-    while True:
-        if n_rounds >= max_iter:
-            termination = "max_iter"
-            break
-        if deadline is not None and time.perf_counter() >= deadline:
-            termination = "time_limit"
-            break
-        if max_nodes is not None and n_nodes >= max_nodes:
-            termination = "max_nodes"
-            break
-        n_rounds += 1
-        if r == u:
-            R = np.arange(u)
-        else:
-            seed_f = guide_f if guide_key[0] is False else None
-            R = _draw_sample(rng, mu, r, seed_f, keep_incumbent_margin, proof_seed)
-        sub = np.r_[L, U[R]]
-        K_sub = K[np.ix_(sub, sub)]
-        ref = _balanced_signs(guide_f, lo, hi)
-        hints = [ref[R]] if inc_labels is None else [ref[R], inc_labels[R]]
-        # (1) search: the sample under the count the reference labeling has in R
-        centre = int(np.count_nonzero(ref[R] > 0))
+    def _gap_closed(self) -> bool:
+        return _rel_gap(self.upper(), self.lower) <= CERTIFICATE_RTOL
+
+    def _bb(self, K_sub, y_sub, lo, hi, hints, what, **kw) -> _Search:
         s = _branch_and_bound(
             K_sub,
-            y[sub],
-            C=C,
-            C_star=C_star,
-            lo=max(lo_X, centre - slack_R),
-            hi=min(hi_X, centre + slack_R),
+            y_sub,
+            C=self.C,
+            C_star=self.C_star,
+            lo=lo,
+            hi=hi,
             hints=hints,
-            max_nodes=budget(),
-            deadline=deadline,
-            progress=inner_progress("search"),
+            max_nodes=self._budget(),
+            deadline=self.deadline,
+            progress=self._inner_progress(what),
+            **kw,
         )
-        n_nodes += s.n_nodes
+        self.n_nodes += s.n_nodes
+        return s
+
+    def _limit_reached(self) -> str | None:
+        if self.n_rounds >= self.max_iter:
+            return "max_iter"
+        if self.deadline is not None and time.perf_counter() >= self.deadline:
+            return "time_limit"
+        if self.max_nodes is not None and self.n_nodes >= self.max_nodes:
+            return "max_nodes"
+        return None
+
+    # -- the phases of a round ------------------------------------------------------
+    def _draw(self) -> np.ndarray:
+        """``R``: the incumbent's margin points and the relaxation's violators
+        (``keep_incumbent_margin``), the rest drawn with probability ``∝ mu``."""
+        if self.r == self.u:
+            return np.arange(self.u)
+        seed_f = self.guide_f if self.guide_key[0] is False else None
+        return _draw_sample(
+            self.rng, self.mu, self.r, seed_f, self.keep, self.proof_seed
+        )
+
+    def _search(self, R: np.ndarray) -> _Sample:
+        """(1) Search the sample under the count the reference labeling has in
+        ``R`` (fast; not a relaxation, so never used as a bound)."""
+        K, y, U, L, u = self.K, self.y, self.U, self.L, self.u
+        sub = np.r_[L, U[R]]
+        K_sub = K[np.ix_(sub, sub)]
+        ref = _balanced_signs(self.guide_f, self.lo, self.hi)
+        hints = [ref[R]] if self.inc_labels is None else [ref[R], self.inc_labels[R]]
+        centre = int(np.count_nonzero(ref[R] > 0))
+        s = self._bb(
+            K_sub,
+            y[sub],
+            max(self.lo_X, centre - self.slack_R),
+            min(self.hi_X, centre + self.slack_R),
+            hints,
+            "search",
+        )
         sol = s.best_sol
         supp = np.flatnonzero(sol.alpha)
         f_U = K[np.ix_(U, sub[supp])] @ sol.alpha[supp] + sol.b
@@ -907,160 +1127,203 @@ def tsvm_randomized(
         induced = np.where(f_U >= 0, 1.0, -1.0)
         induced[R] = s.best_labels
         n_pos = int(np.count_nonzero(induced > 0))
-        balance_ok = lo <= n_pos <= hi
-        score = sol.objective + C_star * float(np.sum((1.0 - np.abs(f_U[V])) ** 2))
-        if (not balance_ok, score) < guide_key:
-            guide_f, guide_key = f_U, (not balance_ok, score)
-        # (2) incumbent: a balanced labeling near the induced one, improved by
-        # alternating minimisation on the whole set (skipped while the sample
-        # solution leaves many violators: those full solves are large)
-        improved = False
-        if balance_ok or n_viol <= r:
-            pref = f_U.copy()
-            pref[R] = s.best_labels * (1.0 + np.abs(f_U[R]))
-            alpha_sub = np.zeros(y.size)
-            alpha_sub[sub] = sol.alpha
-            cand_labels, cand = _full_descent(
-                K,
-                y,
-                cost,
-                U,
-                lo,
-                hi,
-                _balanced_signs(pref, lo, hi),
-                alpha_sub,
-                sol.b,
-                max_steps=5,
-            )
-            if cand.objective < upper():
-                inc_labels, inc, inc_viol, improved = cand_labels, cand, n_viol, True
-        # (3) proof attempt when Clarkson's rule fires on the searched sample:
-        # solve the relaxation P_R exactly; its optimum is a lower bound
-        exact = s.termination == "complete"
-        proofs_before = n_proofs
-        if exact and n_viol == 0 and balance_ok:
-            n_proofs += 1
-            p = _branch_and_bound(
-                K_sub,
-                y[sub],
-                C=C,
-                C_star=C_star,
-                lo=lo_X,
-                hi=hi_X,
-                hints=[s.best_labels, inc_labels[R]],
-                max_nodes=budget(),
-                deadline=deadline,
-                progress=inner_progress("proof"),
-            )
-            n_nodes += p.n_nodes
-            lower = max(lower, min(p.lower_bound(), upper()))
-            exact = p.termination == "complete"
-            # the relaxation's violators: only they can raise its optimum
-            # (points outside its margin join at no cost); sample them next
-            ps = p.best_sol
-            pp = np.flatnonzero(ps.alpha)
-            a_P = np.abs(K[np.ix_(U, sub[pp])] @ ps.alpha[pp] + ps.b)
-            a_P[R] = np.inf
-            proof_seed = np.flatnonzero(a_P < 1.0)
-            proof_seed = proof_seed[np.argsort(a_P[proof_seed], kind="stable")]
-            mu[proof_seed] *= 2.0
-        stall = 0 if improved else stall + (n_proofs > proofs_before)
-        certified = _rel_gap(upper(), lower) <= CERTIFICATE_RTOL
-        if (
-            not certified
-            and exact
-            and full_search_after is not None
-            and (stall >= full_search_after or n_rounds >= max_iter)
+        balance_ok = self.lo <= n_pos <= self.hi
+        score = sol.objective + self.C_star * float(np.sum((1.0 - np.abs(f_U[V])) ** 2))
+        if (not balance_ok, score) < self.guide_key:
+            self.guide_f, self.guide_key = f_U, (not balance_ok, score)
+        return _Sample(R, sub, K_sub, s, f_U, V, n_viol, n_pos, balance_ok)
+
+    def _improve_incumbent(self, smp: _Sample) -> bool:
+        """(2) A balanced labeling near the induced one, improved by alternating
+        minimisation on the whole set; skipped while the sample solution leaves
+        many violators (those full solves are large).  Returns ``improved``."""
+        if not (smp.balance_ok or smp.n_viol <= self.r):
+            return False
+        sol, R = smp.search.best_sol, smp.R
+        pref = smp.f_U.copy()
+        pref[R] = smp.search.best_labels * (1.0 + np.abs(smp.f_U[R]))
+        alpha_sub = np.zeros(self.y.size)
+        alpha_sub[smp.sub] = sol.alpha
+        cand_labels, cand = _full_descent(
+            self.K,
+            self.y,
+            self.cost,
+            self.U,
+            self.lo,
+            self.hi,
+            _balanced_signs(pref, self.lo, self.hi),
+            alpha_sub,
+            sol.b,
+            max_steps=5,
+        )
+        if cand.objective < self.upper():
+            self.inc_labels, self.inc, self.inc_viol = cand_labels, cand, smp.n_viol
+            return True
+        return False
+
+    def _prove(self, smp: _Sample) -> _Search | None:
+        """(3) When Clarkson's rule fires on the searched sample (no violator,
+        balanced), solve the relaxation :math:`P_R` exactly: its optimum (or
+        open-node bound) is a lower bound of :math:`J^\\star`.  Its violators,
+        the only points that can raise its optimum, seed the next samples."""
+        if not (
+            smp.search.termination == "complete" and smp.n_viol == 0 and smp.balance_ok
         ):
-            # (4) the relaxations do not close the gap: branch and bound over
-            # the whole set from the incumbent, for the rest of the budget
-            full = _branch_and_bound(
-                K,
-                y,
-                C=C,
-                C_star=C_star,
-                lo=lo,
-                hi=hi,
-                hints=[(inc_labels, inc)],
-                root_descent=False,
-                branch="margin",
-                max_nodes=budget(),
-                deadline=deadline,
-                progress=inner_progress("whole set"),
+            return None
+        self.n_proofs += 1
+        R, U = smp.R, self.U
+        p = self._bb(
+            smp.K_sub,
+            self.y[smp.sub],
+            self.lo_X,
+            self.hi_X,
+            [smp.search.best_labels, self.inc_labels[R]],
+            "proof",
+        )
+        self.lower = max(self.lower, min(p.lower_bound(), self.upper()))
+        ps = p.best_sol
+        pp = np.flatnonzero(ps.alpha)
+        a_P = np.abs(self.K[np.ix_(U, smp.sub[pp])] @ ps.alpha[pp] + ps.b)
+        a_P[R] = np.inf
+        seed = np.flatnonzero(a_P < 1.0)
+        self.proof_seed = seed[np.argsort(a_P[seed], kind="stable")]
+        self.mu[self.proof_seed] *= 2.0
+        return p
+
+    def _search_whole_set(self) -> tuple[_Search, bool]:
+        """(4) The relaxations do not close the gap: branch and bound over the
+        whole set from the incumbent (least confident first), for the rest of
+        the budget.  Returns the search and ``improved``.  Without an
+        incumbent (no sample gave a balanced labeling) it starts like the plain
+        branch and bound: alternating minimisation from the root, most
+        confident points first (the margin rule finds no good labeling there:
+        two moons, u = 198, gap 91% after 40 s against a proof in 4 s)."""
+        no_inc = self.inc is None  # the samples never gave a balanced labeling
+        full = self._bb(
+            self.K,
+            self.y,
+            self.lo,
+            self.hi,
+            None if no_inc else [(self.inc_labels, self.inc)],
+            "whole set",
+            root_descent=no_inc,
+            branch="confident" if no_inc else "margin",
+        )
+        self.n_full += 1
+        improved = False
+        if full.best_obj < self.upper():
+            self.inc_labels, self.inc, self.inc_viol = (
+                full.best_labels,
+                full.best_sol,
+                0,
             )
-            n_nodes += full.n_nodes
-            n_full += 1
-            if full.best_obj < upper():
-                inc_labels, inc, inc_viol = full.best_labels, full.best_sol, 0
-                improved = True
-            lower = max(lower, min(full.lower_bound(), upper()))
-            certified = _rel_gap(upper(), lower) <= CERTIFICATE_RTOL
-            exact = full.termination == "complete"
-            p = full
+            improved = True
+        self.lower = max(self.lower, min(full.lower_bound(), self.upper()))
+        return full, improved
+
+    def _log(self, smp: _Sample, improved: bool) -> dict:
+        """(5) The round's record (``history``, ``callback``) and log line."""
+        obj_R = smp.search.best_sol.objective
         record = {
-            "round": n_rounds,
-            "objective_R": sol.objective,
-            "lower_bound": lower,
-            "incumbent": upper(),
-            "gap": _rel_gap(upper(), lower),
-            "n_violators": n_viol,
-            "n_positive": n_pos,
-            "balance_ok": balance_ok,
-            "n_nodes": n_nodes,
-            "proofs": n_proofs,
-            "whole_set_searches": n_full,
-            "time": time.perf_counter() - t0,
+            "round": self.n_rounds,
+            "objective_R": obj_R,
+            "lower_bound": self.lower,
+            "incumbent": self.upper(),
+            "gap": _rel_gap(self.upper(), self.lower),
+            "n_violators": smp.n_viol,
+            "n_positive": smp.n_pos,
+            "balance_ok": smp.balance_ok,
+            "n_nodes": self.n_nodes,
+            "proofs": self.n_proofs,
+            "whole_set_searches": self.n_full,
+            "time": time.perf_counter() - self.t0,
         }
-        history.append(record)
-        progress.line(
+        self.history.append(record)
+        self.progress.line(
             "*" if improved else " ",
-            n_rounds,
-            n_nodes,
-            upper(),
-            lower,
-            f"obj_R={sol.objective:.6g} violators={n_viol} positives={n_pos}"
-            f"{'' if balance_ok else ' (unbalanced)'} proofs={n_proofs}"
-            f"{' whole-set search' if n_full else ''}",
+            self.n_rounds,
+            self.n_nodes,
+            self.upper(),
+            self.lower,
+            f"obj_R={obj_R:.6g} violators={smp.n_viol} positives={smp.n_pos}"
+            f"{'' if smp.balance_ok else ' (unbalanced)'} proofs={self.n_proofs}"
+            f"{' whole-set search' if self.n_full else ''}",
         )
-        if certified:
-            termination = "certificate"
-            break
-        mu[V] *= 2.0
-        if not exact:
-            termination = (
-                s.termination if s.termination != "complete" else (p.termination)
+        return record
+
+    # -- the loop ------------------------------------------------------------------
+    def run(self) -> TSVMResult:
+        while True:
+            stop = self._limit_reached()
+            if stop is not None:
+                self.termination = stop
+                break
+            self.n_rounds += 1
+            smp = self._search(self._draw())
+            improved = self._improve_incumbent(smp)
+            last = smp.search
+            exact = last.termination == "complete"
+            p = self._prove(smp)
+            if p is not None:
+                last, exact = p, p.termination == "complete"
+            self.stall = 0 if improved else self.stall + 1
+            self.certified = self._gap_closed()
+            if (
+                not self.certified
+                and exact
+                and self.full_search_after is not None
+                and (
+                    self.stall >= self.full_search_after
+                    or self.n_rounds >= self.max_iter
+                )
+            ):
+                last, improved_full = self._search_whole_set()
+                improved = improved or improved_full
+                self.certified = self._gap_closed()
+                exact = last.termination == "complete"
+            record = self._log(smp, improved)
+            if self.certified:
+                self.termination = "certificate"
+                break
+            self.mu[smp.V] *= 2.0
+            if not exact:  # a search stopped at a limit: that limit stops the run
+                self.termination = last.termination
+                break
+            if self.callback is not None and self.callback(record):
+                self.termination = "callback"
+                break
+        return self._result()
+
+    def _result(self) -> TSVMResult:
+        if self.inc is None:  # stopped before any incumbent: one balanced labeling
+            self.inc_labels, self.inc = _full_descent(
+                self.K,
+                self.y,
+                self.cost,
+                self.U,
+                self.lo,
+                self.hi,
+                _balanced_signs(self.guide_f, self.lo, self.hi),
+                None,
+                None,
+                max_steps=1,
             )
-            break
-        if callback is not None and callback(record):
-            termination = "callback"
-            break
-    if inc is None:  # stopped before any incumbent: one balanced labeling
-        inc_labels, inc = _full_descent(
-            K,
-            y,
-            cost,
-            U,
-            lo,
-            hi,
-            _balanced_signs(guide_f, lo, hi),
-            None,
-            None,
-            max_steps=1,
+        inc = self.inc
+        lower = min(self.lower, inc.objective) if self.certified else self.lower
+        self.progress.line(
+            " ", self.n_rounds, self.n_nodes, inc.objective, lower, self.termination
         )
-    if certified:
-        lower = min(lower, inc.objective)
-    progress.line(" ", n_rounds, n_nodes, inc.objective, lower, termination)
-    return TSVMResult(
-        labels=inc_labels,
-        alpha=inc.alpha,
-        b=inc.b,
-        objective=inc.objective,
-        is_global_optimum=certified,
-        termination=termination,
-        n_nodes=n_nodes,
-        n_rounds=n_rounds,
-        weights=mu,
-        n_violators=inc_viol,
-        history=history,
-        lower_bound=float(min(lower, inc.objective)),
-    )
+        return TSVMResult(
+            labels=self.inc_labels,
+            alpha=inc.alpha,
+            b=inc.b,
+            objective=inc.objective,
+            is_global_optimum=self.certified,
+            termination=self.termination,
+            n_nodes=self.n_nodes,
+            n_rounds=self.n_rounds,
+            weights=self.mu,
+            n_violators=self.inc_viol,
+            history=self.history,
+            lower_bound=float(min(lower, inc.objective)),
+        )
