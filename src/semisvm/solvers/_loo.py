@@ -223,23 +223,23 @@ class SpectralLOO:
             self._factor = {key: sla.cho_solve(cf, self.A.T, check_finite=False)}
         return self._factor[key]
 
-    def gram(self, gamma_a: float, gamma_i: float) -> np.ndarray:
-        r""":math:`G = \Phi_L (\gamma_A I + \gamma_I B)^{-1}\Phi_L^T` (l x l)."""
+    def _cross(self, rows: np.ndarray, gamma_a: float, gamma_i: float) -> np.ndarray:
+        r""":math:`\Phi_R (\gamma_A I + \gamma_I B)^{-1}\Phi_L^T` for the rows R
+        (``self.A``: labeled, ``self.AU``: unlabeled), in either basis."""
         if self.mu is None:
             if gamma_i == 0:
-                return (self.A @ self.A.T) / gamma_a
-            return self.A @ self._solved(gamma_a, gamma_i)
+                return (rows @ self.A.T) / gamma_a
+            return rows @ self._solved(gamma_a, gamma_i)
         d = 1.0 / (gamma_a + gamma_i * self.mu)
-        return (self.A * d) @ self.A.T
+        return (rows * d) @ self.A.T
+
+    def gram(self, gamma_a: float, gamma_i: float) -> np.ndarray:
+        r""":math:`G = \Phi_L (\gamma_A I + \gamma_I B)^{-1}\Phi_L^T` (l x l)."""
+        return self._cross(self.A, gamma_a, gamma_i)
 
     def gram_u(self, gamma_a: float, gamma_i: float) -> np.ndarray:
         r""":math:`\Phi_U (\gamma_A I + \gamma_I B)^{-1}\Phi_L^T` (u x l)."""
-        if self.mu is None:
-            if gamma_i == 0:
-                return (self.AU @ self.A.T) / gamma_a
-            return self.AU @ self._solved(gamma_a, gamma_i)
-        d = 1.0 / (gamma_a + gamma_i * self.mu)
-        return (self.AU * d) @ self.A.T
+        return self._cross(self.AU, gamma_a, gamma_i)
 
     # ----------------------------------------------------------- hat matrices
     def _hat(self, G: np.ndarray, c: np.ndarray) -> np.ndarray:
