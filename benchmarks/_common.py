@@ -81,9 +81,16 @@ def machine_description() -> dict[str, Any]:
         load = os.getloadavg()
     except OSError:  # pragma: no cover
         load = (float("nan"),) * 3
-    env = {k: os.environ[k] for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE",
-                                      "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS")
-           if k in os.environ}
+    env = {
+        k: os.environ[k]
+        for k in (
+            "OPENBLAS_CORETYPE",
+            "OPENBLAS_L2_SIZE",
+            "OMP_NUM_THREADS",
+            "OPENBLAS_NUM_THREADS",
+        )
+        if k in os.environ
+    }
     return {
         "date": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "cpu": cpu_model(),
@@ -102,10 +109,16 @@ def machine_description() -> dict[str, Any]:
 
 def _git_commit() -> str:
     try:
-        return subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], cwd=HERE, capture_output=True,
-            text=True, check=False,
-        ).stdout.strip() or "unknown"
+        return (
+            subprocess.run(
+                ["git", "rev-parse", "--short", "HEAD"],
+                cwd=HERE,
+                capture_output=True,
+                text=True,
+                check=False,
+            ).stdout.strip()
+            or "unknown"
+        )
     except OSError:  # pragma: no cover
         return "unknown"
 
@@ -141,16 +154,21 @@ def peak_rss_mib() -> float:
     return kb / 1024.0
 
 
-def run_worker(script: Path, args: list[str], python: str | None = None,
-               timeout: float | None = None) -> dict[str, Any]:
+def run_worker(
+    script: Path,
+    args: list[str],
+    python: str | None = None,
+    timeout: float | None = None,
+) -> dict[str, Any]:
     """Run ``script --worker ...`` in a fresh process; return the JSON it prints last.
 
     A fresh process per run gives each run its own peak memory (ru_maxrss).
     """
     cmd = [python or sys.executable, str(script), "--worker", *args]
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
-                              check=False)
+        proc = subprocess.run(
+            cmd, capture_output=True, text=True, timeout=timeout, check=False
+        )
     except subprocess.TimeoutExpired:
         return {"error": f"timed out after {timeout:.0f} s"}
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
@@ -173,24 +191,36 @@ def fmt_cell(v: Any) -> str:
     return str(v)
 
 
-def markdown_table(header: list[str], rows: list[list[Any]],
-                   fmt: Callable[[Any], str] = fmt_cell) -> str:
+def markdown_table(
+    header: list[str], rows: list[list[Any]], fmt: Callable[[Any], str] = fmt_cell
+) -> str:
     """A GitHub markdown table; ``fmt`` formats each cell (default :func:`fmt_cell`)."""
-    lines = ["| " + " | ".join(header) + " |",
-             "|" + "|".join("---" for _ in header) + "|"]
+    lines = [
+        "| " + " | ".join(header) + " |",
+        "|" + "|".join("---" for _ in header) + "|",
+    ]
     lines += ["| " + " | ".join(fmt(v) for v in r) + " |" for r in rows]
     return "\n".join(lines)
 
 
-def records_table(records: list[dict[str, Any]], columns: list[str],
-                  fmt: Callable[[Any], str] = fmt_cell) -> str:
+def records_table(
+    records: list[dict[str, Any]],
+    columns: list[str],
+    fmt: Callable[[Any], str] = fmt_cell,
+) -> str:
     """A markdown table of dict records, one column per key (missing keys blank)."""
-    return markdown_table(columns, [[r.get(c, "") for c in columns] for r in records],
-                          fmt=fmt)
+    return markdown_table(
+        columns, [[r.get(c, "") for c in columns] for r in records], fmt=fmt
+    )
 
 
-def bench_parser(doc: str | None, *, data: bool = True, worker: bool = False,
-                 quick_help: str = "small sizes (CI smoke test)") -> argparse.ArgumentParser:
+def bench_parser(
+    doc: str | None,
+    *,
+    data: bool = True,
+    worker: bool = False,
+    quick_help: str = "small sizes (CI smoke test)",
+) -> argparse.ArgumentParser:
     """Argument parser with the options every benchmark script shares.
 
     ``--quick`` (CI smoke mode), ``--no-save`` (print only, do not append to
@@ -202,15 +232,19 @@ def bench_parser(doc: str | None, *, data: bool = True, worker: bool = False,
     ap.add_argument("--quick", action="store_true", help=quick_help)
     ap.add_argument("--no-save", action="store_true", help="do not append to results/")
     if data:
-        ap.add_argument("--data", default=None, help="data folder (default "
-                        "$SEMISVM_DATA, else ../shared/data)")
+        ap.add_argument(
+            "--data",
+            default=None,
+            help="data folder (default $SEMISVM_DATA, else ../shared/data)",
+        )
     if worker:
         ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     return ap
 
 
-def append_results(name: str, title: str, command: str, body: str,
-                   machine: dict[str, Any]) -> Path:
+def append_results(
+    name: str, title: str, command: str, body: str, machine: dict[str, Any]
+) -> Path:
     """Append one run (machine, versions, command, tables) to results/<name>.md."""
     RESULTS.mkdir(exist_ok=True)
     path = RESULTS / f"{name}.md"
@@ -220,12 +254,16 @@ def append_results(name: str, title: str, command: str, body: str,
             fh.write(f"# {title}\n\nAppend-only: one section per run, newest last.\n")
         fh.write(f"\n## Run {machine['date']}\n\n")
         fh.write(f"Command: `{command}`\n\n")
-        fh.write(f"- CPU: {machine['cpu']}, {machine['cores']} cores, "
-                 f"{machine['memory_gib']} GiB; load average at start "
-                 f"{machine['load_avg_1m_at_start']}\n")
-        fh.write(f"- Python {machine['python']}, numpy {machine['numpy']}, scipy "
-                 f"{machine['scipy']}, scikit-learn {machine['sklearn']}, commit "
-                 f"{machine['commit']}\n")
+        fh.write(
+            f"- CPU: {machine['cpu']}, {machine['cores']} cores, "
+            f"{machine['memory_gib']} GiB; load average at start "
+            f"{machine['load_avg_1m_at_start']}\n"
+        )
+        fh.write(
+            f"- Python {machine['python']}, numpy {machine['numpy']}, scipy "
+            f"{machine['scipy']}, scikit-learn {machine['sklearn']}, commit "
+            f"{machine['commit']}\n"
+        )
         for b in machine["blas"]:
             fh.write(f"- BLAS: {b}\n")
         fh.write(f"- BLAS environment variables: {machine['blas_env']}\n\n")
@@ -234,9 +272,16 @@ def append_results(name: str, title: str, command: str, body: str,
 
 
 # ----------------------------------------------------------------- data sets
-def digits_like(n: int, d: int = 784, n_classes: int = 10, *, n_protos: int = 4,
-                latent: int = 6, noise: float = 0.08, random_state: int = 0,
-                ) -> tuple[np.ndarray, np.ndarray]:
+def digits_like(
+    n: int,
+    d: int = 784,
+    n_classes: int = 10,
+    *,
+    n_protos: int = 4,
+    latent: int = 6,
+    noise: float = 0.08,
+    random_state: int = 0,
+) -> tuple[np.ndarray, np.ndarray]:
     """Synthetic digits-like mixture in [0, 1]^d (a stand-in for MNIST).
 
     Each class is a union of ``n_protos`` smooth low-dimensional manifolds: a
@@ -252,8 +297,9 @@ def digits_like(n: int, d: int = 784, n_classes: int = 10, *, n_protos: int = 4,
     if grid:  # smooth the prototypes spatially so they look like strokes
         from scipy.ndimage import gaussian_filter
 
-        protos = gaussian_filter(protos.reshape(n_classes, n_protos, side, side),
-                                 sigma=(0, 0, 2.0, 2.0)).reshape(n_classes, n_protos, d)
+        protos = gaussian_filter(
+            protos.reshape(n_classes, n_protos, side, side), sigma=(0, 0, 2.0, 2.0)
+        ).reshape(n_classes, n_protos, d)
         protos /= protos.std(axis=-1, keepdims=True)
     # a class-shared component makes the classes close to each other
     protos = 0.6 * protos + 0.8 * protos.mean(axis=(0, 1), keepdims=True)
@@ -268,8 +314,11 @@ def digits_like(n: int, d: int = 784, n_classes: int = 10, *, n_protos: int = 4,
             if not m.any():
                 continue
             zz = z[m]
-            X[m] = protos[c, q] + np.sin(2.0 * zz) @ dirs[c, q] + 0.5 * (zz**2) @ dirs[
-                c, (q + 1) % n_protos]
+            X[m] = (
+                protos[c, q]
+                + np.sin(2.0 * zz) @ dirs[c, q]
+                + 0.5 * (zz**2) @ dirs[c, (q + 1) % n_protos]
+            )
     X += noise * np.sqrt(d) ** 0.5 * rng.standard_normal((n, d)) / np.sqrt(d) ** 0.5
     X = 1.0 / (1.0 + np.exp(-1.5 * X))
     return X.astype(np.float32), y
@@ -278,8 +327,11 @@ def digits_like(n: int, d: int = 784, n_classes: int = 10, *, n_protos: int = 4,
 def load_usps(folder: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Full USPS (9298 x 256 float32), labels 0-9 and the ``is_test`` mask."""
     with np.load(folder / "usps_full.npz") as f:
-        return np.asarray(f["X"]), np.asarray(f["y"]).astype(int), np.asarray(
-            f["is_test"]).astype(bool)
+        return (
+            np.asarray(f["X"]),
+            np.asarray(f["y"]).astype(int),
+            np.asarray(f["is_test"]).astype(bool),
+        )
 
 
 def pick_labeled(y: np.ndarray, n_labeled: int, random_state: int = 0) -> np.ndarray:

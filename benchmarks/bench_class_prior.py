@@ -36,7 +36,9 @@ def families():
     m = d.target < 2
     return {
         "moons 1:1": lambda s: make_moons(500, noise=0.1, random_state=s),
-        "circles 1:1": lambda s: make_circles(500, noise=0.05, factor=0.5, random_state=s),
+        "circles 1:1": lambda s: make_circles(
+            500, noise=0.05, factor=0.5, random_state=s
+        ),
         "G50C-like 1:1": lambda s: make_g50c(550, random_state=s)[::2],
         "breast cancer": lambda s: (xbc, bc.target),
         "digits 0/1": lambda s: (d.data[m] / 16, d.target[m]),
@@ -56,7 +58,7 @@ def main(argv=None) -> int:
     if args.quick:
         fams = {k: fams[k] for k in ("moons 1:1", "moons 1:4")}
     rows = []
-    for k in ((2,) if args.quick else (2, 5)):
+    for k in (2,) if args.quick else (2, 5):
         for name, gen in fams.items():
             acc = {None: [], "auto": []}
             frac = {None: [], "auto": []}
@@ -65,8 +67,12 @@ def main(argv=None) -> int:
                 rng = np.random.default_rng(s)
                 X, yt = gen(s)
                 y = np.full(yt.size, -1)
-                idx = np.concatenate([rng.choice(np.flatnonzero(yt == c), k, replace=False)
-                                      for c in np.unique(yt)])
+                idx = np.concatenate(
+                    [
+                        rng.choice(np.flatnonzero(yt == c), k, replace=False)
+                        for c in np.unique(yt)
+                    ]
+                )
                 y[idx] = yt[idx]
                 U = y == -1
                 truth.append(np.mean(yt[U] == 0))
@@ -76,18 +82,45 @@ def main(argv=None) -> int:
                         e = LapSVM(class_prior=cp).fit(X, y)
                     acc[cp].append(np.mean(e.transduction_[U] == yt[U]))
                     frac[cp].append(np.mean(e.transduction_[U] == 0))
-            rows.append([name, k, draws, f"{100 * np.mean(acc[None]):.1f}",
-                         f"{100 * np.mean(acc['auto']):.1f}", f"{np.mean(truth):.3f}",
-                         f"{np.mean(frac[None]):.3f}", f"{np.mean(frac['auto']):.3f}"])
+            rows.append(
+                [
+                    name,
+                    k,
+                    draws,
+                    f"{100 * np.mean(acc[None]):.1f}",
+                    f"{100 * np.mean(acc['auto']):.1f}",
+                    f"{np.mean(truth):.3f}",
+                    f"{np.mean(frac[None]):.3f}",
+                    f"{np.mean(frac['auto']):.3f}",
+                ]
+            )
             print(rows[-1], flush=True)
-    body = ("### Accuracy on U (%) and fraction of class 0 on U, labels' proportions "
-            "(None) vs class_prior='auto'\n\n" + markdown_table(
-                ["data", "labels/class", "draws", "acc None", "acc auto",
-                 "class 0 true", "class 0 None", "class 0 auto"], rows))
+    body = (
+        "### Accuracy on U (%) and fraction of class 0 on U, labels' proportions "
+        "(None) vs class_prior='auto'\n\n"
+        + markdown_table(
+            [
+                "data",
+                "labels/class",
+                "draws",
+                "acc None",
+                "acc auto",
+                "class 0 true",
+                "class 0 None",
+                "class 0 auto",
+            ],
+            rows,
+        )
+    )
     print(body)
     if not args.no_save:
-        append_results("class_prior", "class_prior: labels' proportions vs 'auto'",
-                       " ".join(["python", *sys.argv]), body, machine_description())
+        append_results(
+            "class_prior",
+            "class_prior: labels' proportions vs 'auto'",
+            " ".join(["python", *sys.argv]),
+            body,
+            machine_description(),
+        )
     return 0
 
 

@@ -48,8 +48,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as cm  # noqa: E402
 
 SCRIPT = Path(__file__).resolve()
-METHODS = ("semisvm_pcg", "semisvm_dual", "labelspreading_knn", "labelspreading_rbf",
-           "lamda_lapsvm")
+METHODS = (
+    "semisvm_pcg",
+    "semisvm_dual",
+    "labelspreading_knn",
+    "labelspreading_rbf",
+    "lamda_lapsvm",
+)
 GAMMA_I = {"usps_b": 0.1, "synthetic": 1.0}
 GAMMA_A = 1e-6
 
@@ -69,8 +74,9 @@ def make_split(name: str, quick: bool, folder: Path, seed: int = 0):
             n_lab = 20
     elif name == "synthetic":
         n_tr, n_te, n_lab = (800, 300, 20) if quick else (4000, 1000, 40)
-        X, y = cm.digits_like(n_tr + n_te, 784, n_classes=2, n_protos=8,
-                              random_state=seed + 7)
+        X, y = cm.digits_like(
+            n_tr + n_te, 784, n_classes=2, n_protos=8, random_state=seed + 7
+        )
         Xtr, ytr, Xte, yte = X[:n_tr], y[:n_tr], X[n_tr:], y[n_tr:]
     else:
         raise ValueError(name)
@@ -96,16 +102,27 @@ def worker(args: argparse.Namespace) -> None:
 
             solver = m.split("_")[1]
             # the paper's raw weights; early stopping is PCG's
-            clf = LapSVM(solver=solver, gamma_a=GAMMA_A, gamma_i=gamma_i,
-                         regularization="paper", gamma=gamma, n_neighbors=10,
-                         early_stopping="stability" if solver == "pcg" else None,
-                         stability_tol=0.005, stability_value_tol=0.01, max_iter=3000)
+            clf = LapSVM(
+                solver=solver,
+                gamma_a=GAMMA_A,
+                gamma_i=gamma_i,
+                regularization="paper",
+                gamma=gamma,
+                n_neighbors=10,
+                early_stopping="stability" if solver == "pcg" else None,
+                stability_tol=0.005,
+                stability_value_tol=0.01,
+                max_iter=3000,
+            )
             clf.fit(Xtr, ys)
         elif m.startswith("labelspreading"):
             from sklearn.semi_supervised import LabelSpreading
 
-            kw = ({"kernel": "knn", "n_neighbors": 10} if m.endswith("knn")
-                  else {"kernel": "rbf", "gamma": gamma})
+            kw = (
+                {"kernel": "knn", "n_neighbors": 10}
+                if m.endswith("knn")
+                else {"kernel": "rbf", "gamma": gamma}
+            )
             clf = LabelSpreading(alpha=0.2, max_iter=1000, **kw).fit(Xtr, ys)
         elif m == "lamda_lapsvm":
             from LAMDA_SSL.Algorithm.Classification.LapSVM import LapSVM as LLapSVM
@@ -114,17 +131,31 @@ def worker(args: argparse.Namespace) -> None:
             n, nl = ys.size, int(lab.sum())
             # its kNN graph mode builds a wrong Laplacian (np.diag of an np.matrix),
             # so it runs with its default dense RBF graph
-            clf = LLapSVM(distance_function=rbf_kernel, gamma_d=gamma,
-                          kernel_function=rbf_kernel, gamma_k=gamma,
-                          gamma_A=GAMMA_A / nl, gamma_I=gamma_i * n / nl)
+            clf = LLapSVM(
+                distance_function=rbf_kernel,
+                gamma_d=gamma,
+                kernel_function=rbf_kernel,
+                gamma_k=gamma,
+                gamma_A=GAMMA_A / nl,
+                gamma_I=gamma_i * n / nl,
+            )
             clf.fit(Xtr[lab].astype(np.float64), ys[lab], Xtr[~lab].astype(np.float64))
         else:
             raise ValueError(m)
     t_fit = time.perf_counter() - t0
     peak = cm.peak_rss_mib()
-    pred = np.asarray(clf.predict(Xte.astype(np.float64) if m == "lamda_lapsvm" else Xte))
-    print(json.dumps({"fit_s": t_fit, "test_error": float(np.mean(pred != yte)),
-                      "peak_rss_mib": peak}))
+    pred = np.asarray(
+        clf.predict(Xte.astype(np.float64) if m == "lamda_lapsvm" else Xte)
+    )
+    print(
+        json.dumps(
+            {
+                "fit_s": t_fit,
+                "test_error": float(np.mean(pred != yte)),
+                "peak_rss_mib": peak,
+            }
+        )
+    )
 
 
 def lamda_python() -> str | None:
@@ -154,45 +185,102 @@ def main(argv: list[str] | None = None) -> None:
             Xtr, ys, ytr, Xte, yte = make_split(ds, args.quick, cm.data_dir(args.data))
             gamma = median_gamma(Xtr)
             split = Path(tmp) / f"{ds}.npz"
-            np.savez(split, Xtr=Xtr, ys=ys, Xte=Xte, yte=yte, gamma=gamma,
-                     gamma_i=GAMMA_I[ds])
+            np.savez(
+                split,
+                Xtr=Xtr,
+                ys=ys,
+                Xte=Xte,
+                yte=yte,
+                gamma=gamma,
+                gamma_i=GAMMA_I[ds],
+            )
             desc = f"{Xtr.shape[0]}x{Xtr.shape[1]}, {int((ys != -1).sum())} labeled"
             for m in args.methods:
                 py = None
                 if m == "lamda_lapsvm":
                     if lamda is None:
-                        rows.append([ds, desc, m, "not installed here", float("nan"),
-                                     float("nan"), float("nan")])
+                        rows.append(
+                            [
+                                ds,
+                                desc,
+                                m,
+                                "not installed here",
+                                float("nan"),
+                                float("nan"),
+                                float("nan"),
+                            ]
+                        )
                         continue
                     py = lamda
-                r = cm.run_worker(SCRIPT, ["--method", m, "--split", str(split)],
-                                  python=py, timeout=args.timeout)
+                r = cm.run_worker(
+                    SCRIPT,
+                    ["--method", m, "--split", str(split)],
+                    python=py,
+                    timeout=args.timeout,
+                )
                 if "error" in r:
                     print(f"{ds:9s} {m:20s} failed: {r['error']}", flush=True)
-                    rows.append([ds, desc, m, f"failed: {r['error'][:80]}",
-                                 float("nan"), float("nan"), float("nan")])
+                    rows.append(
+                        [
+                            ds,
+                            desc,
+                            m,
+                            f"failed: {r['error'][:80]}",
+                            float("nan"),
+                            float("nan"),
+                            float("nan"),
+                        ]
+                    )
                     continue
-                print(f"{ds:9s} {m:20s} fit {r['fit_s']:8.2f}s  test error "
-                      f"{100 * r['test_error']:5.2f}%  peak {r['peak_rss_mib']:.0f} MiB",
-                      flush=True)
-                rows.append([ds, desc, m, "ok", r["fit_s"], 100 * r["test_error"],
-                             r["peak_rss_mib"]])
+                print(
+                    f"{ds:9s} {m:20s} fit {r['fit_s']:8.2f}s  test error "
+                    f"{100 * r['test_error']:5.2f}%  peak {r['peak_rss_mib']:.0f} MiB",
+                    flush=True,
+                )
+                rows.append(
+                    [
+                        ds,
+                        desc,
+                        m,
+                        "ok",
+                        r["fit_s"],
+                        100 * r["test_error"],
+                        r["peak_rss_mib"],
+                    ]
+                )
     ref = {r[0]: r[4] for r in rows if r[2] == "semisvm_pcg" and r[3] == "ok"}
-    table_rows = [r[:5] + [r[4] / ref[r[0]] if r[0] in ref else float("nan")] + r[5:]
-                  for r in rows]
+    table_rows = [
+        r[:5] + [r[4] / ref[r[0]] if r[0] in ref else float("nan")] + r[5:]
+        for r in rows
+    ]
     table = cm.markdown_table(
-        ["data", "training set", "method", "status", "fit (s)", "fit / semisvm_pcg fit",
-         "test error (%)", "peak RSS (MiB)"], table_rows)
+        [
+            "data",
+            "training set",
+            "method",
+            "status",
+            "fit (s)",
+            "fit / semisvm_pcg fit",
+            "test error (%)",
+            "peak RSS (MiB)",
+        ],
+        table_rows,
+    )
     if lamda is None:
-        notes.append("LAMDA-SSL: no interpreter with LAMDA-SSL found (set LAMDA_PYTHON).")
-    body = (f"Parameters: gamma_A={GAMMA_A}, gamma_I={GAMMA_I} (semisvm scale), RBF "
-            "gamma = median rule on the training set, 10 neighbours. LabelSpreading "
-            "alpha=0.2.\n\n" + table + "\n" + "".join(f"\n{n}\n" for n in notes))
+        notes.append(
+            "LAMDA-SSL: no interpreter with LAMDA-SSL found (set LAMDA_PYTHON)."
+        )
+    body = (
+        f"Parameters: gamma_A={GAMMA_A}, gamma_I={GAMMA_I} (semisvm scale), RBF "
+        "gamma = median rule on the training set, 10 neighbours. LabelSpreading "
+        "alpha=0.2.\n\n" + table + "\n" + "".join(f"\n{n}\n" for n in notes)
+    )
     print(body)
     if not args.no_save:
         cmd = "python benchmarks/bench_compare.py" + (" --quick" if args.quick else "")
-        path = cm.append_results("compare", "semisvm vs other Python implementations",
-                                 cmd, body, machine)
+        path = cm.append_results(
+            "compare", "semisvm vs other Python implementations", cmd, body, machine
+        )
         print(f"appended to {path}")
 
 

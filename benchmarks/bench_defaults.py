@@ -91,7 +91,9 @@ def _methods(n, solvers):
         if solvers:
             # the same model solved exactly: PCG without early stopping, and the dual
             m["LapSVM(PCG to tol)"] = (
-                "ssl", lambda: LapSVM(early_stopping=None, max_iter=20000))
+                "ssl",
+                lambda: LapSVM(early_stopping=None, max_iter=20000),
+            )
             m["LapSVM(dual)"] = ("ssl", lambda: LapSVM(solver="dual"))
     return m
 
@@ -106,7 +108,9 @@ def run(args):
         if args.paper_splits and splits is not None:
             cells.append("paper")
             methods["SVC(linear) labels"] = (
-                "sup", lambda: __import__("sklearn.svm").svm.SVC(kernel="linear"))
+                "sup",
+                lambda: __import__("sklearn.svm").svm.SVC(kernel="linear"),
+            )
         for nl in cells:
             errs = {k: [] for k in methods}
             const = dict.fromkeys(methods, 0)
@@ -118,10 +122,12 @@ def run(args):
                     lab = np.asarray(splits[draw])
                 else:
                     rng = np.random.default_rng(draw)
-                    lab = np.concatenate([
-                        rng.choice(np.flatnonzero(y == c), nl, replace=False)
-                        for c in classes
-                    ])
+                    lab = np.concatenate(
+                        [
+                            rng.choice(np.flatnonzero(y == c), nl, replace=False)
+                            for c in classes
+                        ]
+                    )
                 yy = np.full(n, -1)
                 yy[lab] = np.searchsorted(classes, y[lab])
                 yt = np.searchsorted(classes, y)
@@ -145,10 +151,25 @@ def run(args):
                 if not errs[k]:
                     continue
                 e = np.array(errs[k])
-                rows.append([name, nl, k, float(e.mean()), float(e.std()),
-                             float(e.mean() - base), const[k], float(np.median(secs[k]))])
-                print(" | ".join(str(v) if not isinstance(v, float) else f"{v:.2f}"
-                                 for v in rows[-1]), flush=True)
+                rows.append(
+                    [
+                        name,
+                        nl,
+                        k,
+                        float(e.mean()),
+                        float(e.std()),
+                        float(e.mean() - base),
+                        const[k],
+                        float(np.median(secs[k])),
+                    ]
+                )
+                print(
+                    " | ".join(
+                        str(v) if not isinstance(v, float) else f"{v:.2f}"
+                        for v in rows[-1]
+                    ),
+                    flush=True,
+                )
     return rows
 
 
@@ -158,17 +179,33 @@ def main(argv=None):
     p.add_argument("--no-save", action="store_true")
     p.add_argument("--data", default=None)
     p.add_argument("--only", default=None, help="comma-separated data set names")
-    p.add_argument("--sizes", type=int, nargs="+", default=None,
-                   help="sizes of moons/circles (default 200 2000)")
-    p.add_argument("--labels", type=int, nargs="+", default=None,
-                   help="labels per class (default 1 5)")
+    p.add_argument(
+        "--sizes",
+        type=int,
+        nargs="+",
+        default=None,
+        help="sizes of moons/circles (default 200 2000)",
+    )
+    p.add_argument(
+        "--labels",
+        type=int,
+        nargs="+",
+        default=None,
+        help="labels per class (default 1 5)",
+    )
     p.add_argument("--draws", type=int, default=None, help="label draws (default 10)")
-    p.add_argument("--paper-splits", action="store_true",
-                   help="also the authors' labeled/unlabeled splits of the paper sets "
-                        "(labels/class 'paper'; adds SVC(kernel='linear'))")
-    p.add_argument("--solvers", action="store_true",
-                   help="also fit LapSVM with PCG run to tol (no early stopping) and "
-                        "with solver='dual' (n <= 5000)")
+    p.add_argument(
+        "--paper-splits",
+        action="store_true",
+        help="also the authors' labeled/unlabeled splits of the paper sets "
+        "(labels/class 'paper'; adds SVC(kernel='linear'))",
+    )
+    p.add_argument(
+        "--solvers",
+        action="store_true",
+        help="also fit LapSVM with PCG run to tol (no early stopping) and "
+        "with solver='dual' (n <= 5000)",
+    )
     args = p.parse_args(argv)
     args.sizes = args.sizes or ([200, 1000] if args.quick else [200, 2000])
     args.labels = args.labels or ([1] if args.quick else [1, 5])
@@ -177,18 +214,37 @@ def main(argv=None):
     t0 = time.perf_counter()
     rows = run(args)
     table = markdown_table(
-        ["data", "labels/class", "method", "error % (unlabeled)", "std", "minus SVC",
-         "constant fits", "median s/fit"], rows)
+        [
+            "data",
+            "labels/class",
+            "method",
+            "error % (unlabeled)",
+            "std",
+            "minus SVC",
+            "constant fits",
+            "median s/fit",
+        ],
+        rows,
+    )
     print(table)
     if not args.no_save:
         cmd = "python benchmarks/bench_defaults.py " + " ".join(argv or sys.argv[1:])
-        body = (f"{args.draws} label draws per cell (stratified), error on the "
-                f"unlabeled training points; 'minus SVC' is the mean error minus that "
-                f"of SVC() trained on the labels alone (negative: better); 'constant "
-                f"fits' counts draws whose unlabeled predictions are one class. Total "
-                f"{time.perf_counter() - t0:.0f} s.\n\n" + table + "\n")
-        print(append_results("defaults", "Untuned defaults against SVC and "
-                             "LabelSpreading", cmd.strip(), body, machine))
+        body = (
+            f"{args.draws} label draws per cell (stratified), error on the "
+            f"unlabeled training points; 'minus SVC' is the mean error minus that "
+            f"of SVC() trained on the labels alone (negative: better); 'constant "
+            f"fits' counts draws whose unlabeled predictions are one class. Total "
+            f"{time.perf_counter() - t0:.0f} s.\n\n" + table + "\n"
+        )
+        print(
+            append_results(
+                "defaults",
+                "Untuned defaults against SVC and LabelSpreading",
+                cmd.strip(),
+                body,
+                machine,
+            )
+        )
 
 
 if __name__ == "__main__":

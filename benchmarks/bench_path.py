@@ -224,17 +224,42 @@ def main(argv: list[str] | None = None) -> int:
             })  # fmt: skip
     elapsed = time.perf_counter() - t_start
 
-    header = ["pair", "n_train/n_test", "l", "runs", "best acc. on path %",
-              "best on 50-grid %", "paper Table 1 %", "events mean (max)", "path s",
-              "50-grid dual s", "LU s", "breakpoints only s", "50 dual solves only s"]
-    table = cm.markdown_table(header, [[
-        r["pair"], f"{r['n_train']}/{r['n_test']}", r["l"], r["runs"],
-        f"{r['acc_path'][0]:.1f} ({r['acc_path'][1]:.1f})",
-        f"{r['acc_grid'][0]:.1f} ({r['acc_grid'][1]:.1f})",
-        f"{r['paper'][0]:.1f} ({r['paper'][1]:.1f})",
-        f"{r['events'][0]:.1f} ({r['events'][1]})",
-        f"{r['t_path']:.3f}", f"{r['t_grid']:.3f}", f"{r['t_lu']:.3f}",
-        f"{r['t_bp']:.4f}", f"{r['t_svc']:.4f}"] for r in rows])
+    header = [
+        "pair",
+        "n_train/n_test",
+        "l",
+        "runs",
+        "best acc. on path %",
+        "best on 50-grid %",
+        "paper Table 1 %",
+        "events mean (max)",
+        "path s",
+        "50-grid dual s",
+        "LU s",
+        "breakpoints only s",
+        "50 dual solves only s",
+    ]
+    table = cm.markdown_table(
+        header,
+        [
+            [
+                r["pair"],
+                f"{r['n_train']}/{r['n_test']}",
+                r["l"],
+                r["runs"],
+                f"{r['acc_path'][0]:.1f} ({r['acc_path'][1]:.1f})",
+                f"{r['acc_grid'][0]:.1f} ({r['acc_grid'][1]:.1f})",
+                f"{r['paper'][0]:.1f} ({r['paper'][1]:.1f})",
+                f"{r['events'][0]:.1f} ({r['events'][1]})",
+                f"{r['t_path']:.3f}",
+                f"{r['t_grid']:.3f}",
+                f"{r['t_lu']:.3f}",
+                f"{r['t_bp']:.4f}",
+                f"{r['t_svc']:.4f}",
+            ]
+            for r in rows
+        ],
+    )
     print(table)
     print(f"\n{n_warn} PathWarning(s); total {elapsed:.1f} s")
 

@@ -43,8 +43,9 @@ def main(argv: list[str] | None = None) -> int:
     machine = machine_description()
     rows, errs = [], []
     for seed in range(args.seeds):
-        X, y, yt = make_two_moons(args.n, noise=0.25, n_labeled_per_class=15,
-                                  random_state=seed)
+        X, y, yt = make_two_moons(
+            args.n, noise=0.25, n_labeled_per_class=15, random_state=seed
+        )
         rng = np.random.default_rng(seed)
         flip = rng.choice(np.flatnonzero(y != -1), args.flips, replace=False)
         y = y.copy()
@@ -66,8 +67,16 @@ def main(argv: list[str] | None = None) -> int:
         rows.append([seed, clf.stop_reason_, clf.lambdas_.size] + [100 * v for v in e])
     med = np.median(np.asarray(errs), axis=0) * 100
     rows.append(["median", "", ""] + list(med))
-    header = ["seed", "stop", "breakpoints", "default (cv) %", "end of path %",
-              "midpoint %", "best on path (oracle) %", "lambda^0 %"]
+    header = [
+        "seed",
+        "stop",
+        "breakpoints",
+        "default (cv) %",
+        "end of path %",
+        "midpoint %",
+        "best on path (oracle) %",
+        "lambda^0 %",
+    ]
     table = markdown_table(header, rows)
     body = (
         f"two moons n={args.n}, noise 0.25, 15 labels per class, {args.flips} "
@@ -76,9 +85,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(body)
     if not args.no_append:
-        out = append_results("path_selection", "LapSVMPath default lambda",
-                             "python " + " ".join([sys.argv[0]] + (argv or sys.argv[1:])),
-                             body, machine)
+        out = append_results(
+            "path_selection",
+            "LapSVMPath default lambda",
+            "python " + " ".join([sys.argv[0]] + (argv or sys.argv[1:])),
+            body,
+            machine,
+        )
         print(f"appended to {out}")
     return 0
 

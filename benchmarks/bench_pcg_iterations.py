@@ -52,13 +52,19 @@ from semisvm.solvers._pcg import lapsvm_pcg  # noqa: E402
 GAMMA_A, GAMMA_I = 1e-6, 1.0
 ES_RULES = {
     # name: keyword arguments of lapsvm_pcg
-    "stability (paper, eta=1.5%)": dict(early_stopping="stability", stability_value_tol=None),
+    "stability (paper, eta=1.5%)": dict(
+        early_stopping="stability", stability_value_tol=None
+    ),
     "stability, last window, value guard 5%": dict(early_stopping="stability"),
-    "stability, half window, value guard 5%": dict(early_stopping="stability",
-                                                   stability_window="half"),
+    "stability, half window, value guard 5%": dict(
+        early_stopping="stability", stability_window="half"
+    ),
     "nystroem + stability, half window, value guard 5%": dict(
-        early_stopping="stability", stability_window="half", preconditioner="nystroem",
-        random_state=0),
+        early_stopping="stability",
+        stability_window="half",
+        preconditioner="nystroem",
+        random_state=0,
+    ),
 }
 
 
@@ -72,7 +78,9 @@ def manifold(n: int, d: int = 784, seed: int = 0) -> tuple[np.ndarray, np.ndarra
     return X, y
 
 
-def dataset(name: str, n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def dataset(
+    name: str, n: int, seed: int = 0
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Features, targets (n, C) in {-1, 0, +1} and the true class of every point."""
     if name == "moons":
         X, y, yt = make_two_moons(n, n_labeled_per_class=1, random_state=seed)
@@ -88,8 +96,14 @@ def dataset(name: str, n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, n
         X = X / 16.0
         per = int(name[6:])
         rng = np.random.default_rng(seed)
-        lab = np.sort(np.concatenate([
-            rng.choice(np.flatnonzero(ytrue == c), per, replace=False) for c in range(10)]))
+        lab = np.sort(
+            np.concatenate(
+                [
+                    rng.choice(np.flatnonzero(ytrue == c), per, replace=False)
+                    for c in range(10)
+                ]
+            )
+        )
     elif name == "digitslike":
         X, yy = cm.digits_like(n, 784, random_state=seed)
         X = X.astype(np.float64)
@@ -119,31 +133,52 @@ def solve(K, L, Y, ytrue, **kw) -> dict:
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        r = lapsvm_pcg(K, Y, L=L, gamma_a=GAMMA_A, gamma_i=GAMMA_I, intrinsic_bias=True,
-                       **kw)
+        r = lapsvm_pcg(
+            K, Y, L=L, gamma_a=GAMMA_A, gamma_i=GAMMA_I, intrinsic_bias=True, **kw
+        )
     t = time.perf_counter() - t0
-    return {"n_iter": int(r.n_iter.max()), "n_products": int(r.n_products.max()),
-            "reason": ",".join(sorted(set(r.reason))), "time_s": t,
-            "objective": float(r.objective.sum()), "acc": accuracy(K, r, Y, ytrue)}
+    return {
+        "n_iter": int(r.n_iter.max()),
+        "n_products": int(r.n_products.max()),
+        "reason": ",".join(sorted(set(r.reason))),
+        "time_s": t,
+        "objective": float(r.objective.sum()),
+        "acc": accuracy(K, r, Y, ytrue),
+    }
 
 
 def worker(part: str, name: str, n: int, seed: int) -> dict:
     X, Y, ytrue = dataset(name, n, seed)
     n = X.shape[0]
     t0 = time.perf_counter()
-    K, g = build_kernel(X, kernel="rbf", gamma="median", degree=3, coef0=1.0,
-                        kernel_params=None)
+    K, g = build_kernel(
+        X, kernel="rbf", gamma="median", degree=3, coef0=1.0, kernel_params=None
+    )
     t1 = time.perf_counter()
-    L = build_laplacian(X, K, kernel="rbf", gamma_=g, n_neighbors=10,
-                        graph_weight="binary", heat_t=None, normalize_laplacian=True,
-                        laplacian_power=1, adjacency=None)
-    out: dict = {"data": name, "n": n, "kernel_s": t1 - t0,
-                 "graph_s": time.perf_counter() - t1}
+    L = build_laplacian(
+        X,
+        K,
+        kernel="rbf",
+        gamma_=g,
+        n_neighbors=10,
+        graph_weight="binary",
+        heat_t=None,
+        normalize_laplacian=True,
+        laplacian_power=1,
+        adjacency=None,
+    )
+    out: dict = {
+        "data": name,
+        "n": n,
+        "kernel_s": t1 - t0,
+        "graph_s": time.perf_counter() - t1,
+    }
     base = dict(tol=1e-6, max_iter=1000)
     if part == "iterations":
         out["paper"] = solve(K, L, Y, ytrue, preconditioner="paper", **base)
-        out["nystroem"] = solve(K, L, Y, ytrue, preconditioner="nystroem", random_state=0,
-                                **base)
+        out["nystroem"] = solve(
+            K, L, Y, ytrue, preconditioner="nystroem", random_state=0, **base
+        )
     else:
         out["unstopped"] = solve(K, L, Y, ytrue, **base)
         for rule, kw in ES_RULES.items():
@@ -170,11 +205,14 @@ def main(argv: list[str] | None = None) -> None:
     body = ""
     for part in parts:
         if part == "iterations":
-            sizes = args.sizes or ([500, 1000] if args.quick else [2000, 5000, 10000, 20000])
+            sizes = args.sizes or (
+                [500, 1000] if args.quick else [2000, 5000, 10000, 20000]
+            )
             jobs = [(part, d, n, 0) for d in ("moons", "manifold") for n in sizes]
         else:
-            sizes = args.sizes or ([200, 500] if args.quick
-                                   else [200, 1000, 2000, 5000, 10000, 20000])
+            sizes = args.sizes or (
+                [200, 500] if args.quick else [200, 1000, 2000, 5000, 10000, 20000]
+            )
             jobs = [(part, "moons", n, 0) for n in sizes]
             jobs += [(part, d, 1797, s) for d in ("digits1", "digits5") for s in (0, 1)]
             jobs += [(part, "digitslike", n, 0) for n in sizes if 1000 <= n <= 10000]
@@ -188,19 +226,46 @@ def main(argv: list[str] | None = None) -> None:
             print(json.dumps(r), flush=True)
         if part == "iterations":
             table = cm.markdown_table(
-                ["data", "n", "paper: iters", "paper: reason", "paper: solve (s)",
-                 "nystroem: iters", "nystroem: products", "nystroem: reason",
-                 "nystroem: solve (s)", "objective rel. diff", "acc paper",
-                 "acc nystroem", "peak RSS (MiB)"],
-                [[r["data"], r["n"], r["paper"]["n_iter"], r["paper"]["reason"],
-                  r["paper"]["time_s"], r["nystroem"]["n_iter"],
-                  r["nystroem"]["n_products"], r["nystroem"]["reason"],
-                  r["nystroem"]["time_s"],
-                  (r["nystroem"]["objective"] - r["paper"]["objective"])
-                  / abs(r["paper"]["objective"]),
-                  r["paper"]["acc"], r["nystroem"]["acc"], r["peak_rss_mib"]] for r in rows])
-            body += ("### Iterations to tol = 1e-6 against n (max_iter 1000)\n\n" + table
-                     + "\n\n")
+                [
+                    "data",
+                    "n",
+                    "paper: iters",
+                    "paper: reason",
+                    "paper: solve (s)",
+                    "nystroem: iters",
+                    "nystroem: products",
+                    "nystroem: reason",
+                    "nystroem: solve (s)",
+                    "objective rel. diff",
+                    "acc paper",
+                    "acc nystroem",
+                    "peak RSS (MiB)",
+                ],
+                [
+                    [
+                        r["data"],
+                        r["n"],
+                        r["paper"]["n_iter"],
+                        r["paper"]["reason"],
+                        r["paper"]["time_s"],
+                        r["nystroem"]["n_iter"],
+                        r["nystroem"]["n_products"],
+                        r["nystroem"]["reason"],
+                        r["nystroem"]["time_s"],
+                        (r["nystroem"]["objective"] - r["paper"]["objective"])
+                        / abs(r["paper"]["objective"]),
+                        r["paper"]["acc"],
+                        r["nystroem"]["acc"],
+                        r["peak_rss_mib"],
+                    ]
+                    for r in rows
+                ],
+            )
+            body += (
+                "### Iterations to tol = 1e-6 against n (max_iter 1000)\n\n"
+                + table
+                + "\n\n"
+            )
         else:
             head = ["data", "n", "unstopped: iters", "unstopped: acc"]
             for rule in ES_RULES:
@@ -212,17 +277,23 @@ def main(argv: list[str] | None = None) -> None:
                 for rule in ES_RULES:
                     line += [r[rule]["n_iter"], 100 * (r[rule]["acc"] - u["acc"])]
                 tab.append(line)
-            body += ("### Early stopping: accuracy on the unlabeled points and iterations"
-                     " (target: within 0.5 points of unstopped)\n\n"
-                     + cm.markdown_table(head, tab) + "\n\n")
+            body += (
+                "### Early stopping: accuracy on the unlabeled points and iterations"
+                " (target: within 0.5 points of unstopped)\n\n"
+                + cm.markdown_table(head, tab)
+                + "\n\n"
+            )
     print(body)
     if not args.no_save:
-        cmd = "python benchmarks/bench_pcg_iterations.py" + (
-            " --quick" if args.quick else "") + (
-            f" --part {args.part}" if args.part != "both" else "") + (
-            f" --sizes {' '.join(map(str, args.sizes))}" if args.sizes else "")
-        path = cm.append_results("pcg_iterations", "PCG iterations and early stopping", cmd,
-                                 body, machine)
+        cmd = (
+            "python benchmarks/bench_pcg_iterations.py"
+            + (" --quick" if args.quick else "")
+            + (f" --part {args.part}" if args.part != "both" else "")
+            + (f" --sizes {' '.join(map(str, args.sizes))}" if args.sizes else "")
+        )
+        path = cm.append_results(
+            "pcg_iterations", "PCG iterations and early stopping", cmd, body, machine
+        )
         print(f"appended to {path}")
 
 

@@ -91,8 +91,11 @@ def screen(which, draws=2, k=10):
         sig = np.sqrt(srt[:, 7])  # local scale: 7th neighbour
         graphs = {}
         for gw, norms in (("binary", [True]), ("local", [True, False])):
-            v = (np.ones(rows.size) if gw == "binary"
-                 else np.exp(-D2[rows, cols] / (sig[rows] * sig[cols] + 1e-300)))
+            v = (
+                np.ones(rows.size)
+                if gw == "binary"
+                else np.exp(-D2[rows, cols] / (sig[rows] * sig[cols] + 1e-300))
+            )
             W = sp.csr_array((v, (rows, cols)), shape=(n, n))
             W = W.maximum(W.T)
             for norm in norms:
@@ -102,9 +105,12 @@ def screen(which, draws=2, k=10):
             res = collections.defaultdict(list)
             for draw in range(draws):
                 rng = np.random.default_rng(draw)
-                lab = np.concatenate([
-                    rng.choice(np.flatnonzero(y == c), nl, replace=False) for c in classes
-                ])
+                lab = np.concatenate(
+                    [
+                        rng.choice(np.flatnonzero(y == c), nl, replace=False)
+                        for c in classes
+                    ]
+                )
                 unl = np.setdiff1d(np.arange(n), lab)
                 svc = SVC().fit(X[lab], y[lab])
                 res["SVC"].append(np.mean(svc.predict(X[unl]) != y[unl]))
@@ -121,13 +127,17 @@ def screen(which, draws=2, k=10):
                 for w, (gk, (L, dbar)) in itertools.product(Ks, graphs.items()):
                     K = Ks[w]
                     for la, li in GRID:
-                        r = laprls_direct(K, Y, L=L, gamma_a=l_ * la,
-                                          gamma_i=l_ * li / (n * dbar))
+                        r = laprls_direct(
+                            K, Y, L=L, gamma_a=l_ * la, gamma_i=l_ * li / (n * dbar)
+                        )
                         F = K @ r.alpha + r.b
                         for bal in (False, True):
                             G = F + (target - F[unl].mean(0)) if bal else F
-                            pred = (classes[(G[:, 0] > 0).astype(int)] if C == 2
-                                    else classes[G.argmax(1)])
+                            pred = (
+                                classes[(G[:, 0] > 0).astype(int)]
+                                if C == 2
+                                else classes[G.argmax(1)]
+                            )
                             key = (w, gk, la, li) + (("B",) if bal else ())
                             res[key].append(np.mean(pred[unl] != y[unl]))
             for key, v in res.items():
@@ -151,14 +161,22 @@ def summary(paths, top=15):
         diffs = [rows[k][c] - rows[k]["SVC"] for k in cells]
         out.append((np.mean(diffs), max(diffs), c, diffs))
     out.sort()
-    head = "| config | mean minus SVC | worst | " + " | ".join(
-        f"{a}/{b}" for a, b in cells) + " |"
+    head = (
+        "| config | mean minus SVC | worst | "
+        + " | ".join(f"{a}/{b}" for a, b in cells)
+        + " |"
+    )
     print(head)
     print("|" + "---|" * (3 + len(cells)))
-    print("| SVC() error % | | | " + " | ".join(
-        f"{rows[k]['SVC']:.1f}" for k in cells) + " |")
+    print(
+        "| SVC() error % | | | "
+        + " | ".join(f"{rows[k]['SVC']:.1f}" for k in cells)
+        + " |"
+    )
     for m, w, c, d in out[:top]:
-        print(f"| {c} | {m:.2f} | {w:.1f} | " + " | ".join(f"{x:+.1f}" for x in d) + " |")
+        print(
+            f"| {c} | {m:.2f} | {w:.1f} | " + " | ".join(f"{x:+.1f}" for x in d) + " |"
+        )
 
 
 if __name__ == "__main__":

@@ -33,12 +33,14 @@ def files(tmp_path_factory):
     d = tmp_path_factory.mktemp("cli")
     X, y, y_true = _moons()
     lab = np.where(y == -1, None, NAMES[np.maximum(y, 0)])
-    pd.DataFrame({"x1": X[:, 0], "x2": X[:, 1], "y": lab}).to_csv(d / "data.csv",
-                                                                  index=False)
+    pd.DataFrame({"x1": X[:, 0], "x2": X[:, 1], "y": lab}).to_csv(
+        d / "data.csv", index=False
+    )
     Xq, _, yq = _moons(80, None, seed=1)
     pd.DataFrame({"x1": Xq[:, 0], "x2": Xq[:, 1]}).to_csv(d / "query.csv", index=False)
     pd.DataFrame({"x2": Xq[:, 1], "y": NAMES[yq], "x1": Xq[:, 0]}).to_csv(
-        d / "test.csv", index=False)
+        d / "test.csv", index=False
+    )
     return d, X, y, y_true, Xq, yq
 
 
@@ -52,8 +54,23 @@ def _run(argv, capsys):
 def model(files):
     d = files[0]
     path = d / "model"
-    assert main(["fit", str(d / "data.csv"), "--label-column", "y", "-o", str(path),
-                 "--graph-weight", "heat", "--gamma-a", "1e-4"]) == 0
+    assert (
+        main(
+            [
+                "fit",
+                str(d / "data.csv"),
+                "--label-column",
+                "y",
+                "-o",
+                str(path),
+                "--graph-weight",
+                "heat",
+                "--gamma-a",
+                "1e-4",
+            ]
+        )
+        == 0
+    )
     return path
 
 
@@ -66,24 +83,26 @@ def test_fit_matches_python_api_and_keeps_class_names(files, model):
     assert bundle["feature_names"] == ["x1", "x2"] and bundle["label_name"] == "y"
     ref = LapSVM(graph_weight="heat", gamma_a=1e-4).fit(X, y)
     est = bundle["estimator"]
-    np.testing.assert_allclose(est.decision_function(Xq), ref.decision_function(Xq),
-                               rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(
+        est.decision_function(Xq), ref.decision_function(Xq), rtol=1e-10, atol=1e-12
+    )
 
 
 def test_predict_writes_class_names_back(files, model, capsys, tmp_path):
     d, X, y, y_true, Xq, yq = files
     out = tmp_path / "pred.csv"
-    rc, _, err = _run(["predict", model, d / "query.csv", "-o", out,
-                       "--batch-size", "7"], capsys)
+    rc, _, err = _run(
+        ["predict", model, d / "query.csv", "-o", out, "--batch-size", "7"], capsys
+    )
     assert rc == 0, err
     df = pd.read_csv(out)
     assert list(df.columns) == ["prediction", "score"]
     assert set(df["prediction"]) <= set(NAMES) and len(df) == len(yq)
     est = load_model(model)["estimator"]
-    np.testing.assert_array_equal(df["prediction"].to_numpy(),
-                                  NAMES[est.predict(Xq)])
-    np.testing.assert_allclose(df["score"], est.decision_function(Xq), rtol=1e-5,
-                               atol=1e-6)
+    np.testing.assert_array_equal(df["prediction"].to_numpy(), NAMES[est.predict(Xq)])
+    np.testing.assert_allclose(
+        df["score"], est.decision_function(Xq), rtol=1e-5, atol=1e-6
+    )
 
 
 def test_predict_proba_columns(files, model, capsys, tmp_path):
@@ -95,8 +114,9 @@ def test_predict_proba_columns(files, model, capsys, tmp_path):
     cols = [f"proba_{c}" for c in NAMES]
     assert set(cols) <= set(df.columns)
     est = load_model(model)["estimator"]
-    np.testing.assert_allclose(df[cols].to_numpy(), est.predict_proba(Xq), rtol=1e-5,
-                               atol=1e-6)
+    np.testing.assert_allclose(
+        df[cols].to_numpy(), est.predict_proba(Xq), rtol=1e-5, atol=1e-6
+    )
     np.testing.assert_allclose(df[cols].sum(axis=1), 1.0, atol=1e-6)
 
 
@@ -118,12 +138,15 @@ def test_predict_headerless_label_first(tmp_path, capsys):
     np.savetxt(tmp_path / "train.csv", np.c_[y, X], delimiter=",", fmt="%.17g")
     np.savetxt(tmp_path / "test.csv", np.c_[y_true, X], delimiter=",", fmt="%.17g")
     m = tmp_path / "m"
-    assert _run(["fit", tmp_path / "train.csv", "--label-column", "0", "-o", m],
-                capsys)[0] == 0
+    assert (
+        _run(["fit", tmp_path / "train.csv", "--label-column", "0", "-o", m], capsys)[0]
+        == 0
+    )
     rc, out, err = _run(["score", m, tmp_path / "test.csv", "--json"], capsys)
     est = load_model(m)["estimator"]
     assert rc == 0 and json.loads(out)["accuracy"] == pytest.approx(
-        np.mean(est.predict(X) == y_true))
+        np.mean(est.predict(X) == y_true)
+    )
 
 
 def test_score_and_json(files, model, capsys):
@@ -134,8 +157,20 @@ def test_score_and_json(files, model, capsys):
     est = load_model(model)["estimator"]
     assert res["accuracy"] == pytest.approx(np.mean(est.predict(Xq) == yq))
     assert res["n_labeled"] == len(yq)
-    rc, out, err = _run(["fit", d / "data.csv", "--label-column", "y", "-o",
-                         d / "m2", "--json", "--max-iter", "5"], capsys)
+    rc, out, err = _run(
+        [
+            "fit",
+            d / "data.csv",
+            "--label-column",
+            "y",
+            "-o",
+            d / "m2",
+            "--json",
+            "--max-iter",
+            "5",
+        ],
+        capsys,
+    )
     res = json.loads(out)
     assert rc == 0 and res["classes"] == list(NAMES) and res["n_labeled"] == 6
     assert res["n_unlabeled"] == 114 and res["params"]["max_iter"] == 5
@@ -147,10 +182,20 @@ def test_predict_json_without_output(files, model, capsys):
     assert rc == 0 and len(json.loads(out)["predictions"]) == 80
 
 
-@pytest.mark.parametrize("kind", ["tsv-no-header", "semicolon", "parquet", "npz",
-                                  "pandas-index",
-                                  "svmlight", "label-first-index", "question-mark",
-                                  "joblib"])
+@pytest.mark.parametrize(
+    "kind",
+    [
+        "tsv-no-header",
+        "semicolon",
+        "parquet",
+        "npz",
+        "pandas-index",
+        "svmlight",
+        "label-first-index",
+        "question-mark",
+        "joblib",
+    ],
+)
 def test_formats_and_markers(files, tmp_path, capsys, kind):
     """The same data in other layouts gives the same model as the Python API."""
     from semisvm import LapSVM
@@ -163,14 +208,16 @@ def test_formats_and_markers(files, tmp_path, capsys, kind):
         np.savetxt(f, np.c_[X, yl], delimiter="\t", fmt="%.17g")
     elif kind == "semicolon":
         f = tmp_path / "d.csv"
-        pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "lab": np.where(
-            yl == -1, "", yl.astype(str))}).to_csv(f, sep=";", index=False)
+        pd.DataFrame(
+            {"a": X[:, 0], "b": X[:, 1], "lab": np.where(yl == -1, "", yl.astype(str))}
+        ).to_csv(f, sep=";", index=False)
         extra = ["--label-column", "lab"]
     elif kind == "parquet":
         pytest.importorskip("pyarrow")
         f = tmp_path / "d.parquet"
-        pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "y": np.where(
-            yl == -1, None, yl.astype(str))}).to_parquet(f)
+        pd.DataFrame(
+            {"a": X[:, 0], "b": X[:, 1], "y": np.where(yl == -1, None, yl.astype(str))}
+        ).to_parquet(f)
         extra = ["--label-column", "y"]
     elif kind == "npz":
         f = tmp_path / "d.npz"
@@ -189,8 +236,9 @@ def test_formats_and_markers(files, tmp_path, capsys, kind):
         extra = ["--label-column", "0"]
     elif kind == "question-mark":
         f = tmp_path / "d.csv"
-        pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "y": np.where(
-            yl == -1, "?", yl.astype(str))}).to_csv(f, index=False)
+        pd.DataFrame(
+            {"a": X[:, 0], "b": X[:, 1], "y": np.where(yl == -1, "?", yl.astype(str))}
+        ).to_csv(f, index=False)
         extra = ["--unlabeled", "?"]
     else:
         f = tmp_path / "d.npz"
@@ -207,8 +255,9 @@ def test_formats_and_markers(files, tmp_path, capsys, kind):
 
         X = load_svmlight_file(str(f))[0]
     ref = LapSVM().fit(X, y)
-    np.testing.assert_allclose(est.decision_function(Xq), ref.decision_function(Xq),
-                               rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(
+        est.decision_function(Xq), ref.decision_function(Xq), rtol=1e-8, atol=1e-10
+    )
 
 
 def _bad_files(d: Path, model: Path) -> list[tuple[list[str], str]]:
@@ -216,7 +265,8 @@ def _bad_files(d: Path, model: Path) -> list[tuple[list[str], str]]:
     X, y, _ = _moons(40, 2)
     ok = d / "ok.csv"
     pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "y": np.where(y == -1, "", y)}).to_csv(
-        ok, index=False)
+        ok, index=False
+    )
     (d / "ragged.csv").write_text("a,b,y\n1,2,0\n3,4,1,9\n5,6,\n")
     (d / "short.csv").write_text("a,b,y\n1,2,0\n3,4\n5,6,1\n")
     (d / "nan.csv").write_text("a,b,y\n1,2,0\n3,nan,1\n5,6,\n")
@@ -231,8 +281,15 @@ def _bad_files(d: Path, model: Path) -> list[tuple[list[str], str]]:
     (d / "empty.npz").write_bytes(b"")
     import joblib
 
-    joblib.dump({"format": "semisvm-cli-model", "format_version": 2,
-                 "semisvm_version": "0.0.1", "estimator": None}, d / "old_model")
+    joblib.dump(
+        {
+            "format": "semisvm-cli-model",
+            "format_version": 2,
+            "semisvm_version": "0.0.1",
+            "estimator": None,
+        },
+        d / "old_model",
+    )
     joblib.dump({"something": "else"}, d / "foreign_pickle")
     joblib.dump({"format": "semisvm-cli-model-1", "estimator": None}, d / "v1_model")
     return [
@@ -240,32 +297,57 @@ def _bad_files(d: Path, model: Path) -> list[tuple[list[str], str]]:
         (["fit", d / "short.csv"], "short.csv: ragged rows: line 3"),
         (["fit", d / "nan.csv"], "nan.csv: feature column 'b', line 3"),
         (["fit", d / "text.csv"], "text.csv: feature column 'b', line 3: 'abc'"),
-        (["fit", ok, "--label-column", "label"], "no label column 'label' (columns: a, b, y)"),
+        (
+            ["fit", ok, "--label-column", "label"],
+            "no label column 'label' (columns: a, b, y)",
+        ),
         (["fit", ok, "--label-column", "7"], "--label-column 7 is out of range"),
         (["fit", d / "one.csv"], "one.csv: the labeled rows hold only one class ('0')"),
         (["fit", d / "none.csv"], "none.csv: no labeled rows"),
         (["fit", ok, "--no-default-unlabeled"], "ok.csv: empty label cell(s) at lines"),
         (["fit", d / "blank.csv"], "blank.csv: the file is empty"),
-        (["fit", d / "semi.csv", "--delimiter", ","], "no feature column left (wrong delimiter"),
+        (
+            ["fit", d / "semi.csv", "--delimiter", ","],
+            "no feature column left (wrong delimiter",
+        ),
         (["fit", d / "missing.csv"], "'" + str(d / "missing.csv") + "' not found"),
         (["fit", d / "empty.npz"], "empty.npz: not a readable npz file"),
         (["fit", ok, "--max-iter", "0"], "option --max-iter must be an int"),
         (["fit", ok, "--solver", "magic"], "option --solver must be one of"),
-        (["fit", ok, "--sigma", "-1"], "option --sigma must be None or a float in the range (0, inf)"),
+        (
+            ["fit", ok, "--sigma", "-1"],
+            "option --sigma must be None or a float in the range (0, inf)",
+        ),
         (["fit", ok, "--sigma", "1", "--gamma", "2"], "either --sigma or --gamma"),
         (["fit", ok, "--header", "maybe"], "argument --header: invalid choice"),
-        (["predict", d / "notmodel", ok], "notmodel: not a model written by 'semisvm fit'"),
-        (["predict", d / "foreign_pickle", ok], "foreign_pickle: not a model written by"),
+        (
+            ["predict", d / "notmodel", ok],
+            "notmodel: not a model written by 'semisvm fit'",
+        ),
+        (
+            ["predict", d / "foreign_pickle", ok],
+            "foreign_pickle: not a model written by",
+        ),
         (["predict", d / "old_model", ok], "written by semisvm 0.0.1, this is semisvm"),
-        (["predict", d / "v1_model", ok], "v1_model: model file layout 1 is from another"),
+        (
+            ["predict", d / "v1_model", ok],
+            "v1_model: model file layout 1 is from another",
+        ),
         (["predict", ok, ok], "ok.csv: not a model written by 'semisvm fit'"),
         (["predict", model, d / "nanq.csv"], "nanq.csv: feature column 'x2', line 3"),
-        (["predict", model, d / "semi.csv", "--delimiter", ","],
-         "semi.csv: found 1 column(s), expected 2 feature column(s) (or 3 with a label"),
-        (["predict", model, ok, "--batch-size", "0"], "option --batch-size must be an int"),
+        (
+            ["predict", model, d / "semi.csv", "--delimiter", ","],
+            "semi.csv: found 1 column(s), expected 2 feature column(s) (or 3 with a label",
+        ),
+        (
+            ["predict", model, ok, "--batch-size", "0"],
+            "option --batch-size must be an int",
+        ),
         (["score", model, d / "unl.csv"], "unl.csv: no labeled rows to score"),
-        (["predict", model, d / "none.csv"], "none.csv: missing feature column(s) the "
-         "model was trained on: x1, x2"),
+        (
+            ["predict", model, d / "none.csv"],
+            "none.csv: missing feature column(s) the model was trained on: x1, x2",
+        ),
     ]
 
 
@@ -275,7 +357,11 @@ def test_bad_inputs_give_one_line_naming_the_culprit(tmp_path, model, capsys):
         assert rc in (1, 2), (argv, rc, out, err)
         lines = err.strip().splitlines()
         assert len(lines) == 1, (argv, err)
-        assert "Traceback" not in err and expected in lines[0], (argv, lines[0], expected)
+        assert "Traceback" not in err and expected in lines[0], (
+            argv,
+            lines[0],
+            expected,
+        )
 
 
 def test_version_help_and_info(capsys):
@@ -285,7 +371,9 @@ def test_version_help_and_info(capsys):
     assert rc == 0 and json.loads(out)["version"] == __version__
     opts = estimator_options()
     assert {"gamma_a", "gamma_i", "n_neighbors", "solver"} <= set(opts)
-    help_text = build_parser()._subparsers._group_actions[0].choices["fit"].format_help()
+    help_text = (
+        build_parser()._subparsers._group_actions[0].choices["fit"].format_help()
+    )
     for opt in opts.values():  # every estimator parameter has a documented option
         assert opt["flag"] in help_text
     assert "Intrinsic (graph) regularisation weight" in " ".join(help_text.split())
@@ -299,8 +387,12 @@ def test_info_describes_a_model(model, capsys):
 
 def test_console_script_entry_point():
     """``python -m semisvm.cli`` behaves as the installed command."""
-    proc = subprocess.run([sys.executable, "-m", "semisvm.cli", "--version"],
-                          capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "semisvm.cli", "--version"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert proc.returncode == 0 and proc.stdout.strip() == f"semisvm {__version__}"
 
 
@@ -343,16 +435,24 @@ def test_docs_table_of_bad_inputs(tmp_path, model, capsys):
 
 
 @pytest.mark.parametrize("command", ["predict", "score"])
-def test_query_columns_by_name_extra_columns_ignored(files, model, capsys, tmp_path,
-                                                       command):
+def test_query_columns_by_name_extra_columns_ignored(
+    files, model, capsys, tmp_path, command
+):
     """Issue 33.3: a model trained on x1,x2 takes them by name from id,x2,x1(,y) and
     reports the columns it ignores; a headerless file goes by position and a wrong
     count names the expected and found counts."""
     d, X, y, y_true, Xq, yq = files
     est = load_model(model)["estimator"]
     q = tmp_path / "q.csv"
-    pd.DataFrame({"id": [f"row-{i}" for i in range(len(yq))], "x2": Xq[:, 1],
-                  "note": "text", "x1": Xq[:, 0], "y": NAMES[yq]}).to_csv(q, index=False)
+    pd.DataFrame(
+        {
+            "id": [f"row-{i}" for i in range(len(yq))],
+            "x2": Xq[:, 1],
+            "note": "text",
+            "x1": Xq[:, 0],
+            "y": NAMES[yq],
+        }
+    ).to_csv(q, index=False)
     rc, out, err = _run([command, model, q, "--json"], capsys)
     assert rc == 0, err
     assert "ignoring column(s) the model does not use: id, note" in err
@@ -369,8 +469,10 @@ def test_query_columns_by_name_extra_columns_ignored(files, model, capsys, tmp_p
     assert "found 5 column(s), expected 2 feature column(s)" in err, err
     assert "by position" in err and "x1, x2" in err
     pd.DataFrame({"a": Xq[:, 0], "b": Xq[:, 1], "c": NAMES[yq]}).to_csv(
-        bare, header=False, index=False)
-    rc, out, err = _run([command, model, bare, "--label-column", "last", "--json"],
-                        capsys)
+        bare, header=False, index=False
+    )
+    rc, out, err = _run(
+        [command, model, bare, "--label-column", "last", "--json"], capsys
+    )
     assert rc == 0, err
     assert json.loads(out)["accuracy"] == pytest.approx(np.mean(est.predict(Xq) == yq))

@@ -29,8 +29,14 @@ def _cmd() -> list[str]:
 
 
 def run(*args, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([*_cmd(), *map(str, args)], cwd=cwd, capture_output=True,
-                          text=True, check=False, timeout=600)
+    return subprocess.run(
+        [*_cmd(), *map(str, args)],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+    )
 
 
 def _animals(d: Path, unlabeled: str = "?", n: int = 120) -> Path:
@@ -45,16 +51,30 @@ def _animals(d: Path, unlabeled: str = "?", n: int = 120) -> Path:
 @pytest.mark.parametrize("marker", ["?", "unknown", "NA"])
 def test_common_unlabeled_markers_are_not_classes(tmp_path, marker):
     data = _animals(tmp_path, marker)
-    p = run("fit", data, "--label-column", "animal", "-o", tmp_path / "m", "--json",
-            cwd=tmp_path)
+    p = run(
+        "fit",
+        data,
+        "--label-column",
+        "animal",
+        "-o",
+        tmp_path / "m",
+        "--json",
+        cwd=tmp_path,
+    )
     assert p.returncode == 0, p.stderr
     res = json.loads(p.stdout)
     assert res["classes"] == ["cat", "dog"]
     assert res["n_labeled"] == 8
     # score without --unlabeled uses the markers stored in the model
-    p = run("score", tmp_path / "m.skops" if (tmp_path / "m.skops").exists()
-            else tmp_path / "m", data, "--label-column", "animal", "--json",
-            cwd=tmp_path)
+    p = run(
+        "score",
+        tmp_path / "m.skops" if (tmp_path / "m.skops").exists() else tmp_path / "m",
+        data,
+        "--label-column",
+        "animal",
+        "--json",
+        cwd=tmp_path,
+    )
     assert p.returncode == 0, p.stderr
     res = json.loads(p.stdout)
     assert res["n_labeled"] == 8 and res["accuracy"] == 1.0
@@ -103,20 +123,39 @@ def test_parquet_predict_and_score_find_the_label_and_write_parquet(tmp_path):
     pytest.importorskip("pyarrow")
     X, y, yt = make_two_moons(120, n_labeled_per_class=4, random_state=0)
     names = np.array(["cat", "dog"], dtype=object)
-    df = pd.DataFrame({"a": X[:, 0], "b": X[:, 1],
-                       "animal": np.where(y == -1, None, names[np.maximum(y, 0)])})
+    df = pd.DataFrame(
+        {
+            "a": X[:, 0],
+            "b": X[:, 1],
+            "animal": np.where(y == -1, None, names[np.maximum(y, 0)]),
+        }
+    )
     df.to_parquet(tmp_path / "train.parquet")
     pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "animal": names[yt]}).to_parquet(
-        tmp_path / "test.parquet")
-    p = run("fit", tmp_path / "train.parquet", "--label-column", "animal", "-o",
-            tmp_path / "m", cwd=tmp_path)
+        tmp_path / "test.parquet"
+    )
+    p = run(
+        "fit",
+        tmp_path / "train.parquet",
+        "--label-column",
+        "animal",
+        "-o",
+        tmp_path / "m",
+        cwd=tmp_path,
+    )
     assert p.returncode == 0, p.stderr
     model = _model_file(tmp_path)
     p = run("score", model, tmp_path / "test.parquet", "--json", cwd=tmp_path)
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout)["n_labeled"] == 120
-    p = run("predict", model, tmp_path / "test.parquet", "-o", tmp_path / "p.parquet",
-            cwd=tmp_path)
+    p = run(
+        "predict",
+        model,
+        tmp_path / "test.parquet",
+        "-o",
+        tmp_path / "p.parquet",
+        cwd=tmp_path,
+    )
     assert p.returncode == 0, p.stderr
     out = pd.read_parquet(tmp_path / "p.parquet")  # a real Parquet file, not CSV text
     assert len(out) == 120 and set(out["prediction"]) <= {"cat", "dog"}
@@ -126,8 +165,9 @@ def test_fit_finds_a_label_column_by_name(tmp_path):
     # 'auto' in fit as in predict: a column named label/y/class/target, else the last
     X, y, _ = make_two_moons(80, n_labeled_per_class=3, random_state=0)
     data = tmp_path / "first.csv"
-    pd.DataFrame({"label": np.where(y == -1, "", y.astype(str)), "a": X[:, 0],
-                  "b": X[:, 1]}).to_csv(data, index=False)
+    pd.DataFrame(
+        {"label": np.where(y == -1, "", y.astype(str)), "a": X[:, 0], "b": X[:, 1]}
+    ).to_csv(data, index=False)
     p = run("fit", data, "-o", tmp_path / "m", "--json", cwd=tmp_path)
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout)["n_features"] == 2
@@ -165,10 +205,21 @@ def test_fit_summary_and_verbose_progress(tmp_path):
     y = np.full(yt.size, -1)
     y[::10] = yt[::10]
     data = tmp_path / "iris.csv"
-    pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "c": X[:, 2], "d": X[:, 3],
-                  "y": y}).to_csv(data, index=False)
-    p = run("fit", data, "-o", tmp_path / "m", "-v", "--gamma-a", "1e-6", "--gamma-i",
-            "1", cwd=tmp_path)
+    pd.DataFrame(
+        {"a": X[:, 0], "b": X[:, 1], "c": X[:, 2], "d": X[:, 3], "y": y}
+    ).to_csv(data, index=False)
+    p = run(
+        "fit",
+        data,
+        "-o",
+        tmp_path / "m",
+        "-v",
+        "--gamma-a",
+        "1e-6",
+        "--gamma-i",
+        "1",
+        cwd=tmp_path,
+    )
     assert p.returncode == 0, p.stderr
     summary = [ln for ln in p.stdout.splitlines() if ln.startswith("Trained")][0]
     assert "[" not in summary and "stopped by" in summary  # no raw Python lists
@@ -189,8 +240,9 @@ def test_api_messages_name_the_problem():
         est.predict(Xn)
     assert "before fitting" not in str(info.value)
     # strings with the integer -1 for unlabeled points, as SelfTrainingClassifier
-    ys = np.array(["cat" if v == 0 else "dog" if v == 1 else -1 for v in y],
-                  dtype=object)
+    ys = np.array(
+        ["cat" if v == 0 else "dog" if v == 1 else -1 for v in y], dtype=object
+    )
     est = LapSVM().fit(X, ys)
     assert set(est.classes_) == {"cat", "dog"}
 
@@ -204,8 +256,9 @@ def _iris_file(d: Path, name: str = "iris.csv") -> Path:
     y = np.full(yt.size, "", dtype=object)
     y[::10] = (yt[::10] + 3).astype(str)
     path = d / name
-    pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "c": X[:, 2], "d": X[:, 3],
-                  "y": y}).to_csv(path, index=False)
+    pd.DataFrame(
+        {"a": X[:, 0], "b": X[:, 1], "c": X[:, 2], "d": X[:, 3], "y": y}
+    ).to_csv(path, index=False)
     return path
 
 
@@ -220,9 +273,11 @@ def test_memory_refusal_keeps_its_advice_lines(tmp_path, monkeypatch, capsys):
 
     def refuse(self, X, y, **kw):
         MemoryPlan("LapSVM fit, dense kernel").add(
-            "kernel matrix K (200000 x 200000 float64)", 3.2e11).check(
+            "kernel matrix K (200000 x 200000 float64)", 3.2e11
+        ).check(
             "Use kernel_approximation='streamed' (exact, K never stored) or "
-            "'nystroem' (low rank).")
+            "'nystroem' (low rank)."
+        )
 
     monkeypatch.setattr(LapSVM, "fit", refuse)
     rc = main(["fit", str(data), "-o", str(tmp_path / "m")])
@@ -243,8 +298,17 @@ def test_fit_warnings_print_class_names_and_true_advice(tmp_path):
     assert "Increase max_iter" not in p.stderr and "'auto'" not in p.stderr
     assert "--stability-tol" in p.stderr
     # without early stopping, raising max_iter is the right advice and stays
-    p = run("fit", data, "-o", tmp_path / "m", "--max-iter", "3", "--early-stopping",
-            "none", cwd=tmp_path)
+    p = run(
+        "fit",
+        data,
+        "-o",
+        tmp_path / "m",
+        "--max-iter",
+        "3",
+        "--early-stopping",
+        "none",
+        cwd=tmp_path,
+    )
     assert p.returncode == 0, p.stderr
     assert "Increase max_iter" in p.stderr and "np.int" not in p.stderr
 
@@ -253,14 +317,17 @@ def _blank_and_question(d: Path) -> tuple[Path, Path, int]:
     """Training file whose unlabeled rows are blank or '?'; a test file with blanks."""
     X, y, yt = make_two_moons(120, n_labeled_per_class=4, random_state=0)
     names = np.array(["cat", "dog"], dtype=object)
-    lab = np.where(y == -1, np.where(np.arange(y.size) % 2 == 0, "", "?"),
-                   names[np.maximum(y, 0)])
+    lab = np.where(
+        y == -1, np.where(np.arange(y.size) % 2 == 0, "", "?"), names[np.maximum(y, 0)]
+    )
     train = d / "train.csv"
     pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "animal": lab}).to_csv(train, index=False)
     truth = names[yt].astype(object)
     truth[::3] = ""  # empty cells: unlabeled rows, never a class to score against
     test = d / "test.csv"
-    pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "animal": truth}).to_csv(test, index=False)
+    pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "animal": truth}).to_csv(
+        test, index=False
+    )
     return train, test, int((truth != "").sum())
 
 
@@ -270,25 +337,60 @@ def test_unlabeled_markers_add_to_the_defaults(tmp_path, command):
     and with --no-default-unlabeled an empty label is an error naming the rows."""
     train, test, n_filled = _blank_and_question(tmp_path)
     model = tmp_path / "m.joblib"
-    p = run("fit", train, "--label-column", "animal", "--unlabeled", "?", "-o", model,
-            "--model-format", "joblib", "--json", cwd=tmp_path)
+    p = run(
+        "fit",
+        train,
+        "--label-column",
+        "animal",
+        "--unlabeled",
+        "?",
+        "-o",
+        model,
+        "--model-format",
+        "joblib",
+        "--json",
+        cwd=tmp_path,
+    )
     assert p.returncode == 0, p.stderr
     res = json.loads(p.stdout)
     assert res["classes"] == ["cat", "dog"] and res["n_labeled"] == 8
     if command == "fit":
-        p = run("fit", train, "--label-column", "animal", "--no-default-unlabeled",
-                "--unlabeled", "?", "-o", tmp_path / "m2", cwd=tmp_path)
+        p = run(
+            "fit",
+            train,
+            "--label-column",
+            "animal",
+            "--no-default-unlabeled",
+            "--unlabeled",
+            "?",
+            "-o",
+            tmp_path / "m2",
+            cwd=tmp_path,
+        )
         # data line 1 is row 0 (even: blank unless labeled), after the header line
-        first_blank = 2 + next(i for i, v in enumerate(pd.read_csv(
-            train, keep_default_na=False)["animal"]) if v == "")
+        first_blank = 2 + next(
+            i
+            for i, v in enumerate(pd.read_csv(train, keep_default_na=False)["animal"])
+            if v == ""
+        )
     else:
         extra = ["--label-column", "animal"] if command == "predict" else []
-        p = run(command, model, test, "--unlabeled", "?", "--json", *extra, cwd=tmp_path)
+        p = run(
+            command, model, test, "--unlabeled", "?", "--json", *extra, cwd=tmp_path
+        )
         assert p.returncode == 0, p.stderr
         res = json.loads(p.stdout)
         assert res["n_labeled"] == n_filled and res["accuracy"] > 0.9
-        p = run(command, model, test, "--no-default-unlabeled", "--unlabeled", "?",
-                *extra, cwd=tmp_path)
+        p = run(
+            command,
+            model,
+            test,
+            "--no-default-unlabeled",
+            "--unlabeled",
+            "?",
+            *extra,
+            cwd=tmp_path,
+        )
         first_blank = 2
     assert p.returncode == 1
     err = p.stderr.strip()

@@ -120,8 +120,9 @@ def _labels_like(name: str) -> np.ndarray:
     return np.repeat(np.arange(len(counts)), counts)
 
 
-@pytest.mark.parametrize("name", ["g50c", "coil20_b", "pcmac", "uspst_b", "coil20",
-                                  "uspst"])
+@pytest.mark.parametrize(
+    "name", ["g50c", "coil20_b", "pcmac", "uspst_b", "coil20", "uspst"]
+)
 def test_paper_splits_table2(name):
     y = _labels_like(name)
     n_l, n_u, n_v, n_t = TABLE2_SIZES[name]
@@ -137,8 +138,9 @@ def test_paper_splits_table2(name):
         assert allidx.size == y.size and np.unique(allidx).size == y.size
         assert set(y[L]) == set(classes) and set(y[V]) == set(classes)
         # stratified test fold
-        np.testing.assert_allclose(np.bincount(y[T], minlength=classes.size),
-                                   np.bincount(y) / 4, atol=1)
+        np.testing.assert_allclose(
+            np.bincount(y[T], minlength=classes.size), np.bincount(y) / 4, atol=1
+        )
     for r in range(3):  # every point is tested exactly once per repeat
         tests = np.concatenate([s.test for s in splits if s.repeat == r])
         assert np.unique(tests).size == tests.size == y.size
@@ -158,18 +160,48 @@ def test_split_labeled_unlabeled():
 @needs_data
 def test_reproduce_smoke_g50c(tmp_path, capsys):
     out = tmp_path / "res"
-    rc = main(["reproduce", "--data-dir", str(DATA), "--datasets", "g50c",
-               "--splits", "2", "--out", str(out), "--quiet"])
+    rc = main(
+        [
+            "reproduce",
+            "--data-dir",
+            str(DATA),
+            "--datasets",
+            "g50c",
+            "--splits",
+            "2",
+            "--out",
+            str(out),
+            "--quiet",
+        ]
+    )
     assert rc == 0
     assert "not available" in capsys.readouterr().out  # MNIST3VS8 / FACEMIT
-    for name in ("tables.md", "table3.md", "table4.csv", "table6.csv", "table7.csv",
-                 "per_split.csv", "time_ratios.csv", "figure3_two_moons_pcg.png",
-                 "figure4_two_moons_criteria.png", "figure_error_vs_iter_g50c.png"):
+    for name in (
+        "tables.md",
+        "table3.md",
+        "table4.csv",
+        "table6.csv",
+        "table7.csv",
+        "per_split.csv",
+        "time_ratios.csv",
+        "figure3_two_moons_pcg.png",
+        "figure4_two_moons_criteria.png",
+        "figure_error_vs_iter_g50c.png",
+    ):
         assert (out / name).is_file(), name
     with open(out / "table4.csv") as fh:
         rows = list(csv.DictReader(fh))
-    assert set(rows[0]) >= {"table", "dataset", "classifier", "metric", "ours_mean",
-                            "ours_std", "paper_mean", "paper_std", "outside_paper_std"}
+    assert set(rows[0]) >= {
+        "table",
+        "dataset",
+        "classifier",
+        "metric",
+        "ours_mean",
+        "ours_std",
+        "paper_mean",
+        "paper_std",
+        "outside_paper_std",
+    }
     g = [r for r in rows if r["dataset"] == "G50C"]
     assert {r["classifier"] for r in g} == {"svm", "rlsc", "laprlsc", "dual", "newton"}
     assert {r["metric"] for r in g} == {"err_U_pct", "err_V_pct", "err_T_pct"}
@@ -186,12 +218,36 @@ def test_reproduce_smoke_g50c(tmp_path, capsys):
 
 
 def test_reproduce_bad_data_dir(tmp_path, capsys):
-    rc = main(["reproduce", "--data-dir", str(tmp_path / "missing"), "--datasets",
-               "g50c", "--splits", "1", "--out", str(tmp_path / "o"), "--quiet"])
+    rc = main(
+        [
+            "reproduce",
+            "--data-dir",
+            str(tmp_path / "missing"),
+            "--datasets",
+            "g50c",
+            "--splits",
+            "1",
+            "--out",
+            str(tmp_path / "o"),
+            "--quiet",
+        ]
+    )
     assert rc == 1
     assert "missing" in capsys.readouterr().err
-    rc = main(["reproduce", "--data-dir", str(tmp_path), "--datasets", "g50c",
-               "--splits", "1", "--out", str(tmp_path / "o"), "--quiet"])
+    rc = main(
+        [
+            "reproduce",
+            "--data-dir",
+            str(tmp_path),
+            "--datasets",
+            "g50c",
+            "--splits",
+            "1",
+            "--out",
+            str(tmp_path / "o"),
+            "--quiet",
+        ]
+    )
     err = capsys.readouterr().err
     assert rc == 1 and "g50c.npz" in err and str(tmp_path) in err
 
@@ -218,12 +274,33 @@ def test_fit_predict_round_trip(tmp_path, fmt, capsys):
         np.savez(test, X=Xt, y=yt_coded)
     model = tmp_path / "m.pkl"
     preds = tmp_path / "p.csv"
-    assert main(["fit", "--train", str(train), "--model-out", str(model),
-                 "--gamma-a", "1e-2", "--gamma-i", "1", "--sigma", "0.3",
-                 "--n-neighbors", "6"]) == 0
+    assert (
+        main(
+            [
+                "fit",
+                "--train",
+                str(train),
+                "--model-out",
+                str(model),
+                "--gamma-a",
+                "1e-2",
+                "--gamma-i",
+                "1",
+                "--sigma",
+                "0.3",
+                "--n-neighbors",
+                "6",
+            ]
+        )
+        == 0
+    )
     assert "labeled" in capsys.readouterr().out
-    assert main(["predict", "--model", str(model), "--data", str(test),
-                 "--out", str(preds)]) == 0
+    assert (
+        main(
+            ["predict", "--model", str(model), "--data", str(test), "--out", str(preds)]
+        )
+        == 0
+    )
     with open(preds) as fh:
         pred = np.array([float(r["prediction"]) for r in csv.DictReader(fh)])
     assert pred.shape == (100,) and set(np.unique(pred)) <= {5.0, 7.0}
@@ -234,8 +311,15 @@ def test_fit_missing_file_named(tmp_path, capsys):
     rc = main(["fit", "--train", str(tmp_path / "nope.csv")])
     err = capsys.readouterr().err
     assert rc == 1 and "nope.csv" in err and str(tmp_path) in err
-    rc = main(["predict", "--model", str(tmp_path / "m.pkl"), "--data",
-               str(tmp_path / "x.csv")])
+    rc = main(
+        [
+            "predict",
+            "--model",
+            str(tmp_path / "m.pkl"),
+            "--data",
+            str(tmp_path / "x.csv"),
+        ]
+    )
     err = capsys.readouterr().err
     assert rc == 1 and "m.pkl" in err
 
@@ -243,14 +327,38 @@ def test_fit_missing_file_named(tmp_path, capsys):
 @needs_data
 def test_reproduce_classifier_subset_and_unavailable(tmp_path, capsys):
     out = tmp_path / "sub"
-    rc = main(["reproduce", "--data-dir", str(DATA), "--datasets", "mnist3vs8,g50c",
-               "--splits", "1", "--out", str(out), "--classifiers", "svm,newton",
-               "--no-figures", "--quiet"])
+    rc = main(
+        [
+            "reproduce",
+            "--data-dir",
+            str(DATA),
+            "--datasets",
+            "mnist3vs8,g50c",
+            "--splits",
+            "1",
+            "--out",
+            str(out),
+            "--classifiers",
+            "svm,newton",
+            "--no-figures",
+            "--quiet",
+        ]
+    )
     assert rc == 0
     assert "MNIST3VS8 is not available" in capsys.readouterr().out
     assert "G50C" in (out / "table6.md").read_text()
-    rc = main(["reproduce", "--data-dir", str(DATA), "--datasets", "nope",
-               "--out", str(out), "--quiet"])
+    rc = main(
+        [
+            "reproduce",
+            "--data-dir",
+            str(DATA),
+            "--datasets",
+            "nope",
+            "--out",
+            str(out),
+            "--quiet",
+        ]
+    )
     assert rc == 1 and "nope" in capsys.readouterr().err
 
 
@@ -263,9 +371,13 @@ def test_update_benchmarks_section(tmp_path):
 
     out = tmp_path / "out"
     out.mkdir()
-    (out / "tables.md").write_text("# Title\n\n- command: x\n\n## Table 3 - t\n\n| a |\n")
+    (out / "tables.md").write_text(
+        "# Title\n\n- command: x\n\n## Table 3 - t\n\n| a |\n"
+    )
     bench = tmp_path / "BENCHMARKS.md"
-    bench.write_text(f"# B\n\nprose\n\n{BENCH_BEGIN}\nold table\n{BENCH_END}\n\n## Perf\n")
+    bench.write_text(
+        f"# B\n\nprose\n\n{BENCH_BEGIN}\nold table\n{BENCH_END}\n\n## Perf\n"
+    )
     update_benchmarks_section(bench, out)
     text = bench.read_text()
     assert "old table" not in text and "# Title" not in text
@@ -286,7 +398,20 @@ def test_reproduce_rejects_bad_dual_bias_and_missing_markers(tmp_path, capsys):
         run_reproduction("g50c", data_dir=tmp_path, dual_bias="sometimes")
     bench = tmp_path / "B.md"
     bench.write_text("no markers\n")
-    rc = main(["reproduce", "--data-dir", str(tmp_path), "--datasets", "g50c",
-               "--splits", "1", "--out", str(tmp_path / "o"), "--quiet",
-               "--update-benchmarks", str(bench)])
+    rc = main(
+        [
+            "reproduce",
+            "--data-dir",
+            str(tmp_path),
+            "--datasets",
+            "g50c",
+            "--splits",
+            "1",
+            "--out",
+            str(tmp_path / "o"),
+            "--quiet",
+            "--update-benchmarks",
+            str(bench),
+        ]
+    )
     assert rc == 1 and "marker" in capsys.readouterr().err

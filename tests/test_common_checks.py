@@ -61,7 +61,9 @@ def test_sklearn_common_checks(estimator, check):
 def test_minus_one_is_never_a_class(est):
     """Three classes plus unlabeled points: ``classes_`` excludes -1 everywhere."""
     rng = np.random.default_rng(0)
-    X = np.concatenate([c + rng.normal(0, 0.5, (20, 2)) for c in ([0, 0], [3, 0], [0, 3])])
+    X = np.concatenate(
+        [c + rng.normal(0, 0.5, (20, 2)) for c in ([0, 0], [3, 0], [0, 3])]
+    )
     y = np.full(60, -1)
     y[[0, 1, 2, 20, 21, 22, 40, 41, 42]] = [0, 0, 0, 1, 1, 1, 2, 2, 2]
     with warnings.catch_warnings():

@@ -57,17 +57,31 @@ def test_the_default_candidate_is_scored_by_the_auto_engine(base, cls):
     X, y, _ = _moons(n=300, per=8, seed=1)
     cv = cls().fit(X, y)
     r = cv.cv_results_
-    k = next(i for i, p in enumerate(r["params"])
-             if p["gamma_a"] == 1e-6 and p["gamma_i"] == 1.0 and p["kernel"] == "rbf"
-             and p["n_neighbors"] == 10 and p["normalize_laplacian"] is False
-             and p["laplacian_power"] == 1
-             and p["gamma"] == pytest.approx(base().fit(X, y).gamma_))
+    k = next(
+        i
+        for i, p in enumerate(r["params"])
+        if p["gamma_a"] == 1e-6
+        and p["gamma_i"] == 1.0
+        and p["kernel"] == "rbf"
+        and p["n_neighbors"] == 10
+        and p["normalize_laplacian"] is False
+        and p["laplacian_power"] == 1
+        and p["gamma"] == pytest.approx(base().fit(X, y).gamma_)
+    )
     est = clone(cv.best_estimator_).set_params(
-        gamma_a="auto", gamma_i="auto", kernel="rbf", gamma="knn", n_neighbors=10,
-        normalize_laplacian=False, laplacian_power=1)
+        gamma_a="auto",
+        gamma_i="auto",
+        kernel="rbf",
+        gamma="knn",
+        n_neighbors=10,
+        normalize_laplacian=False,
+        laplacian_power=1,
+    )
     sel = est.fit(X, y).regularization_selection_
     assert sel["rule"] == "loo"
-    assert r["mean_test_loss"][k] == pytest.approx(sel["scores"][0], rel=1e-9, abs=1e-12)
+    assert r["mean_test_loss"][k] == pytest.approx(
+        sel["scores"][0], rel=1e-9, abs=1e-12
+    )
     assert 1.0 - r["mean_test_score"][k] == pytest.approx(sel["loo_error"][0])
 
 
@@ -88,7 +102,8 @@ def test_cv_leaves_a_misleading_graph():
     cv = LapRLSCV().fit(X, y)
     trusting = LapRLS(gamma_a=1e-6, gamma_i=1.0).fit(X, y)
     assert (cv.best_params_["gamma_a"], cv.best_params_["gamma_i"]) != (1e-6, 1.0) or (
-        cv.best_params_["kernel"] != "rbf")
+        cv.best_params_["kernel"] != "rbf"
+    )
     acc = np.mean(cv.transduction_[U] == yt[U])
     assert acc > np.mean(trusting.transduction_[U] == yt[U]) + 0.03
 

@@ -53,15 +53,32 @@ def test_weighted_solvers_are_stationary_and_agree(weighted):
     w = np.where(y == 1, 3.0, 0.5) if weighted else None
     ga, gi = 1e-2, 0.1
     nw = lapsvm_newton(K, Y[:, None], L=L, gamma_a=ga, gamma_i=gi, sample_weight=w)
-    pc = lapsvm_pcg(K, Y[:, None], L=L, gamma_a=ga, gamma_i=gi, sample_weight=w,
-                    tol=1e-13, max_iter=20000)
-    du = lapsvm_dual(K, L, Y, gamma_a=ga, gamma_i=gi, loss="squared_hinge",
-                     sample_weight=w, tol=1e-10)
+    pc = lapsvm_pcg(
+        K,
+        Y[:, None],
+        L=L,
+        gamma_a=ga,
+        gamma_i=gi,
+        sample_weight=w,
+        tol=1e-13,
+        max_iter=20000,
+    )
+    du = lapsvm_dual(
+        K,
+        L,
+        Y,
+        gamma_a=ga,
+        gamma_i=gi,
+        loss="squared_hinge",
+        sample_weight=w,
+        tol=1e-10,
+    )
     for r in (nw, pc, du):
         g = _gradient(K, L, Y, r.alpha[:, 0], r.b[0], ga, gi, w)
         assert np.abs(g).max() < 1e-6, np.abs(g).max()
-        obj = primal_objective(K, Y, r.alpha[:, 0], r.b[0], L=L, gamma_a=ga, gamma_i=gi,
-                               sample_weight=w)[0]
+        obj = primal_objective(
+            K, Y, r.alpha[:, 0], r.b[0], L=L, gamma_a=ga, gamma_i=gi, sample_weight=w
+        )[0]
         np.testing.assert_allclose(r.objective[0], obj, rtol=1e-10)
     np.testing.assert_allclose(pc.alpha, nw.alpha, atol=1e-6)
     np.testing.assert_allclose(du.alpha, nw.alpha, atol=1e-5)
@@ -78,8 +95,17 @@ def test_weighted_laprls_direct_is_stationary_and_equals_pcg():
     d = laprls_direct(K, Y[:, None], L=L, gamma_a=1e-2, gamma_i=0.1, sample_weight=w)
     g = _gradient(K, L, Y, d.alpha[:, 0], d.b[0], 1e-2, 0.1, w, loss="squared")
     assert np.abs(g).max() < 1e-8
-    p = lapsvm_pcg(K, Y[:, None], L=L, gamma_a=1e-2, gamma_i=0.1, loss="squared",
-                   sample_weight=w, tol=1e-13, max_iter=20000)
+    p = lapsvm_pcg(
+        K,
+        Y[:, None],
+        L=L,
+        gamma_a=1e-2,
+        gamma_i=0.1,
+        loss="squared",
+        sample_weight=w,
+        tol=1e-13,
+        max_iter=20000,
+    )
     np.testing.assert_allclose(p.alpha, d.alpha, atol=1e-6)
 
 
@@ -101,8 +127,9 @@ def test_weighted_line_search_is_exact():
         grid = np.linspace(0, 3 * max(s, 1.0), 3001)
         vals = [objective_along(t, f, fd, y, 0.0, A, B, w) for t in grid]
         assert objective_along(s, f, fd, y, 0.0, A, B, w) <= min(vals) + 1e-9
-        sb, _ = exact_line_search_batch(f[:, None], fd[:, None], y[:, None],
-                                        np.array([A]), np.array([B]), w)
+        sb, _ = exact_line_search_batch(
+            f[:, None], fd[:, None], y[:, None], np.array([A]), np.array([B]), w
+        )
         np.testing.assert_allclose(sb[0], s, rtol=1e-12, atol=1e-14)
 
 
@@ -113,7 +140,9 @@ def test_dual_without_graph_is_supervised_l2_svm():
     X, y, _ = make_two_moons(60, n_labeled_per_class=6, random_state=0)
     d = LapSVM(solver="dual", gamma_i=0.0).fit(X, y)  # used to raise AttributeError
     n = LapSVM(solver="newton", gamma_i=0.0).fit(X, y)
-    np.testing.assert_allclose(d.decision_function(X), n.decision_function(X), atol=1e-5)
+    np.testing.assert_allclose(
+        d.decision_function(X), n.decision_function(X), atol=1e-5
+    )
 
 
 @pytest.mark.parametrize("class_weight", [None, "balanced"])
@@ -127,7 +156,8 @@ def test_same_model_whichever_solver(class_weight):
     kw = dict(class_weight=class_weight, normalize_laplacian=False)
     models = {
         s: LapSVM(solver=s, tol=1e-12 if s != "dual" else 1e-10, max_iter=20000, **kw)
-        .set_params(early_stopping=None if s == "pcg" else "auto").fit(X, y)
+        .set_params(early_stopping=None if s == "pcg" else "auto")
+        .fit(X, y)
         for s in ("newton", "pcg", "dual")
     }
     Fn = models["newton"].decision_function(X)
@@ -136,17 +166,30 @@ def test_same_model_whichever_solver(class_weight):
     # (gamma_A = l * 1e-6 here): measured 4.5e-5 on the outputs, 3e-8 on the objective
     for s, atol in (("pcg", 1e-6), ("dual", 2e-4)):
         np.testing.assert_allclose(models[s].decision_function(X), Fn, atol=atol)
-        np.testing.assert_allclose(models[s].objective_, models["newton"].objective_,
-                                   rtol=1e-6)
+        np.testing.assert_allclose(
+            models[s].objective_, models["newton"].objective_, rtol=1e-6
+        )
         assert np.array_equal(models[s].predict(X), models["newton"].predict(X))
 
 
 def test_dual_hinge_is_the_paper_dual():
     X, y, K, L, Y = _problem(normalized=False)
-    m = LapSVM(solver="dual", loss="hinge", regularization="paper", gamma_a=1e-2,
-               gamma_i=0.1, kernel="precomputed", class_balance=None,
-               normalize_laplacian=False).fit(K, y, adjacency=knn_graph(
-                   make_two_moons(80, n_labeled_per_class=5, random_state=0)[0], 6))
+    m = LapSVM(
+        solver="dual",
+        loss="hinge",
+        regularization="paper",
+        gamma_a=1e-2,
+        gamma_i=0.1,
+        kernel="precomputed",
+        class_balance=None,
+        normalize_laplacian=False,
+    ).fit(
+        K,
+        y,
+        adjacency=knn_graph(
+            make_two_moons(80, n_labeled_per_class=5, random_state=0)[0], 6
+        ),
+    )
     r = lapsvm_dual(K, L, Y, gamma_a=1e-2, gamma_i=0.1)
     np.testing.assert_allclose(m.dual_coef_[:, 0], r.alpha[:, 0], atol=1e-6)
     np.testing.assert_allclose(m.intercept_, r.b, atol=1e-6)
@@ -182,8 +225,10 @@ def test_hinge_dual_bias_is_not_unique_when_every_label_is_bounded():
     assert np.allclose(beta, 1.0)  # all at the bound (C = 1 in the Eq. 5 scaling)
     from semisvm.solvers._dual import lapsvm_dual_objective
 
-    objs = [lapsvm_dual_objective(K, L, Y, r.alpha, r.b + db, gamma_a=ga, gamma_i=1.0)[0]
-            for db in (-0.05, 0.0, 0.05)]
+    objs = [
+        lapsvm_dual_objective(K, L, Y, r.alpha, r.b + db, gamma_a=ga, gamma_i=1.0)[0]
+        for db in (-0.05, 0.0, 0.05)
+    ]
     np.testing.assert_allclose(objs, objs[1], rtol=1e-12)
 
 
@@ -194,8 +239,15 @@ def test_hinge_dual_bias_is_not_unique_when_every_label_is_bounded():
 @pytest.mark.parametrize("power", [1, 2])
 def test_normalized_regularization_maps_to_paper_weights(normalized, power):
     X, y, _ = make_two_moons(90, n_labeled_per_class=4, random_state=2)
-    kw = dict(solver="newton", gamma=2.0, n_neighbors=6, graph_weight="binary",
-              normalize_laplacian=normalized, laplacian_power=power, class_balance=None)
+    kw = dict(
+        solver="newton",
+        gamma=2.0,
+        n_neighbors=6,
+        graph_weight="binary",
+        normalize_laplacian=normalized,
+        laplacian_power=power,
+        class_balance=None,
+    )
     a = LapSVM(gamma_a=1e-3, gamma_i=0.5, **kw).fit(X, y)
     n, l_ = X.shape[0], int((y != -1).sum())
     Lb = graph_laplacian(knn_graph(X, 6), normalized=normalized)
@@ -203,7 +255,9 @@ def test_normalized_regularization_maps_to_paper_weights(normalized, power):
     ga, gi = l_ * 1e-3, l_ * 0.5 / (n * dbar**power)
     b = LapSVM(regularization="paper", gamma_a=ga, gamma_i=gi, **kw).fit(X, y)
     np.testing.assert_allclose([a.gamma_a_, a.gamma_i_], [ga, gi], rtol=1e-12)
-    np.testing.assert_allclose(a.decision_function(X), b.decision_function(X), atol=1e-9)
+    np.testing.assert_allclose(
+        a.decision_function(X), b.decision_function(X), atol=1e-9
+    )
 
 
 def test_normalized_regularization_uses_weight_sum():
@@ -240,24 +294,32 @@ def test_class_balance_mass_and_mean_rules():
     y = hide_labels(yt, 2, random_state=0)
     u = y == -1
     m = LapRLS().fit(X, y)  # class_balance='mass'
-    np.testing.assert_allclose(_mass_fraction(m.decision_function(X[u])), 0.25, atol=1e-9)
+    np.testing.assert_allclose(
+        _mass_fraction(m.decision_function(X[u])), 0.25, atol=1e-9
+    )
     prior = [0.4, 0.3, 0.2, 0.1]
     m2 = LapRLS(class_prior=prior).fit(X, y)
-    np.testing.assert_allclose(_mass_fraction(m2.decision_function(X[u])), prior, atol=1e-9)
+    np.testing.assert_allclose(
+        _mass_fraction(m2.decision_function(X[u])), prior, atol=1e-9
+    )
     mm = LapRLS(class_balance="mean", class_prior=prior).fit(X, y)
-    np.testing.assert_allclose(mm.decision_function(X[u]).mean(axis=0),
-                               2 * np.array(prior) - 1, atol=1e-10)
+    np.testing.assert_allclose(
+        mm.decision_function(X[u]).mean(axis=0), 2 * np.array(prior) - 1, atol=1e-10
+    )
     m0 = LapRLS(class_balance=None).fit(X, y)
     np.testing.assert_allclose(m0.class_balance_offset_, 0.0)
     for est in (m, mm):
-        np.testing.assert_allclose(est.intercept_ - est.class_balance_offset_, m0.intercept_)
+        np.testing.assert_allclose(
+            est.intercept_ - est.class_balance_offset_, m0.intercept_
+        )
     # the mass rule is scale-invariant: scaling the outputs scales the shift
     from semisvm.models._adaptive import balance_offsets
 
     F = m0.decision_function(X)
     off = balance_offsets(F, u, np.full(4, 0.25))
-    np.testing.assert_allclose(balance_offsets(3.0 * F, u, np.full(4, 0.25)), 3.0 * off,
-                               rtol=1e-9)
+    np.testing.assert_allclose(
+        balance_offsets(3.0 * F, u, np.full(4, 0.25)), 3.0 * off, rtol=1e-9
+    )
     with pytest.raises(ValueError, match="class_prior"):
         LapRLS(class_prior=[0.5, 0.5]).fit(X, y)
     with pytest.raises(ValueError, match="class_balance='mass' or 'mean'"):

@@ -28,7 +28,10 @@ from semisvm.kernels._distributed import (  # noqa: E402
 @pytest.fixture(scope="module")
 def client():
     cluster = distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+        n_workers=2,
+        threads_per_worker=1,
+        processes=True,
+        dashboard_address=None,
         silence_logs=50,
     )
     c = distributed.Client(cluster)
@@ -55,7 +58,9 @@ def test_is_distributed_array(data):
 def test_kernel_operator_products_equal_in_memory(client, data, store):
     X, Xd = data
     K = kernel_matrix(X, gamma=0.2)
-    op = DistributedKernelOperator(Xd, store=store, gamma=0.2, dtype=np.float64, tile=97)
+    op = DistributedKernelOperator(
+        Xd, store=store, gamma=0.2, dtype=np.float64, tile=97
+    )
     V = np.random.default_rng(1).normal(size=(500, 3))
     np.testing.assert_allclose(op @ V, K @ V, rtol=0, atol=1e-10)
     np.testing.assert_allclose(op @ V[:, 0], K @ V[:, 0], rtol=0, atol=1e-10)
@@ -165,8 +170,9 @@ def test_no_client_gives_clear_error():
         "y = np.r_[0, 1, -np.ones(18, int)]\n"
         "try:\n    LapSVM().fit(X, y)\nexcept ValueError as e:\n    print(e)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120
+    )
     assert "no dask.distributed Client is running" in out.stdout, out.stderr
     assert get_dask_client is not None
 
@@ -180,8 +186,9 @@ def test_package_works_without_dask():
         "X, y, yt = make_two_moons(100, n_labeled_per_class=1, random_state=0)\n"
         "print((LapSVM().fit(X, y).transduction_ == yt).mean())\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120
+    )
     assert out.returncode == 0, out.stderr
     assert float(out.stdout.strip()) > 0.5
 
@@ -232,7 +239,9 @@ def test_nystroem_on_cluster_equals_in_process(client, est_cls):
     np.testing.assert_array_equal(a.landmarks_, b.landmarks_)
     # the two sum C^T L C in different orders; T = U S^{-1/2} magnifies that rounding
     # by up to 1/sqrt(rcond) = 1e3 (relative 1e-13 -> about 1e-10 in M, 1e-6 in f)
-    np.testing.assert_allclose(b.decision_function(X), a.decision_function(X), atol=1e-5)
+    np.testing.assert_allclose(
+        b.decision_function(X), a.decision_function(X), atol=1e-5
+    )
     assert (a.transduction_ == b.transduction_).mean() >= 0.998
 
 
@@ -245,20 +254,28 @@ def test_feature_gram_equals_in_process_intrinsic_gram(client):
     X, _, _ = make_two_moons(300, n_labeled_per_class=1, random_state=2)
     L = graph_laplacian(knn_graph(X, 6), normalized=True)
     f_in = NystroemFactor(40, gamma=2.0).fit(X)
-    f_cl = DistributedNystroemFactor(40, gamma=2.0).fit(da.from_array(X, chunks=(70, 2)))
+    f_cl = DistributedNystroemFactor(40, gamma=2.0).fit(
+        da.from_array(X, chunks=(70, 2))
+    )
     np.testing.assert_array_equal(f_in.landmarks_, f_cl.landmarks_)
     for ib in (False, True):
         Phi = f_in.C_.astype(np.float64) @ f_in.components_  # float64 features
         M = intrinsic_gram(Phi, L, intrinsic_bias=ib)
-        np.testing.assert_allclose(f_cl.feature_gram(L, intrinsic_bias=ib), M,
-                                   atol=1e-8 * np.abs(M).max())
+        np.testing.assert_allclose(
+            f_cl.feature_gram(L, intrinsic_bias=ib), M, atol=1e-8 * np.abs(M).max()
+        )
 
 
 def test_streamed_on_cluster_equals_in_process(client):
     X, y, _ = make_two_moons(240, n_labeled_per_class=3, random_state=0)
     Xd = da.from_array(X, chunks=(70, 2))
-    est = LapSVM(kernel_approximation="streamed", gamma_a=1e-2, early_stopping=None,
-                 tol=1e-8, max_iter=3000)
+    est = LapSVM(
+        kernel_approximation="streamed",
+        gamma_a=1e-2,
+        early_stopping=None,
+        tol=1e-8,
+        max_iter=3000,
+    )
     a = est.fit(X, y)
     b = LapSVM(**est.get_params()).fit(Xd, y)
     assert b.kernel_operator_ == "streamed"
@@ -267,7 +284,9 @@ def test_streamed_on_cluster_equals_in_process(client):
     assert b.termination_condition_ == "tol"
     assert a.termination_condition_ in ("tol", "precision")
     assert abs(a.objective_ - b.objective_) <= 1e-6 * abs(b.objective_)
-    np.testing.assert_allclose(b.decision_function(X), a.decision_function(X), atol=1e-5)
+    np.testing.assert_allclose(
+        b.decision_function(X), a.decision_function(X), atol=1e-5
+    )
     with pytest.raises(ValueError, match="solver='pcg'"):
         LapSVM(kernel_approximation="streamed", solver="newton").fit(Xd, y)
 
@@ -284,5 +303,6 @@ def test_default_knn_width_on_cluster_equals_in_process(client, data):
     from semisvm.kernels._distributed import distributed_gamma
 
     X, Xd = data
-    assert distributed_gamma(Xd, "knn", "rbf", 7) == pytest.approx(knn_gamma(X, 7),
-                                                                    rel=1e-12)
+    assert distributed_gamma(Xd, "knn", "rbf", 7) == pytest.approx(
+        knn_gamma(X, 7), rel=1e-12
+    )

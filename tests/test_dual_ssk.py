@@ -257,8 +257,9 @@ def test_ssk_user_adjacency_and_callable_kernel():
     rng = np.random.default_rng(8)
     X = rng.normal(size=(40, 3))
     W = knn_graph(X, 4).toarray()
-    ssk1 = SemiSupervisedKernel(gamma=0.5, n_neighbors=4, graph_weight="binary",
-                                gamma_a=0.1, gamma_i=1.0)
+    ssk1 = SemiSupervisedKernel(
+        gamma=0.5, n_neighbors=4, graph_weight="binary", gamma_a=0.1, gamma_i=1.0
+    )
     ssk1.fit(X)
     ssk2 = SemiSupervisedKernel(gamma=0.5, n_neighbors=99, gamma_a=0.1, gamma_i=1.0)
     ssk2.fit(X, adjacency=W)
@@ -269,8 +270,12 @@ def test_ssk_user_adjacency_and_callable_kernel():
         return np.exp(-d2 / width)
 
     ssk3 = SemiSupervisedKernel(
-        kernel=my_rbf, kernel_params={"width": 2.0}, n_neighbors=4, graph_weight="binary",
-        gamma_a=0.1, gamma_i=1.0,
+        kernel=my_rbf,
+        kernel_params={"width": 2.0},
+        n_neighbors=4,
+        graph_weight="binary",
+        gamma_a=0.1,
+        gamma_i=1.0,
     ).fit(X)
     np.testing.assert_allclose(ssk3(X[:5], X[5:9]), ssk1(X[:5], X[5:9]), atol=1e-10)
     np.testing.assert_allclose(ssk3.diag(X[:6]), ssk1.diag(X[:6]), atol=1e-10)
@@ -578,9 +583,12 @@ def test_bias_free_hinge_dual_has_no_duality_gap():
     L = graph_laplacian(knn_graph(X, 6, weight="binary"))
     Y = np.zeros((80, 1))
     Y[y != -1, 0] = np.where(y[y != -1] == 1, 1.0, -1.0)
-    res = lapsvm_dual(K, L, Y, gamma_a=1e-2, gamma_i=0.1, fit_intercept=False, tol=1e-10)
-    primal = lapsvm_dual_objective(K, L, Y, res.alpha, res.b, gamma_a=1e-2,
-                                   gamma_i=0.1, loss="hinge")
+    res = lapsvm_dual(
+        K, L, Y, gamma_a=1e-2, gamma_i=0.1, fit_intercept=False, tol=1e-10
+    )
+    primal = lapsvm_dual_objective(
+        K, L, Y, res.alpha, res.b, gamma_a=1e-2, gamma_i=0.1, loss="hinge"
+    )
     np.testing.assert_allclose(primal, res.history["dual_objective"], rtol=1e-6)
     beta = res.history["beta"][0]
     assert np.all(beta >= -1e-12) and np.all(beta <= 1 + 1e-12)

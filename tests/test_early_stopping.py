@@ -9,16 +9,27 @@ from semisvm.solvers._early_stopping import DataStoppingRule, UserCallback
 
 def _state(it, Ka, b=None, alpha=None, active=None):
     C = Ka.shape[1]
-    return {"iteration": it, "Ka": Ka, "b": np.zeros(C) if b is None else b,
-            "alpha": alpha if alpha is not None else np.zeros_like(Ka),
-            "active": np.ones(C, dtype=bool) if active is None else active,
-            "objective": np.zeros(C)}
+    return {
+        "iteration": it,
+        "Ka": Ka,
+        "b": np.zeros(C) if b is None else b,
+        "alpha": alpha if alpha is not None else np.zeros_like(Ka),
+        "active": np.ones(C, dtype=bool) if active is None else active,
+        "objective": np.zeros(C),
+    }
 
 
 def test_stability_last_window_stops_when_labels_settle():
     unl = np.arange(4)
-    rule = DataStoppingRule("stability", theta=2, unlabeled=unl, n_columns=2,
-                            stability_tol=0.3, stability_value_tol=None, window="last")
+    rule = DataStoppingRule(
+        "stability",
+        theta=2,
+        unlabeled=unl,
+        n_columns=2,
+        stability_tol=0.3,
+        stability_value_tol=None,
+        window="last",
+    )
     f1 = np.array([[1.0, -1.0], [2.0, 1.0], [-1.0, 1.0], [-2.0, -1.0]])
     assert rule(_state(1, f1)) is None  # not a check iteration
     assert not rule(_state(2, f1)).any()  # first check: no reference yet
@@ -32,8 +43,15 @@ def test_stability_last_window_stops_when_labels_settle():
 def test_stability_value_guard_waits_for_the_outputs():
     # same signs, but the outputs still move by 50%: the guard (5%) says go on
     unl = np.arange(3)
-    rule = DataStoppingRule("stability", theta=1, unlabeled=unl, n_columns=1,
-                            stability_tol=0.5, stability_value_tol=0.05, window="last")
+    rule = DataStoppingRule(
+        "stability",
+        theta=1,
+        unlabeled=unl,
+        n_columns=1,
+        stability_tol=0.5,
+        stability_value_tol=0.05,
+        window="last",
+    )
     f = np.array([[1.0], [2.0], [-1.0]])
     rule(_state(1, f))
     assert not rule(_state(2, 1.5 * f)).any()
@@ -44,9 +62,17 @@ def test_validation_needs_one_more_correct_example():
     unl = np.arange(2)
     K_val = np.eye(4)
     Y_val = np.array([[1.0], [1.0], [-1.0], [-1.0]])
-    rule = DataStoppingRule("validation", theta=1, unlabeled=unl, n_columns=1,
-                            stability_tol=0.1, stability_value_tol=None, window="last",
-                            K_val=K_val, Y_val=Y_val)
+    rule = DataStoppingRule(
+        "validation",
+        theta=1,
+        unlabeled=unl,
+        n_columns=1,
+        stability_tol=0.1,
+        stability_value_tol=None,
+        window="last",
+        K_val=K_val,
+        Y_val=Y_val,
+    )
     Ka = np.zeros((2, 1))
     a1 = np.array([[1.0], [-1.0], [-1.0], [-1.0]])  # 1 error of 4
     assert not rule(_state(1, Ka, alpha=a1)).any()

@@ -73,8 +73,10 @@ def test_defaults_beat_svc_on_digits_with_few_labels():
         u = y == -1
         lap = LapSVM().fit(X, y)
         svc = SVC().fit(X[~u], y[~u])
-        gains.append(np.mean(lap.transduction_[u] == y_true[u])
-                     - np.mean(svc.predict(X[u]) == y_true[u]))
+        gains.append(
+            np.mean(lap.transduction_[u] == y_true[u])
+            - np.mean(svc.predict(X[u]) == y_true[u])
+        )
     assert min(gains) > 0.05, gains
 
 
@@ -84,7 +86,9 @@ def test_multiclass_newton_equals_pcg_estimators():
     y = hide_labels(y_true, 4, random_state=0)
     kw = dict(gamma_a=1e-3, gamma_i=0.1, n_neighbors=8)
     n = LapSVM(solver="newton", **kw).fit(X, y)
-    p = LapSVM(solver="pcg", early_stopping=None, tol=1e-12, max_iter=20000, **kw).fit(X, y)
+    p = LapSVM(solver="pcg", early_stopping=None, tol=1e-12, max_iter=20000, **kw).fit(
+        X, y
+    )
     np.testing.assert_allclose(p.objective_, n.objective_, rtol=1e-6)
     assert np.array_equal(p.predict(X), n.predict(X))
     assert p.decision_function(X).shape == (300, 4)
@@ -95,7 +99,9 @@ def test_laprls_direct_equals_pcg_estimator():
     X, y, _ = make_two_moons(150, n_labeled_per_class=3, random_state=1)
     d = LapRLS(solver="direct").fit(X, y)
     p = LapRLS(solver="pcg", tol=1e-12, max_iter=20000).fit(X, y)
-    np.testing.assert_allclose(p.decision_function(X), d.decision_function(X), atol=1e-6)
+    np.testing.assert_allclose(
+        p.decision_function(X), d.decision_function(X), atol=1e-6
+    )
 
 
 @pytest.mark.parametrize("rule", ["stability", "validation", "mixed"])
@@ -136,12 +142,16 @@ def test_user_adjacency_and_precomputed_kernel():
     W = knn_graph(X, 10, weight="heat")
     a = LapSVM(solver="newton", graph_weight="heat").fit(X, y)
     b = LapSVM(solver="newton").fit(X, y, adjacency=W)
-    np.testing.assert_allclose(a.decision_function(X), b.decision_function(X), atol=1e-8)
+    np.testing.assert_allclose(
+        a.decision_function(X), b.decision_function(X), atol=1e-8
+    )
     from semisvm.kernels import kernel_matrix
 
     K = kernel_matrix(X, gamma=a.gamma_)
     c = LapSVM(solver="newton", kernel="precomputed").fit(K, y, adjacency=W)
-    np.testing.assert_allclose(c.decision_function(K), a.decision_function(X), atol=1e-8)
+    np.testing.assert_allclose(
+        c.decision_function(K), a.decision_function(X), atol=1e-8
+    )
 
 
 def test_adjacency_with_isolated_points_gives_no_nan():
@@ -160,8 +170,9 @@ def test_sparse_and_dense_input_agree():
     kw = dict(solver="newton", gamma=2.0)
     d = LapSVM(**kw).fit(Xp, y)
     s = LapSVM(**kw).fit(sp.csr_matrix(Xp), y)
-    np.testing.assert_allclose(s.decision_function(sp.csr_matrix(Xp)),
-                               d.decision_function(Xp), atol=1e-8)
+    np.testing.assert_allclose(
+        s.decision_function(sp.csr_matrix(Xp)), d.decision_function(Xp), atol=1e-8
+    )
 
 
 def test_float32_kept_in_kernel_and_close_to_float64():
@@ -171,7 +182,9 @@ def test_float32_kept_in_kernel_and_close_to_float64():
     assert np.array_equal(a.predict(X), b.predict(X.astype(np.float32)))
 
 
-@pytest.mark.parametrize("kernel", ["linear", "poly", "rbf", lambda A, B: (A @ B.T + 1) ** 2])
+@pytest.mark.parametrize(
+    "kernel", ["linear", "poly", "rbf", lambda A, B: (A @ B.T + 1) ** 2]
+)
 def test_kernels_run(kernel):
     X, y, y_true = make_two_moons(80, n_labeled_per_class=5, random_state=0)
     clf = LapSVM(kernel=kernel, solver="newton", gamma_a=1e-2).fit(X, y)
@@ -195,7 +208,9 @@ def test_permuting_unlabeled_points_changes_nothing():
     a = LapSVM(solver="newton").fit(X, y)
     perm = np.random.default_rng(0).permutation(120)
     b = LapSVM(solver="newton").fit(X[perm], y[perm])
-    np.testing.assert_allclose(b.decision_function(X), a.decision_function(X), atol=1e-7)
+    np.testing.assert_allclose(
+        b.decision_function(X), a.decision_function(X), atol=1e-7
+    )
 
 
 def test_max_iter_warns():
@@ -256,7 +271,9 @@ def test_bad_data():
         LapSVM().fit(X0, Y0, adjacency=np.eye(3))
     with pytest.raises(ValueError, match="symmetric"):
         LapSVM().fit(X0, Y0, adjacency=np.triu(np.ones((40, 40)), 1))
-    with pytest.raises(ValueError, match="precomputed kernel matrix X is not symmetric"):
+    with pytest.raises(
+        ValueError, match="precomputed kernel matrix X is not symmetric"
+    ):
         LapSVM(kernel="precomputed").fit(np.triu(np.ones((40, 40))), Y0)
 
 
@@ -276,6 +293,7 @@ def test_memory_guard_message():
 
 # ------------------------------------------------- scikit-learn common checks
 
+
 def test_plots(tmp_path):
     import matplotlib
 
@@ -283,7 +301,9 @@ def test_plots(tmp_path):
     from semisvm.plotting import plot_convergence, plot_decision_boundary
 
     X, y, y_true = make_two_moons(100, random_state=0)
-    clf = LapSVM(record_history=True, graph_weight="heat").fit(X, y, X_val=X, y_val=y_true)
+    clf = LapSVM(record_history=True, graph_weight="heat").fit(
+        X, y, X_val=X, y_val=y_true
+    )
     fig = plot_decision_boundary(clf, X, y, resolution=40)
     fig.savefig(tmp_path / "b.png")
     fig = plot_convergence(clf)
@@ -300,8 +320,11 @@ def test_constructors_are_keyword_only():
     import semisvm
     from semisvm.model_selection import LapRLSCV, LapSVMCV
 
-    classes = [getattr(semisvm, n) for n in semisvm.__all__
-               if inspect.isclass(getattr(semisvm, n))] + [LapSVMCV, LapRLSCV]
+    classes = [
+        getattr(semisvm, n)
+        for n in semisvm.__all__
+        if inspect.isclass(getattr(semisvm, n))
+    ] + [LapSVMCV, LapRLSCV]
     assert len(classes) >= 8
     for cls in classes:
         params = list(inspect.signature(cls.__init__).parameters.values())[1:]

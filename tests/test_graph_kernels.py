@@ -14,13 +14,16 @@ Z = rng.normal(size=(30, 4))
 
 
 def test_kernels_match_sklearn():
-    np.testing.assert_allclose(kernel_matrix(X, Z, gamma=0.7), rbf_kernel(X, Z, gamma=0.7),
-                               atol=1e-12)
-    np.testing.assert_allclose(kernel_matrix(X, kernel="linear"), linear_kernel(X),
-                               atol=1e-12)
+    np.testing.assert_allclose(
+        kernel_matrix(X, Z, gamma=0.7), rbf_kernel(X, Z, gamma=0.7), atol=1e-12
+    )
+    np.testing.assert_allclose(
+        kernel_matrix(X, kernel="linear"), linear_kernel(X), atol=1e-12
+    )
     np.testing.assert_allclose(
         kernel_matrix(X, Z, kernel="poly", gamma=0.5, degree=3, coef0=1.0),
-        polynomial_kernel(X, Z, gamma=0.5, degree=3, coef0=1.0), rtol=1e-12,
+        polynomial_kernel(X, Z, gamma=0.5, degree=3, coef0=1.0),
+        rtol=1e-12,
     )
     K = kernel_matrix(X, gamma=0.3)
     assert np.array_equal(K, K.T)
@@ -75,7 +78,8 @@ def test_graph_from_kernel_equals_graph_from_X():
     for w in ("binary", "heat"):
         np.testing.assert_allclose(
             knn_graph_from_kernel(K, 0.2, 7, weight=w).toarray(),
-            knn_graph(X, 7, weight=w).toarray(), atol=1e-8,
+            knn_graph(X, 7, weight=w).toarray(),
+            atol=1e-8,
         )
 
 
@@ -96,7 +100,9 @@ def test_laplacian_closed_forms():
     L = graph_laplacian(W, normalized=False).toarray()
     np.testing.assert_allclose(L, np.diag(d) - Wd, atol=1e-12)
     Ln = graph_laplacian(W, normalized=True).toarray()
-    np.testing.assert_allclose(Ln, np.eye(70) - Wd / np.sqrt(np.outer(d, d)), atol=1e-12)
+    np.testing.assert_allclose(
+        Ln, np.eye(70) - Wd / np.sqrt(np.outer(d, d)), atol=1e-12
+    )
     L3 = graph_laplacian(W, normalized=True, power=3).toarray()
     np.testing.assert_allclose(L3, Ln @ Ln @ Ln, atol=1e-12)
     assert sp.issparse(graph_laplacian(W, power=2))
@@ -164,8 +170,9 @@ def test_solvers_accept_laplacian_operator():
         b = solver(K, Y, L=graph_laplacian(W, power=3, form="operator"), **kw)
         np.testing.assert_allclose(b.alpha, a.alpha, atol=1e-8)
     a = lapsvm_dual(K, graph_laplacian(W, power=3), Y, gamma_a=1e-2, gamma_i=0.5)
-    b = lapsvm_dual(K, graph_laplacian(W, power=3, form="operator"), Y, gamma_a=1e-2,
-                    gamma_i=0.5)
+    b = lapsvm_dual(
+        K, graph_laplacian(W, power=3, form="operator"), Y, gamma_a=1e-2, gamma_i=0.5
+    )
     np.testing.assert_allclose(K @ b.alpha + b.b, K @ a.alpha + a.b, atol=1e-6)
 
 
@@ -193,7 +200,9 @@ def test_unscaled_features_warn_only_when_unscaled():
     age = rng.uniform(20, 70, 60)
     income = rng.lognormal(10, 1, 60) * 100  # dollars: std ~1e6 vs ~15
     X = np.c_[age, income]
-    with pytest.warns(DataScaleWarning, match="feature 1 is .* times that of feature 0"):
+    with pytest.warns(
+        DataScaleWarning, match="feature 1 is .* times that of feature 0"
+    ):
         knn_graph(X, 5)
     with warnings.catch_warnings():
         warnings.simplefilter("error", DataScaleWarning)
@@ -216,7 +225,9 @@ def test_unscaled_features_warn_only_when_unscaled():
 def test_label_column_mistakes_are_loud():
     from semisvm._validation import check_semi_supervised_targets
 
-    ok = check_semi_supervised_targets(np.array(["cat", "dog", -1, "cat"], dtype=object))
+    ok = check_semi_supervised_targets(
+        np.array(["cat", "dog", -1, "cat"], dtype=object)
+    )
     np.testing.assert_array_equal(ok, ["cat", "dog", "-1", "cat"])
     np.testing.assert_array_equal(
         check_semi_supervised_targets(np.array([0.0, 1.0, -1.0])), [0.0, 1.0, -1.0]
@@ -236,8 +247,9 @@ def test_string_labels_with_int_minus_one_through_the_path_estimator():
     from semisvm.datasets import make_two_moons
 
     X, y, _ = make_two_moons(80, n_labeled_per_class=3, random_state=0)
-    ys = np.array([-1 if v == -1 else ("left" if v == 0 else "right") for v in y],
-                  dtype=object)
+    ys = np.array(
+        [-1 if v == -1 else ("left" if v == 0 else "right") for v in y], dtype=object
+    )
     clf = LapSVMPath(gamma=2.0, n_neighbors=6, random_state=0).fit(X, ys)
     np.testing.assert_array_equal(clf.classes_, ["left", "right"])
     ref = LapSVMPath(gamma=2.0, n_neighbors=6, random_state=0).fit(X, y)
@@ -251,6 +263,9 @@ def test_max_iter_warning_says_what_happened():
     from semisvm.datasets import make_two_moons
 
     X, y, _ = make_two_moons(120, n_labeled_per_class=4, random_state=0)
-    with pytest.warns(ConvergenceWarning, match=r"stopped at max_iter=2 iterations "
-                      r"without meeting tol=1e-06 .*last iterate \(objective [0-9.e+-]+\)"):
+    with pytest.warns(
+        ConvergenceWarning,
+        match=r"stopped at max_iter=2 iterations "
+        r"without meeting tol=1e-06 .*last iterate \(objective [0-9.e+-]+\)",
+    ):
         LapSVM(max_iter=2, early_stopping=None, n_neighbors=6).fit(X, y)

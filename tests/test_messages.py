@@ -33,7 +33,8 @@ def _three_classes():
 def test_max_iter_warning_prints_plain_class_values():
     X, y = _three_classes()
     (msg,) = _convergence_messages(
-        LapSVM(gamma_a=1e-6, gamma_i=1.0, early_stopping=None, max_iter=2), X, y)
+        LapSVM(gamma_a=1e-6, gamma_i=1.0, early_stopping=None, max_iter=2), X, y
+    )
     assert "one-vs-rest problems (classes 0, 1, 2)" in msg, msg
     assert "np." not in msg and "int64" not in msg, msg
 
@@ -41,17 +42,27 @@ def test_max_iter_warning_prints_plain_class_values():
 def test_max_iter_warning_names_the_rule_actually_used():
     X, y, _ = make_two_moons(120, n_labeled_per_class=2, random_state=0)
     (msg,) = _convergence_messages(
-        LapSVM(gamma_a=1e-6, gamma_i=1.0, max_iter=2), X, y)  # early_stopping='auto'
+        LapSVM(gamma_a=1e-6, gamma_i=1.0, max_iter=2), X, y
+    )  # early_stopping='auto'
     assert "'stability' early-stopping rule" in msg, msg
     assert "'auto'" not in msg, msg
 
 
-@pytest.mark.parametrize("est", [
-    LapSVM(gamma_a=1e-6, gamma_i=1.0, max_iter=2),
-    LapSVM(gamma_a=1e-6, gamma_i=1.0, early_stopping="stability", max_iter=2),
-    LapRLS(gamma_a=1e-6, gamma_i=1.0, solver="pcg", early_stopping="stability",
-           max_iter=2),
-], ids=["lapsvm-auto", "lapsvm-stability", "laprls-stability"])
+@pytest.mark.parametrize(
+    "est",
+    [
+        LapSVM(gamma_a=1e-6, gamma_i=1.0, max_iter=2),
+        LapSVM(gamma_a=1e-6, gamma_i=1.0, early_stopping="stability", max_iter=2),
+        LapRLS(
+            gamma_a=1e-6,
+            gamma_i=1.0,
+            solver="pcg",
+            early_stopping="stability",
+            max_iter=2,
+        ),
+    ],
+    ids=["lapsvm-auto", "lapsvm-stability", "laprls-stability"],
+)
 def test_max_iter_advice_with_early_stopping_on_loosens_the_rule(est):
     X, y, _ = make_two_moons(120, n_labeled_per_class=2, random_state=0)
     (msg,) = _convergence_messages(est, X, y)
@@ -64,5 +75,6 @@ def test_max_iter_advice_with_early_stopping_on_loosens_the_rule(est):
 def test_max_iter_advice_without_early_stopping():
     X, y, _ = make_two_moons(120, n_labeled_per_class=2, random_state=0)
     (msg,) = _convergence_messages(
-        LapSVM(gamma_a=1e-6, gamma_i=1.0, early_stopping=None, max_iter=2), X, y)
+        LapSVM(gamma_a=1e-6, gamma_i=1.0, early_stopping=None, max_iter=2), X, y
+    )
     assert "Increase max_iter" in msg and "early_stopping='stability'" in msg, msg

@@ -75,11 +75,15 @@ def test_labeled_scorers(moons):
     keep = y_eval != -1
     pred = clf.predict(X[keep])
     assert labeled_scorer()(clf, X, y_eval) == pytest.approx(
-        accuracy_score(y_true[keep], pred))
+        accuracy_score(y_true[keep], pred)
+    )
     assert labeled_scorer("balanced_accuracy")(clf, X, y_eval) == pytest.approx(
-        balanced_accuracy_score(y_true[keep], pred))
+        balanced_accuracy_score(y_true[keep], pred)
+    )
     sc = make_labeled_scorer(balanced_accuracy_score)
-    assert sc(clf, X, y_eval) == pytest.approx(balanced_accuracy_score(y_true[keep], pred))
+    assert sc(clf, X, y_eval) == pytest.approx(
+        balanced_accuracy_score(y_true[keep], pred)
+    )
     with pytest.raises(TypeError, match="scoring"):
         labeled_scorer(3)
 
@@ -129,14 +133,16 @@ def test_gridsearch_with_splitter_scores_labeled_accuracy(moons):
     # with the same folds, the labeled scorer gives the same numbers
     res = cross_validate(LapSVM(gamma_i=1.0), X, y, cv=cv, scoring=labeled_scorer())
     np.testing.assert_allclose(
-        res["test_score"], cross_val_score(LapSVM(gamma_i=1.0), X, y, cv=cv))
+        res["test_score"], cross_val_score(LapSVM(gamma_i=1.0), X, y, cv=cv)
+    )
 
 
 def test_gridsearch_default_cv_uses_labeled_score(moons):
     # StratifiedKFold treats -1 as a class; score() must ignore those test rows
     X, y, _ = moons
-    search = GridSearchCV(LapRLS(), {"gamma_i": [0.1, 1.0]},
-                          cv=StratifiedKFold(3)).fit(X, y)
+    search = GridSearchCV(LapRLS(), {"gamma_i": [0.1, 1.0]}, cv=StratifiedKFold(3)).fit(
+        X, y
+    )
     assert search.best_score_ > 0.8
 
 
@@ -155,16 +161,19 @@ def test_shared_system_matches_direct_solvers(normalized, intrinsic_bias):
         w = system.weights(ga, gi, full=True)
         Y = np.zeros((120, 1))
         Y[Q[train], 0] = np.where(y_true[Q[train]] == 1, 1.0, -1.0)
-        ref = laprls_direct(K, Y, L=L, gamma_a=ga, gamma_i=gi,
-                            intrinsic_bias=intrinsic_bias)
+        ref = laprls_direct(
+            K, Y, L=L, gamma_a=ga, gamma_i=gi, intrinsic_bias=intrinsic_bias
+        )
         o, o_all = w.laprls(train, Y[Q[train]], full=True)
         np.testing.assert_allclose(o_all, K @ ref.alpha + ref.b, rtol=1e-6, atol=1e-8)
         np.testing.assert_allclose(o, o_all[Q])
-        ref = lapsvm_newton(K, Y, L=L, gamma_a=ga, gamma_i=gi,
-                            intrinsic_bias=intrinsic_bias)
+        ref = lapsvm_newton(
+            K, Y, L=L, gamma_a=ga, gamma_i=gi, intrinsic_bias=intrinsic_bias
+        )
         o, E, _, o_all = w.lapsvm(train, Y[Q[train], 0], full=True)
-        np.testing.assert_allclose(o_all, (K @ ref.alpha + ref.b)[:, 0], rtol=1e-6,
-                                   atol=1e-8)
+        np.testing.assert_allclose(
+            o_all, (K @ ref.alpha + ref.b)[:, 0], rtol=1e-6, atol=1e-8
+        )
         # loss weights: weight 2 on a point = the point twice in the loss
         c = np.ones(train.size)
         c[:3] = 2.0
@@ -180,8 +189,11 @@ def test_shared_system_matches_direct_solvers(normalized, intrinsic_bias):
 
 def _brute_force_scores(cvcls, base, X, y, grid, n_splits, rs, **base_kw):
     Q = np.flatnonzero(y != -1)
-    folds = list(StratifiedKFold(n_splits, shuffle=True, random_state=rs).split(
-        np.zeros((Q.size, 1)), y[Q]))
+    folds = list(
+        StratifiedKFold(n_splits, shuffle=True, random_state=rs).split(
+            np.zeros((Q.size, 1)), y[Q]
+        )
+    )
     out = []
     for ga, gi in grid:
         accs = []
@@ -201,8 +213,14 @@ def _brute_force_scores(cvcls, base, X, y, grid, n_splits, rs, **base_kw):
 def test_cv_scores_equal_brute_force(cvcls, base, kw):
     X, y, _ = _three_blobs(per_class=6, seed=2)
     gas, gis = (1e-3, 1e-1), (0.0, 0.1, 10.0)
-    cv = cvcls(gamma_a=gas, gamma_i=gis, gamma="median", cv=3, random_state=0,
-               estimator_params=kw).fit(X, y)
+    cv = cvcls(
+        gamma_a=gas,
+        gamma_i=gis,
+        gamma="median",
+        cv=3,
+        random_state=0,
+        estimator_params=kw,
+    ).fit(X, y)
     grid = [(ga, gi) for ga in gas for gi in gis]
     ref = _brute_force_scores(cvcls, base, X, y, grid, 3, 0, **kw)
     np.testing.assert_allclose(cv.cv_results_["mean_test_score"], ref)
@@ -225,8 +243,7 @@ def test_cv_estimator_moons(cvcls, moons):
     # grids) and per (width, graph)
     assert clf.n_factorizations_ == 8 * 3 * 2
     assert (clf.transduction_ == y_true).mean() >= 0.95
-    assert clf.score(X, y_true) == pytest.approx(
-        accuracy_score(y_true, clf.predict(X)))
+    assert clf.score(X, y_true) == pytest.approx(accuracy_score(y_true, clf.predict(X)))
 
 
 def test_cv_estimator_multiclass_balanced():
@@ -279,13 +296,21 @@ EXPECTED_FAILURES = {
 
 @parametrize_with_checks(
     # the checks fit on as few as 10 points: n_neighbors must stay below n
-    [LapRLSCV(gamma_a=(1e-2, 1.0), gamma_i=(0.0, 0.1), gamma="median", cv=2,
-              n_neighbors=(5,)),
-     LapSVMCV(gamma_a=(1e-2,), gamma_i=(0.0, 0.1), gamma="median", cv=2,
-              n_neighbors=(5,)),
-     # the default leave-one-out search over kernels and Laplacians
-     LapRLSCV(gamma_a=(1e-2, 1.0), gamma_i=(0.0, 0.1), n_neighbors=(5,)),
-     LapSVMCV(gamma_a=(1e-2,), gamma_i=(0.0, 0.1), n_neighbors=(5,))],
+    [
+        LapRLSCV(
+            gamma_a=(1e-2, 1.0),
+            gamma_i=(0.0, 0.1),
+            gamma="median",
+            cv=2,
+            n_neighbors=(5,),
+        ),
+        LapSVMCV(
+            gamma_a=(1e-2,), gamma_i=(0.0, 0.1), gamma="median", cv=2, n_neighbors=(5,)
+        ),
+        # the default leave-one-out search over kernels and Laplacians
+        LapRLSCV(gamma_a=(1e-2, 1.0), gamma_i=(0.0, 0.1), n_neighbors=(5,)),
+        LapSVMCV(gamma_a=(1e-2,), gamma_i=(0.0, 0.1), n_neighbors=(5,)),
+    ],
     expected_failed_checks=lambda est: EXPECTED_FAILURES,
 )
 def test_sklearn_common_checks(estimator, check):
@@ -301,13 +326,18 @@ def test_cv_precomputed_kernel_and_pipeline(moons):
     grid = dict(gamma_a=(1e-3, 1e-1), gamma_i=(0.0, 1.0), cv=3, random_state=0)
     # binary weights: the kNN sets from X and from the kernel-induced distance
     # 2 - 2 k(x, z) coincide, the distance-based ("local", "heat") weights do not
-    a = LapRLSCV(gamma=2.0, estimator_params={"graph_weight": "binary"}, **grid).fit(X, y)
-    b = LapRLSCV(estimator_params={"kernel": "precomputed", "graph_weight": "binary"},
-                 **grid).fit(rbf_kernel(X, gamma=2.0), y)
-    np.testing.assert_allclose(a.cv_results_["mean_test_score"],
-                               b.cv_results_["mean_test_score"])
-    np.testing.assert_allclose(a.decision_function(X[:7]),
-                               b.decision_function(rbf_kernel(X[:7], X, gamma=2.0)))
+    a = LapRLSCV(gamma=2.0, estimator_params={"graph_weight": "binary"}, **grid).fit(
+        X, y
+    )
+    b = LapRLSCV(
+        estimator_params={"kernel": "precomputed", "graph_weight": "binary"}, **grid
+    ).fit(rbf_kernel(X, gamma=2.0), y)
+    np.testing.assert_allclose(
+        a.cv_results_["mean_test_score"], b.cv_results_["mean_test_score"]
+    )
+    np.testing.assert_allclose(
+        a.decision_function(X[:7]), b.decision_function(rbf_kernel(X[:7], X, gamma=2.0))
+    )
     # gamma_a is a normalized weight (default 1e-6): the grid spans that scale
     grid_p = dict(grid, gamma_a=(1e-6, 1e-3))
     pipe = make_pipeline(StandardScaler(), LapSVMCV(gamma="median", **grid_p)).fit(X, y)
@@ -317,11 +347,17 @@ def test_cv_precomputed_kernel_and_pipeline(moons):
 def test_cv_groups_in_parallel_give_the_same_results(moons):
     """n_jobs runs the (width, n_neighbors) groups through joblib: same results."""
     X, y, _ = moons
-    kw = dict(gamma_a=(1e-6, 1e-3), gamma_i=(0.0, 1.0), n_neighbors=(5, 8), cv=3,
-              random_state=0)
+    kw = dict(
+        gamma_a=(1e-6, 1e-3),
+        gamma_i=(0.0, 1.0),
+        n_neighbors=(5, 8),
+        cv=3,
+        random_state=0,
+    )
     a = LapRLSCV(**kw).fit(X, y)
     b = LapRLSCV(n_jobs=2, **kw).fit(X, y)
-    np.testing.assert_array_equal(a.cv_results_["mean_test_score"],
-                                  b.cv_results_["mean_test_score"])
+    np.testing.assert_array_equal(
+        a.cv_results_["mean_test_score"], b.cv_results_["mean_test_score"]
+    )
     assert a.best_params_ == b.best_params_
     assert len(a.cv_results_["mean_test_score"]) == 2 * 2 * 2 * 3  # 3 widths

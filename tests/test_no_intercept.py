@@ -62,8 +62,9 @@ def test_newton_without_bias_meets_kkt_and_pcg_agrees():
     E = lab[y[lab] * f[lab] < 1]
     g[E] += f[E] - y[E]
     np.testing.assert_allclose(K @ g, 0.0, atol=1e-8)
-    pcg = lapsvm_pcg(K, Y, L=L, gamma_a=ga, gamma_i=gi, fit_intercept=False,
-                     max_iter=2000, tol=1e-12)
+    pcg = lapsvm_pcg(
+        K, Y, L=L, gamma_a=ga, gamma_i=gi, fit_intercept=False, max_iter=2000, tol=1e-12
+    )
     assert np.all(pcg.b == 0)
     np.testing.assert_allclose(K @ pcg.alpha, K @ newton.alpha, atol=1e-6)
     np.testing.assert_allclose(pcg.objective, newton.objective, rtol=1e-9)

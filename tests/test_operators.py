@@ -36,8 +36,8 @@ def _targets(n, n_lab, C, seed=0):
 
 
 @pytest.mark.parametrize(
-    "kernel,params", [("rbf", {"gamma": 0.3}), ("poly", {"gamma": 0.2, "degree": 2}),
-                      ("linear", {})]
+    "kernel,params",
+    [("rbf", {"gamma": 0.3}), ("poly", {"gamma": 0.2, "degree": 2}), ("linear", {})],
 )
 def test_streamed_matches_dense_float32(kernel, params):
     X32 = X.astype(np.float32)
@@ -46,10 +46,13 @@ def test_streamed_matches_dense_float32(kernel, params):
     assert op.tile_rows == 17  # several tiles, with a ragged last one
     V = rng.normal(size=(240, 3))
     np.testing.assert_allclose(op @ V, K @ V, rtol=1e-5, atol=1e-5 * np.abs(K).max())
-    np.testing.assert_allclose(op @ V[:, 0], K @ V[:, 0], rtol=1e-5,
-                               atol=1e-5 * np.abs(K).max())
+    np.testing.assert_allclose(
+        op @ V[:, 0], K @ V[:, 0], rtol=1e-5, atol=1e-5 * np.abs(K).max()
+    )
     np.testing.assert_allclose(op.diagonal(), np.diag(K), rtol=1e-6)
-    np.testing.assert_array_equal(op.rows(np.array([3, 100])), K[[3, 100]].astype(np.float32))
+    np.testing.assert_array_equal(
+        op.rows(np.array([3, 100])), K[[3, 100]].astype(np.float32)
+    )
 
 
 def test_nystroem_full_rank_reproduces_kernel_and_woodbury():
@@ -61,7 +64,9 @@ def test_nystroem_full_rank_reproduces_kernel_and_woodbury():
     V = rng.normal(size=(240, 2))
     lam = 0.1
     np.testing.assert_allclose(
-        F.solve_shifted(lam, V), np.linalg.solve(Kt + lam * np.eye(240), V), rtol=1e-4,
+        F.solve_shifted(lam, V),
+        np.linalg.solve(Kt + lam * np.eye(240), V),
+        rtol=1e-4,
         atol=1e-4,
     )
     op = F.operator()
@@ -73,7 +78,8 @@ def test_nystroem_full_rank_reproduces_kernel_and_woodbury():
     eta = rng.normal(size=(F6.rank_, 1))
     f_feat = F6.features_.astype(np.float64) @ eta
     np.testing.assert_allclose(
-        F6.kernel_to_landmarks(X) @ F6.coef_from_features(eta), f_feat,
+        F6.kernel_to_landmarks(X) @ F6.coef_from_features(eta),
+        f_feat,
         atol=1e-3 * np.abs(f_feat).max(),
     )
 
@@ -87,7 +93,9 @@ def test_kmeans_landmarks_beat_uniform_on_clustered_data():
     for method in ("uniform", "kmeans"):
         e = []
         for seed in range(3):
-            F = NystroemFactor(40, landmarks=method, gamma=0.5, random_state=seed).fit(Xc)
+            F = NystroemFactor(40, landmarks=method, gamma=0.5, random_state=seed).fit(
+                Xc
+            )
             e.append(np.linalg.norm(K - F.operator().toarray()) / np.linalg.norm(K))
         err[method] = np.median(e)
     assert err["kmeans"] < err["uniform"]
@@ -119,8 +127,9 @@ def test_lowrank_squared_loss_closed_form():
     Phi = rng.normal(size=(50, 5))
     L = graph_laplacian(knn_graph(Phi, 4))
     Y = _targets(50, 12, 1)
-    res = lapsvm_lowrank(Phi, Y, L=L, gamma_a=0.5, gamma_i=2.0, loss="squared",
-                         intrinsic_bias=True)
+    res = lapsvm_lowrank(
+        Phi, Y, L=L, gamma_a=0.5, gamma_i=2.0, loss="squared", intrinsic_bias=True
+    )
     # brute force: normal equations of the (r+1)-variable least-squares problem
     lab = np.flatnonzero(Y[:, 0] != 0)
     Pt = np.c_[Phi, np.ones(50)]
@@ -135,8 +144,9 @@ def test_lowrank_squared_loss_closed_form():
 
 
 def _moons(n=600):
-    X2, y, yt = make_two_moons(n, noise=0.1, n_labeled_per_class=4, random_state=0,
-                               sampling="uniform")
+    X2, y, yt = make_two_moons(
+        n, noise=0.1, n_labeled_per_class=4, random_state=0, sampling="uniform"
+    )
     return X2, y, yt
 
 
@@ -156,14 +166,16 @@ def test_estimators_with_each_operator_agree_with_dense():
     X2, y, yt = _moons()
     # all points as landmarks: the same model up to the eigenvalues of K below
     # rcond * max (gamma_a = 1e-2 keeps those directions out of the solution)
-    nys = LapRLS(kernel_approximation="nystroem", n_components=600, gamma_a=1e-2).fit(X2, y)
+    nys = LapRLS(kernel_approximation="nystroem", n_components=600, gamma_a=1e-2).fit(
+        X2, y
+    )
     ref = LapRLS(kernel_approximation="dense", gamma_a=1e-2).fit(X2, y)
     assert nys.kernel_operator_ == "nystroem" and nys.solver_ == "lowrank-direct"
     assert nys.landmarks_.shape == (600, 2) and nys.dual_coef_.shape == (600, 1)
     assert (nys.transduction_ == ref.transduction_).mean() >= 0.99
-    svm = LapSVM(kernel_approximation="nystroem", n_components=200, landmarks="kmeans").fit(
-        X2, y
-    )
+    svm = LapSVM(
+        kernel_approximation="nystroem", n_components=200, landmarks="kmeans"
+    ).fit(X2, y)
     assert (svm.transduction_ == yt).mean() >= 0.95
     # transduction_ is the model's own prediction on the training points
     pred = svm.predict(X2)
@@ -174,8 +186,11 @@ def test_estimators_with_each_operator_agree_with_dense():
 
 def test_multiclass_nystroem():
     r = np.random.default_rng(0)
-    Xm = np.r_[r.normal(size=(100, 2)), r.normal(size=(100, 2)) + 6,
-               r.normal(size=(100, 2)) + [6, -6]]
+    Xm = np.r_[
+        r.normal(size=(100, 2)),
+        r.normal(size=(100, 2)) + 6,
+        r.normal(size=(100, 2)) + [6, -6],
+    ]
     yt = np.repeat([0, 1, 2], 100)
     y = np.full(300, -1)
     for c in range(3):
@@ -183,7 +198,11 @@ def test_multiclass_nystroem():
     clf = LapSVM(kernel_approximation="nystroem", n_components=80).fit(Xm, y)
     assert clf.dual_coef_.shape == (80, 3)
     assert (clf.transduction_ == yt).mean() >= 0.98
-    assert clf.predict_proba(Xm).shape == (300, 3) if hasattr(clf, "predict_proba") else True
+    assert (
+        clf.predict_proba(Xm).shape == (300, 3)
+        if hasattr(clf, "predict_proba")
+        else True
+    )
 
 
 def test_batched_decision_identical(monkeypatch):
@@ -209,7 +228,9 @@ def test_memory_guard_switches_and_refuses(monkeypatch, capsys):
     clf = LapRLS(verbose=1, n_components=100).fit(X2, y)
     assert clf.kernel_operator_ == "nystroem"
     assert "kernel operator: nystroem" in capsys.readouterr().out
-    with pytest.raises(MemoryError, match="kernel_approximation='nystroem' needs .*fits"):
+    with pytest.raises(
+        MemoryError, match="kernel_approximation='nystroem' needs .*fits"
+    ):
         LapRLS(kernel_approximation="dense").fit(X2, y)
     monkeypatch.setenv("SEMISVM_MEMORY_LIMIT", "2M")
     with pytest.raises(MemoryError, match="does not fit"):

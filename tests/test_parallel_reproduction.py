@@ -28,7 +28,8 @@ pytestmark = [
 def _errors(res):
     keys = ("err_L", "err_U", "err_V", "err_T")
     return [
-        (r["classifier"], r["split"], tuple(r.get(k) for k in keys)) for r in res.records
+        (r["classifier"], r["split"], tuple(r.get(k) for k in keys))
+        for r in res.records
     ]
 
 
@@ -38,8 +39,13 @@ def test_parallel_splits_run_in_worker_processes_with_equal_errors():
     # limit, run_reproduction used to call itself again without n_jobs, so the
     # "parallel" run ran in this process and the old version of this test, which
     # only compared the errors of two runs, could not tell
-    kw = dict(data_dir=DATA, n_splits=2, figures=False, progress=False,
-              classifiers=["svm", "laprlsc", "newton", "pcg_stability"])
+    kw = dict(
+        data_dir=DATA,
+        n_splits=2,
+        figures=False,
+        progress=False,
+        classifiers=["svm", "laprlsc", "newton", "pcg_stability"],
+    )
     seq = run_reproduction("g50c", **kw)
     par = run_reproduction("g50c", n_jobs=2, **kw)
     assert len(seq.records) == 8
@@ -66,8 +72,15 @@ def test_n_jobs_reaches_joblib_with_the_default_blas_limit(monkeypatch):
             super().__init__(*args, **kwargs)
 
     monkeypatch.setattr(rep, "Parallel", SpyParallel)
-    res = run_reproduction("g50c", data_dir=DATA, n_splits=2, figures=False,
-                           progress=False, classifiers=["laprlsc"], n_jobs=2)
+    res = run_reproduction(
+        "g50c",
+        data_dir=DATA,
+        n_splits=2,
+        figures=False,
+        progress=False,
+        classifiers=["laprlsc"],
+        n_jobs=2,
+    )
     assert seen == [2]
     assert len(res.records) == 2
 
@@ -76,11 +89,20 @@ def test_splits_on_a_dask_cluster():
     distributed = pytest.importorskip("distributed")
     import joblib
 
-    kw = dict(data_dir=DATA, n_splits=2, figures=False, progress=False,
-              classifiers=["laprlsc", "newton"])
+    kw = dict(
+        data_dir=DATA,
+        n_splits=2,
+        figures=False,
+        progress=False,
+        classifiers=["laprlsc", "newton"],
+    )
     seq = run_reproduction("g50c", **kw)
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1,
-                                  dashboard_address=None, silence_logs=50) as cluster, \
-            distributed.Client(cluster), joblib.parallel_backend("dask"):
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, dashboard_address=None, silence_logs=50
+        ) as cluster,
+        distributed.Client(cluster),
+        joblib.parallel_backend("dask"),
+    ):
         par = run_reproduction("g50c", n_jobs=2, **kw)
     assert _errors(par) == _errors(seq)

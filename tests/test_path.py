@@ -429,8 +429,9 @@ def moons():
 
 def test_estimator_matches_solver_and_interpolates(moons):
     X, y, y_true, Xv, yv = moons
-    clf = LapSVMPath(gamma=2.0, n_neighbors=6, graph_weight="binary",
-                     normalize_laplacian=False).fit(X, y)
+    clf = LapSVMPath(
+        gamma=2.0, n_neighbors=6, graph_weight="binary", normalize_laplacian=False
+    ).fit(X, y)
     K = kernel_matrix(X, gamma=2.0)
     L = graph_laplacian(knn_graph(X, 6), normalized=False)
     t = np.where(y == -1, 0.0, 2.0 * y - 1.0)
@@ -536,7 +537,9 @@ def test_default_lambda_beats_the_end_of_the_path():
     """Label noise: the end of the path (least regularised) overfits; the default
     lambda (cross-validation over the labels) must do better on the true labels."""
     for seed in (2, 4, 6):
-        X, y, yt = make_two_moons(300, noise=0.25, n_labeled_per_class=15, random_state=seed)
+        X, y, yt = make_two_moons(
+            300, noise=0.25, n_labeled_per_class=15, random_state=seed
+        )
         rng = np.random.default_rng(seed)
         flip = rng.choice(np.flatnonzero(y != -1), 4, replace=False)
         y = y.copy()
@@ -547,8 +550,12 @@ def test_default_lambda_beats_the_end_of_the_path():
             # weights, normalized L): this tests the choice of lambda, not the graph
             # fixed folds: with random_state=None the CV folds follow the global
             # RNG, and the outcome depended on which tests ran before
-            clf = LapSVMPath(gamma="median", graph_weight="binary",
-                             normalize_laplacian=True, random_state=0).fit(X, y)
+            clf = LapSVMPath(
+                gamma="median",
+                graph_weight="binary",
+                normalize_laplacian=True,
+                random_state=0,
+            ).fit(X, y)
         assert clf.selection_ == "cv"
         err_default = np.mean(clf.predict(X) != yt)
         err_end = np.mean(clf.predict(X, clf.lambdas_[-1]) != yt)
@@ -561,7 +568,9 @@ def test_multiclass_is_one_vs_rest_with_unlabeled_kept_unlabeled():
     X = np.concatenate([c + rng.normal(0, 0.8, (40, 2)) for c in centers])
     y_true = np.repeat(np.array([5, 7, 9]), 40)
     y = np.full(120, -1)
-    lab = np.concatenate([rng.choice(np.flatnonzero(y_true == c), 4, replace=False) for c in (5, 7, 9)])
+    lab = np.concatenate(
+        [rng.choice(np.flatnonzero(y_true == c), 4, replace=False) for c in (5, 7, 9)]
+    )
     y[lab] = y_true[lab]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PathWarning)
@@ -570,14 +579,18 @@ def test_multiclass_is_one_vs_rest_with_unlabeled_kept_unlabeled():
         assert len(clf.paths_) == 3 and clf.lambda_.shape == (3,)
         F = clf.decision_function(X)
         assert F.shape == (120, 3)
-        np.testing.assert_array_equal(clf.predict(X), clf.classes_[np.argmax(F, axis=1)])
+        np.testing.assert_array_equal(
+            clf.predict(X), clf.classes_[np.argmax(F, axis=1)]
+        )
         for j, c in enumerate(clf.classes_):
             # the binary path of "c against the rest", -1 still unlabeled
             yc = np.where(y == -1, -1, (y == c).astype(int))
             bin_ = LapSVMPath(gamma=0.5, n_neighbors=6, cv=None).fit(X, yc)
             np.testing.assert_allclose(clf.paths_[j].lambdas, bin_.lambdas_, rtol=1e-9)
             lam = float(clf.lambda_[j])
-            np.testing.assert_allclose(F[:, j], bin_.decision_function(X, lam), atol=1e-9)
+            np.testing.assert_allclose(
+                F[:, j], bin_.decision_function(X, lam), atol=1e-9
+            )
     assert np.mean(clf.predict(X) == y_true) > 0.9
     with pytest.raises(ValueError, match="single float"):
         clf.decision_function(X, [1.0, 2.0])
@@ -631,8 +644,9 @@ def test_path_equals_the_saved_reference(name):
     # the blobs path differs by 2e-9 between one and two BLAS threads
     for f in ("alpha0s", "alphas", "P"):
         want = ref[f"{name}/{f}"]
-        np.testing.assert_allclose(getattr(p, f), want, rtol=0,
-                                   atol=1e-7 * max(np.abs(want).max(), 1.0))
+        np.testing.assert_allclose(
+            getattr(p, f), want, rtol=0, atol=1e-7 * max(np.abs(want).max(), 1.0)
+        )
 
 
 if __name__ == "__main__":

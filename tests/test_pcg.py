@@ -67,8 +67,16 @@ def test_nystroem_pcg_reaches_the_newton_optimum(C, normalized, ib):
     K, L, Y = _problem(1, C=C, normalized=normalized)
     kw = dict(L=L, gamma_a=1e-3, gamma_i=0.5, intrinsic_bias=ib)
     rn = lapsvm_newton(K, Y, **kw)
-    rp = lapsvm_pcg(K, Y, tol=1e-11, max_iter=20000, preconditioner="nystroem",
-                    preconditioner_rank=30, random_state=0, **kw)
+    rp = lapsvm_pcg(
+        K,
+        Y,
+        tol=1e-11,
+        max_iter=20000,
+        preconditioner="nystroem",
+        preconditioner_rank=30,
+        random_state=0,
+        **kw,
+    )
     assert all(r == "tol" for r in rp.reason)
     assert rp.preconditioner == "nystroem"
     np.testing.assert_allclose(rp.objective, rn.objective, rtol=1e-7)
@@ -80,8 +88,17 @@ def test_nystroem_laprls_equals_direct_solve():
     K, L, Y = _problem(2, C=3)
     kw = dict(L=L, gamma_a=1e-4, gamma_i=0.3, intrinsic_bias=True)
     rd = laprls_direct(K, Y, **kw)
-    rp = lapsvm_pcg(K, Y, loss="squared", tol=1e-11, max_iter=20000,
-                    preconditioner="nystroem", preconditioner_rank=40, random_state=1, **kw)
+    rp = lapsvm_pcg(
+        K,
+        Y,
+        loss="squared",
+        tol=1e-11,
+        max_iter=20000,
+        preconditioner="nystroem",
+        preconditioner_rank=40,
+        random_state=1,
+        **kw,
+    )
     np.testing.assert_allclose(rp.objective, rd.objective, rtol=1e-7)
     np.testing.assert_allclose(K @ rp.alpha + rp.b, K @ rd.alpha + rd.b, atol=1e-6)
 
@@ -91,8 +108,9 @@ def test_nystroem_map_is_self_adjoint_positive_in_the_K_inner_product(rank):
     # K T must be symmetric positive definite and apply() must return K (T G) exactly
     K, L, Y = _problem(3, n=60, n_lab=8)
     lab = np.flatnonzero(Y[:, 0] != 0)
-    pre = NystroemPreconditioner(DenseKernelOperator(K), lab, L, 1e-3, 0.7, rank,
-                                 random_state=0)
+    pre = NystroemPreconditioner(
+        DenseKernelOperator(K), lab, L, 1e-3, 0.7, rank, random_state=0
+    )
     E = np.eye(60)
     T, KT = pre.apply(E, K @ E)
     np.testing.assert_allclose(KT, K @ T, atol=1e-10 * np.abs(KT).max())
@@ -110,7 +128,9 @@ def test_nystroem_map_is_self_adjoint_positive_in_the_K_inner_product(rank):
 
 def test_nystroem_cuts_iterations_on_two_moons():
     K, L, Y = _moons(400)
-    kw = dict(L=L, gamma_a=1e-6, gamma_i=1.0, intrinsic_bias=True, tol=1e-6, max_iter=3000)
+    kw = dict(
+        L=L, gamma_a=1e-6, gamma_i=1.0, intrinsic_bias=True, tol=1e-6, max_iter=3000
+    )
     rp = lapsvm_pcg(K, Y, **kw)
     rn = lapsvm_pcg(K, Y, preconditioner="nystroem", random_state=0, **kw)
     assert rp.reason == ["tol"] and rn.reason == ["tol"]
@@ -121,16 +141,24 @@ def test_nystroem_cuts_iterations_on_two_moons():
 @pytest.mark.parametrize("preconditioner", ["paper", "nystroem"])
 def test_block_equals_columns_solved_alone(preconditioner):
     K, L, Y = _problem(8, C=4, n=150, n_lab=24)
-    kw = dict(L=L, gamma_a=1e-2, gamma_i=0.5, tol=1e-8, max_iter=3000,
-              preconditioner=preconditioner, random_state=0)
+    kw = dict(
+        L=L,
+        gamma_a=1e-2,
+        gamma_i=0.5,
+        tol=1e-8,
+        max_iter=3000,
+        preconditioner=preconditioner,
+        random_state=0,
+    )
     rb = lapsvm_pcg(K, Y, **kw)
     assert len(set(rb.n_iter.tolist())) > 1  # the columns stop at different iterations
     for c in range(4):
         rc = lapsvm_pcg(K, Y[:, [c]], **kw)
         if preconditioner == "paper":
             # same arithmetic up to the product's rounding: the same iterates
-            np.testing.assert_allclose(rb.alpha[:, c], rc.alpha[:, 0], rtol=1e-9,
-                                       atol=1e-12)
+            np.testing.assert_allclose(
+                rb.alpha[:, c], rc.alpha[:, 0], rtol=1e-9, atol=1e-12
+            )
             assert rb.b[c] == pytest.approx(rc.b[0], rel=1e-9, abs=1e-12)
             assert rb.n_iter[c] == rc.n_iter[0]
             assert rb.n_ls_iter[c] == rc.n_ls_iter[0]
@@ -190,8 +218,9 @@ def test_float32_kernel_matches_float64_when_well_posed():
     kw = dict(L=L, gamma_a=1e-2, gamma_i=1.0, intrinsic_bias=True, max_iter=5000)
     r64 = lapsvm_pcg(K, Y, tol=1e-8, **kw)
     for pre in ("paper", "nystroem"):
-        r32 = lapsvm_pcg(K.astype(np.float32), Y, tol=1e-5, preconditioner=pre,
-                         random_state=0, **kw)
+        r32 = lapsvm_pcg(
+            K.astype(np.float32), Y, tol=1e-5, preconditioner=pre, random_state=0, **kw
+        )
         assert r32.reason == ["tol"]
         np.testing.assert_allclose(r32.objective, r64.objective, rtol=1e-4)
         F64, F32 = K @ r64.alpha + r64.b, K @ r32.alpha + r32.b
@@ -227,8 +256,14 @@ def test_bad_preconditioner_arguments():
 def test_half_window_stability_rule():
     K, L, Y = _moons(300)
     theta = int(np.ceil(np.sqrt(300) / 2))
-    kw = dict(L=L, gamma_a=1e-6, gamma_i=1.0, intrinsic_bias=True, max_iter=3000,
-              early_stopping="stability")
+    kw = dict(
+        L=L,
+        gamma_a=1e-6,
+        gamma_i=1.0,
+        intrinsic_bias=True,
+        max_iter=3000,
+        early_stopping="stability",
+    )
     last = lapsvm_pcg(K, Y, **kw)
     half = lapsvm_pcg(K, Y, stability_window="half", **kw)
     assert half.reason == ["stability"] and last.reason == ["stability"]
@@ -236,8 +271,16 @@ def test_half_window_stability_rule():
     assert half.n_iter[0] >= 2 * theta and half.n_iter[0] % theta == 0
     # on this problem the growing window is the stricter one (not a theorem)
     assert half.n_iter[0] >= last.n_iter[0]
-    unstopped = lapsvm_pcg(K, Y, L=L, gamma_a=1e-6, gamma_i=1.0, intrinsic_bias=True,
-                           tol=1e-8, max_iter=5000)
+    unstopped = lapsvm_pcg(
+        K,
+        Y,
+        L=L,
+        gamma_a=1e-6,
+        gamma_i=1.0,
+        intrinsic_bias=True,
+        tol=1e-8,
+        max_iter=5000,
+    )
     assert half.objective[0] >= unstopped.objective[0] * (1 - 1e-9)
     with pytest.raises(ValueError, match="stability_window"):
         lapsvm_pcg(K, Y, stability_window="all", **kw)
@@ -251,8 +294,11 @@ def test_estimator_preconditioners_agree():
     a = LapSVM(preconditioner="paper", **kw).fit(X, y)
     b = LapSVM(preconditioner="nystroem", **kw).fit(X, y)
     assert a.objective_ == pytest.approx(b.objective_, rel=1e-6)
-    np.testing.assert_allclose(b.decision_function(X), a.decision_function(X),
-                               atol=1e-4 * np.abs(a.decision_function(X)).max())
+    np.testing.assert_allclose(
+        b.decision_function(X),
+        a.decision_function(X),
+        atol=1e-4 * np.abs(a.decision_function(X)).max(),
+    )
     assert b.n_iter_ < a.n_iter_
 
 
@@ -276,30 +322,62 @@ def _reference_cases():
     K1, L1, Y1 = _problem(22, n=120, n_lab=16)
     w = np.random.default_rng(1).uniform(0.5, 2.0, size=K1.shape[0])
     a0 = np.random.default_rng(2).normal(size=(K1.shape[0], 1)) * 1e-2
-    es = dict(L=Lm, gamma_a=GA_ES, gamma_i=1.0, intrinsic_bias=True, max_iter=3000,
-              tol=TOL_ES, check_every=2)
+    es = dict(
+        L=Lm,
+        gamma_a=GA_ES,
+        gamma_i=1.0,
+        intrinsic_bias=True,
+        max_iter=3000,
+        tol=TOL_ES,
+        check_every=2,
+    )
     plain = dict(L=L3, gamma_a=GA_PL, gamma_i=0.5, tol=TOL_PL, max_iter=3000)
     one = dict(L=L1, gamma_a=GA_ONE, gamma_i=0.5, tol=1e-9, max_iter=3000)
     cases = {
         "stability_last": (Km, Ym, dict(es, early_stopping="stability")),
-        "stability_half": (Km, Ym, dict(es, early_stopping="stability",
-                                        stability_window="half")),
-        "stability_paper": (Km, Ym, dict(es, early_stopping="stability",
-                                         stability_value_tol=None, check_every=3)),
-        "validation": (Km, Ym, dict(es, early_stopping="validation", K_val=K_val,
-                                    Y_val=Y_val)),
+        "stability_half": (
+            Km,
+            Ym,
+            dict(es, early_stopping="stability", stability_window="half"),
+        ),
+        "stability_paper": (
+            Km,
+            Ym,
+            dict(
+                es, early_stopping="stability", stability_value_tol=None, check_every=3
+            ),
+        ),
+        "validation": (
+            Km,
+            Ym,
+            dict(es, early_stopping="validation", K_val=K_val, Y_val=Y_val),
+        ),
         "mixed": (Km, Ym, dict(es, early_stopping="mixed", K_val=K_val, Y_val=Y_val)),
         "callback": (Km, Ym, dict(es, callback=lambda s: s["iteration"] >= 7)),
-        "history": (Km, Ym, dict(es, tol=1e-8, record_history=True, K_eval=K_val,
-                                 Y_eval=Y_val)),
-        "weighted_warm": (K1, Y1, dict(one, sample_weight=w, alpha0=a0,
-                                       b0=np.array([0.1]))),
+        "history": (
+            Km,
+            Ym,
+            dict(es, tol=1e-8, record_history=True, K_eval=K_val, Y_eval=Y_val),
+        ),
+        "weighted_warm": (
+            K1,
+            Y1,
+            dict(one, sample_weight=w, alpha0=a0, b0=np.array([0.1])),
+        ),
         "no_intercept": (K1, Y1, dict(one, fit_intercept=False)),
         "squared": (K3, Y3, dict(plain, loss="squared", intrinsic_bias=True)),
-        "nystroem": (K3, Y3, dict(plain, preconditioner="nystroem",
-                                  preconditioner_rank=60, random_state=0)),
-        "block_stability": (K3, Y3, dict(plain, early_stopping="stability",
-                                         check_every=2, stability_tol=0.05)),
+        "nystroem": (
+            K3,
+            Y3,
+            dict(
+                plain, preconditioner="nystroem", preconditioner_rank=60, random_state=0
+            ),
+        ),
+        "block_stability": (
+            K3,
+            Y3,
+            dict(plain, early_stopping="stability", check_every=2, stability_tol=0.05),
+        ),
     }
     for crit in ("mixed", "gradient", "preconditioned_gradient", "objective"):
         cases[f"crit_{crit}"] = (K3, Y3, dict(plain, tol_criterion=crit))
@@ -338,12 +416,13 @@ def test_pcg_equals_the_saved_reference(name):
         want = ref[f"{name}/{f}"]
         err = np.linalg.norm(np.asarray(getattr(r, f)) - want)
         assert err <= 1e-8 * max(np.linalg.norm(want), 1e-300), f
-    hist = {k[len(name) + 9:] for k in ref.files if k.startswith(f"{name}/history/")}
+    hist = {k[len(name) + 9 :] for k in ref.files if k.startswith(f"{name}/history/")}
     assert hist == set(r.history) - {"time"}
     for k in hist:
         want = ref[f"{name}/history/{k}"]
-        np.testing.assert_allclose(r.history[k], want, rtol=1e-8,
-                                   atol=1e-8 * np.abs(want).max())
+        np.testing.assert_allclose(
+            r.history[k], want, rtol=1e-8, atol=1e-8 * np.abs(want).max()
+        )
 
 
 if __name__ == "__main__":

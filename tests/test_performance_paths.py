@@ -30,7 +30,12 @@ def test_symv_and_gemm_paths_agree(dtype, cols):
     V = rng.standard_normal(300) if cols == 0 else rng.standard_normal((300, cols))
     ref = K.astype(np.float64) @ V
     tol = 1e-10 if dtype == np.float64 else 2e-4
-    for kw in ({}, {"use_symmetry": False}, {"blas_threads": 1}, {"blas_threads": None}):
+    for kw in (
+        {},
+        {"use_symmetry": False},
+        {"blas_threads": 1},
+        {"blas_threads": None},
+    ):
         out = DenseKernelOperator(K, **kw) @ V
         assert out.dtype == np.float64 and out.shape == ref.shape
         np.testing.assert_allclose(out, ref, atol=tol * np.abs(ref).max())
@@ -49,8 +54,12 @@ def test_float32_operator_matches_float64():
     K32 = kernel_matrix(X.astype(np.float32), gamma=0.3)
     assert K32.dtype == np.float32
     V = rng.standard_normal((400, 4))
-    np.testing.assert_allclose(DenseKernelOperator(K32) @ V, DenseKernelOperator(K64) @ V,
-                               rtol=0, atol=1e-4 * np.abs(K64 @ V).max())
+    np.testing.assert_allclose(
+        DenseKernelOperator(K32) @ V,
+        DenseKernelOperator(K64) @ V,
+        rtol=0,
+        atol=1e-4 * np.abs(K64 @ V).max(),
+    )
 
 
 def test_blas_thread_choice_by_size():
@@ -83,8 +92,12 @@ def test_pcg_same_result_on_every_product_path():
         scale = np.abs(b.alpha).max()
         np.testing.assert_allclose(a.alpha, b.alpha, rtol=0, atol=1e-9 * scale)
         np.testing.assert_allclose(a.b, b.b, rtol=0, atol=1e-9 * max(1, abs(b.b).max()))
-    np.testing.assert_allclose(lapsvm_pcg(K, Y, **kw).alpha, ref.alpha, rtol=0,
-                               atol=1e-9 * np.abs(ref.alpha).max())
+    np.testing.assert_allclose(
+        lapsvm_pcg(K, Y, **kw).alpha,
+        ref.alpha,
+        rtol=0,
+        atol=1e-9 * np.abs(ref.alpha).max(),
+    )
 
 
 @pytest.mark.parametrize("n", [100, 700, 1500])
@@ -136,5 +149,6 @@ def test_pcg_batched_columns_equal_single_columns_at_large_n():
     a = lapsvm_pcg(K, Y, **kw)
     for c in range(2):
         b = lapsvm_pcg(K, Y[:, [c]], **kw)
-        np.testing.assert_allclose(a.alpha[:, c], b.alpha[:, 0], rtol=0,
-                                   atol=1e-10 * np.abs(b.alpha).max())
+        np.testing.assert_allclose(
+            a.alpha[:, c], b.alpha[:, 0], rtol=0, atol=1e-10 * np.abs(b.alpha).max()
+        )

@@ -25,7 +25,9 @@ def test_decision_boundary_surface_is_the_decision_function():
     lo, hi = ax.get_xlim()
     assert lo < X[:, 0].min() and hi > X[:, 0].max()
     # the zero level line separates the points the classifier labels differently
-    zero = [c for c in ax.collections if hasattr(c, "levels") and list(c.levels) == [0.0]]
+    zero = [
+        c for c in ax.collections if hasattr(c, "levels") and list(c.levels) == [0.0]
+    ]
     assert len(zero) == 1
     pts = np.vstack([p.vertices for p in zero[0].get_paths()])
     np.testing.assert_allclose(clf.decision_function(pts), 0.0, atol=0.05)

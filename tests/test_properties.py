@@ -61,8 +61,16 @@ def test_laprls_pcg_equals_direct_solve(prob, w):
     K, L, Y, _ = prob
     gamma_a, gamma_i = w
     ref = laprls_direct(K, Y, L=L, gamma_a=gamma_a, gamma_i=gamma_i)
-    res = lapsvm_pcg(K, Y, L=L, gamma_a=gamma_a, gamma_i=gamma_i, loss="squared",
-                     tol=1e-12, max_iter=5000)
+    res = lapsvm_pcg(
+        K,
+        Y,
+        L=L,
+        gamma_a=gamma_a,
+        gamma_i=gamma_i,
+        loss="squared",
+        tol=1e-12,
+        max_iter=5000,
+    )
     f_ref = K @ ref.alpha + ref.b
     f = K @ res.alpha + res.b
     scale = max(1.0, np.abs(f_ref).max())
@@ -76,8 +84,9 @@ def test_lapsvm_pcg_equals_newton(prob, w):
     K, L, Y, _ = prob
     gamma_a, gamma_i = w
     ref = lapsvm_newton(K, Y, L=L, gamma_a=gamma_a, gamma_i=gamma_i, max_iter=200)
-    res = lapsvm_pcg(K, Y, L=L, gamma_a=gamma_a, gamma_i=gamma_i, tol=1e-12,
-                     max_iter=5000)
+    res = lapsvm_pcg(
+        K, Y, L=L, gamma_a=gamma_a, gamma_i=gamma_i, tol=1e-12, max_iter=5000
+    )
     # the same strictly convex objective in f: the minima agree
     assert res.objective[0] == pytest.approx(ref.objective[0], rel=1e-7, abs=1e-10)
     f_ref = K @ ref.alpha + ref.b

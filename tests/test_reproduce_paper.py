@@ -29,9 +29,11 @@ REPO = Path(__file__).resolve().parents[1]
 
 def _data_dir() -> Path | None:
     for cand in (os.environ.get("SEMISVM_DATA"), REPO / ".." / "shared" / "data"):
-        if cand and (Path(cand) / "g50c.npz").is_file() and (
-            Path(cand) / "uspst.npz"
-        ).is_file():
+        if (
+            cand
+            and (Path(cand) / "g50c.npz").is_file()
+            and (Path(cand) / "uspst.npz").is_file()
+        ):
             return Path(cand)
     return None
 
@@ -47,8 +49,9 @@ KNOWN_OUTSIDE = {("g50c", "rlsc", "V")}
 @pytest.mark.skipif(DATA is None, reason="benchmark data directory missing")
 @pytest.mark.parametrize("dataset", ["g50c", "uspst_b"])
 def test_reproduced_errors_within_paper_std(dataset):
-    res = run_reproduction(dataset, data_dir=DATA, n_splits=12, figures=False,
-                           progress=False, out_dir=None)
+    res = run_reproduction(
+        dataset, data_dir=DATA, n_splits=12, figures=False, progress=False, out_dir=None
+    )
     summary = {(r["dataset"], r["classifier"]): r for r in res.summary}
     checked, outside = 0, []
     for table in (TABLE4, TABLE7):
@@ -82,8 +85,14 @@ def test_coil20_dual_and_newton_agree_and_per_class_times():
     # Newton's b = 0); the bias-free dual solves Newton's model with the hinge
     # loss, so the two stay within 2 points on the 20-class set.  The same run
     # times the Table 3 solvers one class at a time (the authors' protocol).
-    res = run_reproduction("coil20", data_dir=DATA, n_splits=3, figures=False,
-                           progress=False, classifiers=["dual", "newton", "pcg_mixed"])
+    res = run_reproduction(
+        "coil20",
+        data_dir=DATA,
+        n_splits=3,
+        figures=False,
+        progress=False,
+        classifiers=["dual", "newton", "pcg_mixed"],
+    )
     summary = {r["classifier"]: r for r in res.summary}
     dual, newton = summary["dual"]["err_U"][0], summary["newton"]["err_U"][0]
     assert abs(dual - newton) <= 2.0, (dual, newton)

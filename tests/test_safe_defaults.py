@@ -118,7 +118,12 @@ def test_auto_verbose_says_what_and_why(capsys):
     X, y, _ = _tanh_family(300, 10, seed=1, n_lab=40)
     LapSVM(verbose=1, max_iter=50).fit(X, y)
     out = capsys.readouterr().out
-    assert "gamma_a=" in out and "gamma_i=" in out and "LOO" in out or "standard error" in out
+    assert (
+        "gamma_a=" in out
+        and "gamma_i=" in out
+        and "LOO" in out
+        or "standard error" in out
+    )
 
 
 def test_gamma_i_zero_is_the_supervised_solution():
@@ -142,11 +147,13 @@ def test_cv_scores_the_refitted_model(cls):
     X, yt = make_moons(120, noise=0.2, random_state=3)
     rng = np.random.default_rng(3)
     y = np.full(120, -1)
-    lab = np.concatenate([rng.choice(np.flatnonzero(yt == c), 6, replace=False)
-                          for c in (0, 1)])
+    lab = np.concatenate(
+        [rng.choice(np.flatnonzero(yt == c), 6, replace=False) for c in (0, 1)]
+    )
     y[lab] = yt[lab]
-    cv = cls(gamma_a=(1e-3, 1e-1), gamma_i=(0.0, 1.0), gamma=[2.0], cv=3,
-             random_state=0).fit(X, y)
+    cv = cls(
+        gamma_a=(1e-3, 1e-1), gamma_i=(0.0, 1.0), gamma=[2.0], cv=3, random_state=0
+    ).fit(X, y)
     Q = np.flatnonzero(y != -1)
     folds = StratifiedKFold(3, shuffle=True, random_state=0).split(
         np.zeros((Q.size, 1)), y[Q]
@@ -160,7 +167,8 @@ def test_cv_scores_the_refitted_model(cls):
             est = type(base)(**{**base.get_params(), **params}).fit(X, y_f)
             acc = float(np.mean(est.predict(X[Q[te]]) == y[Q[te]]))
             assert acc == pytest.approx(cv.cv_results_[f"split{f}_test_score"][i]), (
-                params, f
+                params,
+                f,
             )
     best = cv.cv_results_["params"][cv.best_index_]
     assert best == cv.best_params_
@@ -172,8 +180,9 @@ def test_class_prior_auto_on_imbalanced_moons_with_balanced_labels():
     X, yt = make_moons((100, 400), noise=0.1, random_state=0)
     rng = np.random.default_rng(0)
     y = np.full(yt.size, -1)
-    lab = np.concatenate([rng.choice(np.flatnonzero(yt == c), 2, replace=False)
-                          for c in (0, 1)])
+    lab = np.concatenate(
+        [rng.choice(np.flatnonzero(yt == c), 2, replace=False) for c in (0, 1)]
+    )
     y[lab] = yt[lab]
     U = y == -1
     est = LapSVM(class_prior="auto").fit(X, y)
@@ -189,8 +198,9 @@ def test_ratio_cut_closed_form():
 
     # path 0 - 1 - 2 - 3 with weights 1, 2, 3: the cut {0, 1} | {2, 3} has
     # weight 2 and a smaller side of 2 points; {0} | {1, 2, 3} weight 1 over 1
-    W = sp.csr_array(np.array([[0, 1, 0, 0], [1, 0, 2, 0], [0, 2, 0, 3],
-                               [0, 0, 3, 0]], dtype=float))
+    W = sp.csr_array(
+        np.array([[0, 1, 0, 0], [1, 0, 2, 0], [0, 2, 0, 3], [0, 0, 3, 0]], dtype=float)
+    )
     L = sp.diags(np.asarray(W.sum(axis=1)).ravel()) - W
     assert ratio_cut(L, np.array([True, True, False, False])) == pytest.approx(1.0)
     assert ratio_cut(L, np.array([True, False, False, False])) == pytest.approx(1.0)
@@ -208,7 +218,9 @@ def test_class_prior_auto_keeps_overlapping_gaussians_balanced():
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[1]
-    data = Path(__import__("os").environ.get("SEMISVM_DATA", root.parent / "shared" / "data"))
+    data = Path(
+        __import__("os").environ.get("SEMISVM_DATA", root.parent / "shared" / "data")
+    )
     if not (data / "g50c.npz").exists():
         pytest.skip(f"G50C data not found in {data}")
     sys.path.insert(0, str(root / "benchmarks" / "accuracy"))

@@ -38,10 +38,14 @@ def _problem(n=90, n_lab=12, seed=0, classes=2):
         X, yt = make_blobs(n, centers=classes, cluster_std=2.0, random_state=seed)
     K = kernel_matrix(X, kernel="rbf", gamma=1.0)
     L = graph_laplacian(knn_graph(X, 6, weight="binary"))
-    lab = np.sort(np.concatenate([
-        rng.choice(np.flatnonzero(yt == c), n_lab // classes, replace=False)
-        for c in range(classes)
-    ]))
+    lab = np.sort(
+        np.concatenate(
+            [
+                rng.choice(np.flatnonzero(yt == c), n_lab // classes, replace=False)
+                for c in range(classes)
+            ]
+        )
+    )
     if classes == 2:
         Yl = np.where(yt[lab] == 1, 1.0, -1.0)[:, None]
     else:
@@ -134,7 +138,8 @@ def test_scale_free_squared_hinge_is_the_minimum_and_scale_free():
         wn = w / w.sum()
         ref = minimize_scalar(
             lambda s, m=m, wn=wn: float((wn * np.maximum(0, 1 - s * m) ** 2).sum()),
-            bounds=(0, 1e3 / np.abs(m).min()), method="bounded",
+            bounds=(0, 1e3 / np.abs(m).min()),
+            method="bounded",
             options={"xatol": 1e-12},
         ).fun
         assert val <= ref + 1e-10
@@ -167,8 +172,10 @@ def test_auto_keeps_the_graph_where_it_is_right(cls):
     assert sel["rule"] == "loo"
     assert (sel["gamma_a"], sel["gamma_i"]) == (1e-6, 1.0), sel["reason"]
     sup = cls(gamma_a="auto", gamma_i=0.0).fit(X, y)
-    assert np.mean(est.transduction_[U] == yt[U]) > np.mean(
-        sup.transduction_[U] == yt[U]) + 0.02
+    assert (
+        np.mean(est.transduction_[U] == yt[U])
+        > np.mean(sup.transduction_[U] == yt[U]) + 0.02
+    )
 
 
 @pytest.mark.parametrize("cls", [LapSVM, LapRLS])
@@ -176,7 +183,9 @@ def test_identical_fits_give_identical_models(cls):
     X, y, _ = _digits_5()
     a = cls().fit(X, y)
     b = cls().fit(X, y)
-    assert a.regularization_selection_["reason"] == b.regularization_selection_["reason"]
+    assert (
+        a.regularization_selection_["reason"] == b.regularization_selection_["reason"]
+    )
     assert a.decision_function(X).tobytes() == b.decision_function(X).tobytes()
 
 
@@ -196,11 +205,15 @@ def test_identical_fit_in_a_fresh_process():
         "X, y = pickle.loads(sys.stdin.buffer.read())\n"
         "sys.stdout.buffer.write(LapSVM().fit(X, y).decision_function(X).tobytes())\n"
     )
-    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1",
-               MKL_NUM_THREADS="1")
+    env = dict(
+        os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1"
+    )
     out = subprocess.run(
-        [sys.executable, "-c", code], input=pickle.dumps((X, y)),
-        capture_output=True, check=True, env=env,
+        [sys.executable, "-c", code],
+        input=pickle.dumps((X, y)),
+        capture_output=True,
+        check=True,
+        env=env,
     ).stdout
     assert out == here.tobytes()
 
@@ -251,9 +264,14 @@ def _every_estimator():
     )
 
     return [
-        LapSVM(), LapRLS(), LapSVC(), LapSVMCV(gamma_a=(1e-6, 1e-2), gamma_i=(0.0, 1.0)),
-        LapRLSCV(gamma_a=(1e-6, 1e-2), gamma_i=(0.0, 1.0)), LapSVMPath(),
-        SemiSupervisedKernel(), ExactTSVM(time_limit=5),
+        LapSVM(),
+        LapRLS(),
+        LapSVC(),
+        LapSVMCV(gamma_a=(1e-6, 1e-2), gamma_i=(0.0, 1.0)),
+        LapRLSCV(gamma_a=(1e-6, 1e-2), gamma_i=(0.0, 1.0)),
+        LapSVMPath(),
+        SemiSupervisedKernel(),
+        ExactTSVM(time_limit=5),
     ]
 
 
@@ -304,9 +322,14 @@ def test_every_estimator_fitted_twice_gives_the_same_bytes(est):
         "sys.stdout.buffer.write(_outputs(m, X))\n"
     )
     here = str(__import__("pathlib").Path(__file__).parent)
-    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1",
-               MKL_NUM_THREADS="1")
-    out = subprocess.run([sys.executable, "-c", code, here],
-                         input=pickle.dumps((X, y, est)),
-                         capture_output=True, check=True, env=env).stdout
+    env = dict(
+        os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, here],
+        input=pickle.dumps((X, y, est)),
+        capture_output=True,
+        check=True,
+        env=env,
+    ).stdout
     assert out == a

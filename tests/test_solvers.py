@@ -53,7 +53,13 @@ def test_newton_equals_pcg_to_convergence(seed, C, normalized, ib):
     # the solver's own objective equals the directly evaluated one
     for c in range(C):
         obj, _, _ = primal_objective(
-            K, Y[:, c], rp.alpha[:, c], rp.b[c], L=L, gamma_a=1e-2, gamma_i=0.5,
+            K,
+            Y[:, c],
+            rp.alpha[:, c],
+            rp.b[c],
+            L=L,
+            gamma_a=1e-2,
+            gamma_i=0.5,
             intrinsic_bias=ib,
         )
         assert obj == pytest.approx(rp.objective[c], rel=1e-10)
@@ -106,10 +112,10 @@ def test_gradient_matches_finite_differences(loss, ib):
 def test_pcg_solution_has_zero_gradient():
     K, L, Y = _problem(6)
     r = lapsvm_pcg(K, Y, L=L, gamma_a=1e-2, gamma_i=0.5, tol=1e-12, max_iter=20000)
-    obj, gb, ga = primal_objective(K, Y[:, 0], r.alpha[:, 0], r.b[0], L=L,
-                                   gamma_a=1e-2, gamma_i=0.5)
-    g0 = primal_objective(K, Y[:, 0], np.zeros(90), 0.0, L=L, gamma_a=1e-2,
-                          gamma_i=0.5)
+    obj, gb, ga = primal_objective(
+        K, Y[:, 0], r.alpha[:, 0], r.b[0], L=L, gamma_a=1e-2, gamma_i=0.5
+    )
+    g0 = primal_objective(K, Y[:, 0], np.zeros(90), 0.0, L=L, gamma_a=1e-2, gamma_i=0.5)
     norm0 = np.hypot(g0[1], np.linalg.norm(g0[2]))
     assert np.hypot(gb, np.linalg.norm(ga)) < 1e-8 * norm0
 
@@ -139,8 +145,9 @@ def test_exact_line_search_matches_brute_force(seed):
     def phi(t):
         return objective_along(t, f, fd, y, 0.0, A, B)
 
-    res = minimize_scalar(phi, bounds=(0, 50), method="bounded",
-                          options={"xatol": 1e-12})
+    res = minimize_scalar(
+        phi, bounds=(0, 50), method="bounded", options={"xatol": 1e-12}
+    )
     grid = np.linspace(0, 2 * max(s, 1e-3) + 1, 20001)
     best_grid = min(phi(t) for t in grid)
     assert phi(s) <= min(res.fun, best_grid) + 1e-10
@@ -169,8 +176,13 @@ def test_gamma_i_zero_equals_l2svm_on_labeled_points():
         r_ = -yl * h
         return obj, np.r_[Kll @ r_ + ga * Kll @ beta, r_.sum()]
 
-    z = minimize(fun, np.zeros(21), jac=True, method="BFGS",
-                 options={"gtol": 1e-10, "maxiter": 5000}).x
+    z = minimize(
+        fun,
+        np.zeros(21),
+        jac=True,
+        method="BFGS",
+        options={"gtol": 1e-10, "maxiter": 5000},
+    ).x
     Xt = rng.normal(size=(50, 2))
     Kt = kernel_matrix(Xt, X, gamma=0.5)
     f_ref = Kt[:, lab] @ z[:-1] + z[-1]
@@ -187,19 +199,25 @@ def test_block_pcg_equals_columns_solved_alone():
     rb = lapsvm_pcg(K, Y, **kw)
     for c in range(3):
         rc = lapsvm_pcg(K, Y[:, [c]], **kw)
-        np.testing.assert_allclose(rb.alpha[:, c], rc.alpha[:, 0], rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(
+            rb.alpha[:, c], rc.alpha[:, 0], rtol=1e-9, atol=1e-12
+        )
         assert rb.n_iter[c] == rc.n_iter[0]
 
 
 def test_each_column_stops_by_its_own_rule():
     K, L, Y = _problem(9, C=3, n=150, n_lab=30)
-    r = lapsvm_pcg(K, Y, L=L, gamma_a=1e-4, gamma_i=1.0, early_stopping="stability",
-                   max_iter=2000)
+    r = lapsvm_pcg(
+        K, Y, L=L, gamma_a=1e-4, gamma_i=1.0, early_stopping="stability", max_iter=2000
+    )
     assert set(r.reason) <= {"stability", "tol"}
     # the columns stop at different iterations (a global stop would give one count)
     assert len(set(r.n_iter.tolist())) > 1
     theta = int(np.ceil(np.sqrt(150) / 2))
-    assert all(it % theta == 0 or reason == "tol" for it, reason in zip(r.n_iter, r.reason, strict=True))
+    assert all(
+        it % theta == 0 or reason == "tol"
+        for it, reason in zip(r.n_iter, r.reason, strict=True)
+    )
 
 
 def test_history_and_callback():
@@ -210,8 +228,17 @@ def test_history_and_callback():
         calls.append(state["iteration"])
         return state["iteration"] >= 5
 
-    r = lapsvm_pcg(K, Y, L=L, gamma_a=1e-2, gamma_i=0.5, record_history=True,
-                   callback=cb, K_eval=K, Y_eval=np.where(Y == 0, 1.0, Y))
+    r = lapsvm_pcg(
+        K,
+        Y,
+        L=L,
+        gamma_a=1e-2,
+        gamma_i=0.5,
+        record_history=True,
+        callback=cb,
+        K_eval=K,
+        Y_eval=np.where(Y == 0, 1.0, Y),
+    )
     assert calls == [1, 2, 3, 4, 5]
     assert r.reason == ["callback"]
     assert r.history["objective"].shape == (6, 1)
@@ -231,8 +258,9 @@ def test_warm_start_does_not_modify_x0_and_converges_at_once():
 def test_float32_kernel_close_to_float64():
     K, L, Y = _problem(12)
     r64 = lapsvm_pcg(K, Y, L=L, gamma_a=1e-2, gamma_i=0.5, tol=1e-10, max_iter=5000)
-    r32 = lapsvm_pcg(K.astype(np.float32), Y, L=L, gamma_a=1e-2, gamma_i=0.5,
-                     tol=1e-5, max_iter=5000)
+    r32 = lapsvm_pcg(
+        K.astype(np.float32), Y, L=L, gamma_a=1e-2, gamma_i=0.5, tol=1e-5, max_iter=5000
+    )
     np.testing.assert_allclose(r32.objective, r64.objective, rtol=1e-3)
 
 
@@ -305,8 +333,13 @@ def test_results_share_one_base_and_one_reason_vocabulary():
         lapsvm_newton(K, Y, L=L, gamma_a=1e-2, gamma_i=0.5),
         laprls_direct(K, Y, L=L, gamma_a=1e-2, gamma_i=0.5),
     ]
-    assert [r.reason for r in runs] == [["tol"], ["stability"], ["max_iter"],
-                                        ["error_vectors"], ["direct"]]
+    assert [r.reason for r in runs] == [
+        ["tol"],
+        ["stability"],
+        ["max_iter"],
+        ["error_vectors"],
+        ["direct"],
+    ]
     for r in runs:
         assert isinstance(r, SolveResult) and isinstance(r, SolverResult)
         assert r.stop_reason == r.reason
@@ -346,16 +379,28 @@ def test_early_stopping_labels_do_not_depend_on_the_rounding_of_zero_outputs():
 
     def decisions(dead_zone, noise_seed):
         noise = np.random.default_rng(noise_seed)
-        rule = DataStoppingRule("stability", theta=1, unlabeled=np.arange(50),
-                                n_columns=1, stability_tol=0.1,
-                                stability_value_tol=None, window="last",
-                                dead_zone=dead_zone)
+        rule = DataStoppingRule(
+            "stability",
+            theta=1,
+            unlabeled=np.arange(50),
+            n_columns=1,
+            stability_tol=0.1,
+            stability_value_tol=None,
+            window="last",
+            dead_zone=dead_zone,
+        )
         out = []
         for it in range(1, 5):
             g = f.copy()
             g[40:] += noise.choice([-1e-17, 1e-17], (10, 1))  # this check's rounding
-            st = {"iteration": it, "Ka": g, "b": np.zeros(1), "alpha": g,
-                  "active": np.ones(1, dtype=bool), "objective": np.zeros(1)}
+            st = {
+                "iteration": it,
+                "Ka": g,
+                "b": np.zeros(1),
+                "alpha": g,
+                "active": np.ones(1, dtype=bool),
+                "objective": np.zeros(1),
+            }
             out.append(bool(rule(st)[0]))
         return out
 

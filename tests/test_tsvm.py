@@ -541,7 +541,9 @@ def test_one_vs_rest_classes_in_parallel_equal_sequential():
     b = ExactTSVM(n_jobs=2, **kw).fit(X, y)
     assert a.is_global_optimum_ and b.is_global_optimum_
     np.testing.assert_array_equal(a.transduction_, b.transduction_)
-    np.testing.assert_allclose(a.decision_function(X), b.decision_function(X), atol=1e-10)
+    np.testing.assert_allclose(
+        a.decision_function(X), b.decision_function(X), atol=1e-10
+    )
 
 
 # ----------------------------------------------------------------------------
@@ -608,7 +610,13 @@ def test_verbose_final_line_reports_gap_without_certificate(capsys):
     for solve in (
         lambda: tsvm_branch_and_bound(K, t, C=10.0, C_star=1.0, max_nodes=5, verbose=1),
         lambda: tsvm_randomized(
-            K, t, C=10.0, C_star=1.0, sample_size=10, max_nodes=5, verbose=1,
+            K,
+            t,
+            C=10.0,
+            C_star=1.0,
+            sample_size=10,
+            max_nodes=5,
+            verbose=1,
             random_state=0,
         ),
     ):

@@ -53,27 +53,59 @@ from _common import (  # noqa: E402
 )
 
 METHODS = [
-    "LapSVM", "LapRLS", "LapSVMCV", "LapRLSCV", "LapSVM-graph", "LapSVM-sup",
-    "SVC", "SVC-CV",
-    "LabelSpreading-knn", "LabelSpreading-rbf", "SelfTraining-SVC",
-    "Poisson-gl", "Laplace-gl",
+    "LapSVM",
+    "LapRLS",
+    "LapSVMCV",
+    "LapRLSCV",
+    "LapSVM-graph",
+    "LapSVM-sup",
+    "SVC",
+    "SVC-CV",
+    "LabelSpreading-knn",
+    "LabelSpreading-rbf",
+    "SelfTraining-SVC",
+    "Poisson-gl",
+    "Laplace-gl",
 ]
 #: families where the cluster assumption fails or the classes are imbalanced
 #: (issue 19): the graph misleads, the labels are balanced by design, ...
 HARD_FAMILIES = [
-    ("tanh50-2000", "prop50"), ("tanh784-2000", "prop50"), ("tanh50-10000", "prop50"),
-    ("clusters_cut-2000", "prop50"), ("noise_hd-1000", "prop50"),
-    ("moons_1to4-500", "2/class"), ("moons_1to9-500", "2/class"),
-    ("circles_1to4-500", "2/class"), ("digits01_1to4-225", "2/class"),
+    ("tanh50-2000", "prop50"),
+    ("tanh784-2000", "prop50"),
+    ("tanh50-10000", "prop50"),
+    ("clusters_cut-2000", "prop50"),
+    ("noise_hd-1000", "prop50"),
+    ("moons_1to4-500", "2/class"),
+    ("moons_1to9-500", "2/class"),
+    ("circles_1to4-500", "2/class"),
+    ("digits01_1to4-225", "2/class"),
 ]
 #: the oracle column: per draw, the best of these (graph-trusting model, lambda_I = 0
 #: model, SVC on the labels) chosen with the true labels of U (issue 27)
 ORACLE_OF = ("LapSVM-graph", "LapSVM-sup", "SVC")
 #: methods that hold an n x n dense matrix (skipped above --max-dense points)
-DENSE = {"LapSVM", "LapRLS", "LapSVMCV", "LapRLSCV", "LapSVM-graph", "LapSVM-sup",
-         "LabelSpreading-rbf", "SelfTraining-SVC"}
-FIELDS = ["dataset", "setting", "draw", "method", "n", "n_labeled", "err_unlabeled",
-          "err_test", "fit_time", "note"]
+DENSE = {
+    "LapSVM",
+    "LapRLS",
+    "LapSVMCV",
+    "LapRLSCV",
+    "LapSVM-graph",
+    "LapSVM-sup",
+    "LabelSpreading-rbf",
+    "SelfTraining-SVC",
+}
+FIELDS = [
+    "dataset",
+    "setting",
+    "draw",
+    "method",
+    "n",
+    "n_labeled",
+    "err_unlabeled",
+    "err_test",
+    "fit_time",
+    "note",
+]
 N_DRAWS = 10
 PAPER_SETS = ["g50c", "coil20_b", "pcmac", "uspst_b", "coil20", "uspst"]
 
@@ -125,8 +157,9 @@ def load(name: str, ddir: Path) -> tuple[Any, np.ndarray, np.ndarray | None]:
         if kind == "moons":
             X, y = skd.make_moons((n_min, n - n_min), noise=0.1, random_state=0)
         else:
-            X, y = skd.make_circles((n - n_min, n_min), noise=0.05, factor=0.5,
-                                    random_state=0)
+            X, y = skd.make_circles(
+                (n - n_min, n_min), noise=0.05, factor=0.5, random_state=0
+            )
         return X, y, None
     if name.startswith("digits01_1to4"):
         X, y = skd.load_digits(return_X_y=True)
@@ -135,8 +168,10 @@ def load(name: str, ddir: Path) -> tuple[Any, np.ndarray, np.ndarray | None]:
     if name == "moons_imbalanced":
         X, y = skd.make_moons(2500, noise=0.1, random_state=0)
         rng = np.random.RandomState(0)
-        keep = np.r_[rng.choice(np.flatnonzero(y == 0), 1000, replace=False),
-                     rng.choice(np.flatnonzero(y == 1), 250, replace=False)]
+        keep = np.r_[
+            rng.choice(np.flatnonzero(y == 0), 1000, replace=False),
+            rng.choice(np.flatnonzero(y == 1), 250, replace=False),
+        ]
         keep.sort()
         return X[keep], y[keep], None
     if name == "digits":
@@ -170,8 +205,9 @@ def draw_split(
     if test_mask is not None:
         train, test = idx[~test_mask], idx[test_mask]
     else:
-        train, test = train_test_split(idx, test_size=0.25, stratify=y,
-                                       random_state=draw)
+        train, test = train_test_split(
+            idx, test_size=0.25, stratify=y, random_state=draw
+        )
     if setting.startswith("prop"):  # labels proportional to the classes
         total = int(setting[4:])
         classes, counts = np.unique(y[train], return_counts=True)
@@ -179,10 +215,12 @@ def draw_split(
     else:
         classes = np.unique(y[train])
         per = np.full(classes.size, int(setting.split("/")[0]))
-    lab = np.concatenate([
-        rng.choice(train[y[train] == c], size=k, replace=False)
-        for c, k in zip(classes, per, strict=True)
-    ])
+    lab = np.concatenate(
+        [
+            rng.choice(train[y[train] == c], size=k, replace=False)
+            for c, k in zip(classes, per, strict=True)
+        ]
+    )
     lab.sort()
     unl = np.setdiff1d(train, lab)
     return lab, unl, np.sort(test)
@@ -207,20 +245,33 @@ def cells(args: argparse.Namespace) -> list[tuple[str, str]]:
     ddir = data_dir(args.data)
     for name in PAPER_SETS + ["usps_full"]:
         fname = {"coil20_b": "coil20", "uspst_b": "uspst", "pcmac": "pcmac_y"}.get(
-            name, name)
+            name, name
+        )
         if not (ddir / f"{fname}.npz").exists():
             print(f"# {name}: no data file in {ddir}, skipped", file=sys.stderr)
             continue
         if name in PAPER_SETS:
             out.append((name, "paper"))
         out += [(name, f"{k}/class") for k in (1, 5, 10)]
-    size = {"iris": 150, "wine": 178, "g50c": 550, "breast_cancer": 569,
-            "coil20": 1440, "coil20_b": 1440, "digits": 1797, "pcmac": 1946,
-            "uspst": 2007, "uspst_b": 2007, "usps_full": 9298,
-            "moons_imbalanced": 1250}
+    size = {
+        "iris": 150,
+        "wine": 178,
+        "g50c": 550,
+        "breast_cancer": 569,
+        "coil20": 1440,
+        "coil20_b": 1440,
+        "digits": 1797,
+        "pcmac": 1946,
+        "uspst": 2007,
+        "uspst_b": 2007,
+        "usps_full": 9298,
+        "moons_imbalanced": 1250,
+    }
+
     def n_of(c):
         name = c[0]
         return int(name.split("-")[1]) if "-" in name else size.get(name, 10**6)
+
     out.sort(key=n_of)
     if args.only:
         out = [c for c in out if any(c[0].startswith(o) for o in args.only)]
@@ -322,8 +373,11 @@ def run_method(method, X, y, lab, unl, test, quick) -> tuple[float, float, float
         t0 = time.perf_counter()
         est.fit(Xtr, ytr)
         t = time.perf_counter() - t0
-    msgs = {str(w.message).split(";")[0][:80] for w in caught
-            if "fallback" in str(w.message) or "no model selection" in str(w.message)}
+    msgs = {
+        str(w.message).split(";")[0][:80]
+        for w in caught
+        if "fallback" in str(w.message) or "no model selection" in str(w.message)
+    }
     if msgs:
         note = (note + " " + " / ".join(sorted(msgs))).strip()
     Xu, Xt = X[unl], X[test]
@@ -354,19 +408,37 @@ def run_cell(name, setting, draws, methods, ddir, quick, max_dense, threads):
         lab, unl, test = draw_split(y, test_mask, setting, draw, name)
         n = lab.size + unl.size
         for method in todo:
-            row = {"dataset": name, "setting": setting, "draw": draw, "method": method,
-                   "n": n, "n_labeled": lab.size}
+            row = {
+                "dataset": name,
+                "setting": setting,
+                "draw": draw,
+                "method": method,
+                "n": n,
+                "n_labeled": lab.size,
+            }
             if method in DENSE and n > max_dense:
-                row.update(err_unlabeled="", err_test="", fit_time="",
-                           note=f"skipped: dense n x n method at n={n} > --max-dense")
+                row.update(
+                    err_unlabeled="",
+                    err_test="",
+                    fit_time="",
+                    note=f"skipped: dense n x n method at n={n} > --max-dense",
+                )
             else:
                 try:
                     eu, et, t, note = run_method(method, X, y, lab, unl, test, quick)
-                    row.update(err_unlabeled=f"{eu:.6f}", err_test=f"{et:.6f}",
-                               fit_time=f"{t:.4f}", note=note)
+                    row.update(
+                        err_unlabeled=f"{eu:.6f}",
+                        err_test=f"{et:.6f}",
+                        fit_time=f"{t:.4f}",
+                        note=note,
+                    )
                 except Exception as exc:  # recorded, not hidden
-                    row.update(err_unlabeled="", err_test="", fit_time="",
-                               note=f"error: {type(exc).__name__}: {exc}"[:200])
+                    row.update(
+                        err_unlabeled="",
+                        err_test="",
+                        fit_time="",
+                        note=f"error: {type(exc).__name__}: {exc}"[:200],
+                    )
                     traceback.print_exc(file=sys.stderr)
             rows.append(row)
     return rows
@@ -416,20 +488,30 @@ def summarize(rows: list[dict], methods: list[str]) -> str:
             by[(r["dataset"], r["setting"])][r["method"]][int(r["draw"])] = r
     out = []
     head = ["data set", "setting", "draws"] + methods
-    for metric, title in (("err_unlabeled", "Error on the unlabeled points (%)"),
-                          ("err_test", "Error on the held-out test part (%)")):
+    for metric, title in (
+        ("err_unlabeled", "Error on the unlabeled points (%)"),
+        ("err_test", "Error on the held-out test part (%)"),
+    ):
         table = []
         for (ds, st), m in sorted(by.items()):
             nd = max(len(v) for v in m.values())
             line = [ds, st, nd]
             for meth in methods:
-                vals = [float(r[metric]) for r in m.get(meth, {}).values()
-                        if r[metric] not in ("", "nan")]
-                line.append(f"{100*np.mean(vals):.1f}±{100*np.std(vals):.1f}"
-                            if vals else "-")
+                vals = [
+                    float(r[metric])
+                    for r in m.get(meth, {}).values()
+                    if r[metric] not in ("", "nan")
+                ]
+                line.append(
+                    f"{100 * np.mean(vals):.1f}±{100 * np.std(vals):.1f}"
+                    if vals
+                    else "-"
+                )
             table.append(line)
-        out.append(f"### {title}, mean ± std over the label draws\n\n"
-                   + markdown_table(head, table))
+        out.append(
+            f"### {title}, mean ± std over the label draws\n\n"
+            + markdown_table(head, table)
+        )
     # wins / ties / losses on the unlabeled error: per cell, a method within 0.5
     # points of the best mean ties (several) or wins (alone); others lose.
     wtl = {m: [0, 0, 0] for m in methods}
@@ -437,8 +519,10 @@ def summarize(rows: list[dict], methods: list[str]) -> str:
     overall = {m: [] for m in methods}
     gap_oracle = {m: [] for m in methods}
     for m in by.values():
-        means = {meth: np.mean([float(r["err_unlabeled"]) for r in d.values()])
-                 for meth, d in m.items()}
+        means = {
+            meth: np.mean([float(r["err_unlabeled"]) for r in d.values()])
+            for meth, d in m.items()
+        }
         if not means:
             continue
         best = min(means.values())
@@ -460,27 +544,53 @@ def summarize(rows: list[dict], methods: list[str]) -> str:
     for r in rows:
         if r["fit_time"] not in ("", None) and r["method"] in methods:
             times[r["method"]].append(float(r["fit_time"]))
-    t2 = [[m, *wtl[m], *vs_svc[m],
-           f"{100*np.mean(overall[m]):.2f}" if overall[m] else "-", len(overall[m]),
-           f"{100*max(gap_oracle[m]):.1f}" if gap_oracle[m] else "-",
-           sum(g > 0.01 for g in gap_oracle[m]) if gap_oracle[m] else "-",
-           f"{np.median(times[m]):.3g}" if times[m] else "-",
-           f"{np.max(times[m]):.3g}" if times[m] else "-"] for m in methods]
+    t2 = [
+        [
+            m,
+            *wtl[m],
+            *vs_svc[m],
+            f"{100 * np.mean(overall[m]):.2f}" if overall[m] else "-",
+            len(overall[m]),
+            f"{100 * max(gap_oracle[m]):.1f}" if gap_oracle[m] else "-",
+            sum(g > 0.01 for g in gap_oracle[m]) if gap_oracle[m] else "-",
+            f"{np.median(times[m]):.3g}" if times[m] else "-",
+            f"{np.max(times[m]):.3g}" if times[m] else "-",
+        ]
+        for m in methods
+    ]
     out.append(
         "### Wins / ties / losses (unlabeled error; tie = within 0.5 points of the "
         "best mean of the cell), against SVC on the labels (±1 point), mean error "
         "over the cells a method ran, gap of the cell mean to the oracle's (the "
         "best of graph-trusting LapSVM, lambda_I = 0 LapSVM and SVC per draw, "
         "chosen with the true labels of U), time per fit (s; median and max)\n\n"
-        + markdown_table(["method", "wins", "ties", "losses", "better than SVC",
-                          "same", "worse", "mean err % (cells)", "cells",
-                          "max gap to oracle (pts)", "cells > oracle + 1",
-                          "median fit s", "max fit s"], t2))
-    notes = sorted({(r["dataset"], r["method"], r["note"]) for r in rows
-                    if r.get("note")})
+        + markdown_table(
+            [
+                "method",
+                "wins",
+                "ties",
+                "losses",
+                "better than SVC",
+                "same",
+                "worse",
+                "mean err % (cells)",
+                "cells",
+                "max gap to oracle (pts)",
+                "cells > oracle + 1",
+                "median fit s",
+                "max fit s",
+            ],
+            t2,
+        )
+    )
+    notes = sorted(
+        {(r["dataset"], r["method"], r["note"]) for r in rows if r.get("note")}
+    )
     if notes:
-        out.append("### Notes (skips, fallbacks, errors)\n\n" + "\n".join(
-            f"- {d} / {m}: {n}" for d, m, n in notes[:60]))
+        out.append(
+            "### Notes (skips, fallbacks, errors)\n\n"
+            + "\n".join(f"- {d} / {m}: {n}" for d, m, n in notes[:60])
+        )
     return "\n\n".join(out)
 
 
@@ -501,45 +611,88 @@ def cost(args: argparse.Namespace) -> str:
     rows = []
     for base, cvcls in ((LapSVM, LapSVMCV), (LapRLS, LapRLSCV)):
         cv = cvcls(gamma="median", cv=5, random_state=0)
-        t = interleaved({"default": lambda b=base: b().fit(X, y),
-                         "cv": lambda c=cv: c.fit(X, y)}, repeat=3)
+        t = interleaved(
+            {"default": lambda b=base: b().fit(X, y), "cv": lambda c=cv: c.fit(X, y)},
+            repeat=3,
+        )
         n_fits = len(cv.cv_results_["params"]) * cv.n_splits_ + 1
-        rows.append([cvcls.__name__, n, 20, len(cv.cv_results_["params"]),
-                     cv.n_splits_, cv.n_factorizations_, t["default"], t["cv"],
-                     t["cv"] / t["default"], n_fits,
-                     cv.factor_time_ / (cv.search_time_ or 1.0)])
-    return ("### Cost: CV estimator (5 x 5 grid of gamma_a x gamma_i, one width, "
-            "one graph, 5 folds) against one default fit of the base estimator, "
-            "two moons, 10 labels per class; medians of 3 interleaved runs\n\n"
-            + markdown_table(["estimator", "n", "labels", "grid", "folds",
-                              "LU factorizations", "default fit s", "CV fit s",
-                              "ratio (target <= 10)",
-                              "fits a plain grid search makes",
-                              "share of the CV fit in kernels/graphs/factorizations"],
-                             rows))
+        rows.append(
+            [
+                cvcls.__name__,
+                n,
+                20,
+                len(cv.cv_results_["params"]),
+                cv.n_splits_,
+                cv.n_factorizations_,
+                t["default"],
+                t["cv"],
+                t["cv"] / t["default"],
+                n_fits,
+                cv.factor_time_ / (cv.search_time_ or 1.0),
+            ]
+        )
+    return (
+        "### Cost: CV estimator (5 x 5 grid of gamma_a x gamma_i, one width, "
+        "one graph, 5 folds) against one default fit of the base estimator, "
+        "two moons, 10 labels per class; medians of 3 interleaved runs\n\n"
+        + markdown_table(
+            [
+                "estimator",
+                "n",
+                "labels",
+                "grid",
+                "folds",
+                "LU factorizations",
+                "default fit s",
+                "CV fit s",
+                "ratio (target <= 10)",
+                "fits a plain grid search makes",
+                "share of the CV fit in kernels/graphs/factorizations",
+            ],
+            rows,
+        )
+    )
 
 
 # ------------------------------------------------------------------ main
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="CI smoke: 3 small cells")
-    p.add_argument("--hard", action="store_true",
-                   help="only the families where the graph misleads or the classes are "
-                   "imbalanced with balanced labels (HARD_FAMILIES)")
+    p.add_argument(
+        "--hard",
+        action="store_true",
+        help="only the families where the graph misleads or the classes are "
+        "imbalanced with balanced labels (HARD_FAMILIES)",
+    )
     p.add_argument("--only", nargs="*", help="data set name prefixes to run")
-    p.add_argument("--methods", nargs="*", default=None, choices=METHODS,
-                   help="default: all (the graphlearning peers when it is installed: "
-                   "pip install 'semisvm[bench]')")
+    p.add_argument(
+        "--methods",
+        nargs="*",
+        default=None,
+        choices=METHODS,
+        help="default: all (the graphlearning peers when it is installed: "
+        "pip install 'semisvm[bench]')",
+    )
     p.add_argument("--draws", type=int, default=N_DRAWS)
     p.add_argument("--jobs", type=int, default=1, help="cells run in parallel")
-    p.add_argument("--max-dense", type=int, default=10000,
-                   help="skip dense n x n methods above this many training points")
+    p.add_argument(
+        "--max-dense",
+        type=int,
+        default=10000,
+        help="skip dense n x n methods above this many training points",
+    )
     p.add_argument("--data", default=None)
     p.add_argument("--csv", default=None, help="per-draw rows (appended, resumable)")
-    p.add_argument("--fresh", action="store_true",
-                   help="start a new CSV (the old one is renamed *.<date>.csv)")
-    p.add_argument("--summarize", action="store_true",
-                   help="only print/append the summary of the CSV")
+    p.add_argument(
+        "--fresh",
+        action="store_true",
+        help="start a new CSV (the old one is renamed *.<date>.csv)",
+    )
+    p.add_argument(
+        "--summarize",
+        action="store_true",
+        help="only print/append the summary of the CSV",
+    )
     p.add_argument("--cost", action="store_true", help="only the CV cost measurement")
     p.add_argument("--no-save", action="store_true")
     args = p.parse_args(argv)
@@ -549,12 +702,17 @@ def main(argv: list[str] | None = None) -> int:
             import graphlearning  # noqa: F401
         except ImportError:
             args.methods = [m for m in METHODS if not m.endswith("-gl")]
-            print("# graphlearning not installed: Poisson-gl / Laplace-gl left out "
-                  "(pip install 'semisvm[bench]')", file=sys.stderr)
+            print(
+                "# graphlearning not installed: Poisson-gl / Laplace-gl left out "
+                "(pip install 'semisvm[bench]')",
+                file=sys.stderr,
+            )
     if args.quick and args.draws == N_DRAWS:
         args.draws = 3
     ddir = data_dir(args.data)
-    default_csv = RESULTS / ("accuracy_quick.csv" if args.quick else "accuracy_cells.csv")
+    default_csv = RESULTS / (
+        "accuracy_quick.csv" if args.quick else "accuracy_cells.csv"
+    )
     path = Path(args.csv) if args.csv else default_csv
     scratch = args.no_save and not args.csv and not args.summarize
     if scratch:  # a throw-away CSV
@@ -563,7 +721,8 @@ def main(argv: list[str] | None = None) -> int:
         stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(path.stat().st_mtime))
         path.rename(path.with_suffix(f".{stamp}.csv"))
     command = "python benchmarks/accuracy/bench_accuracy.py " + " ".join(
-        argv if argv is not None else sys.argv[1:])
+        argv if argv is not None else sys.argv[1:]
+    )
     machine = machine_description()
     if args.cost:
         body = cost(args)
@@ -572,8 +731,10 @@ def main(argv: list[str] | None = None) -> int:
             append_results("accuracy", "Accuracy benchmark", command, body, machine)
         return 0
     if not args.summarize:
-        done = {(r["dataset"], r["setting"], int(r["draw"]), r["method"])
-                for r in read_rows(path)}
+        done = {
+            (r["dataset"], r["setting"], int(r["draw"]), r["method"])
+            for r in read_rows(path)
+        }
         jobs = []
         for name, setting in cells(args):
             draws = []
@@ -587,9 +748,20 @@ def main(argv: list[str] | None = None) -> int:
         threads = 1 if args.jobs > 1 else None
         if args.jobs > 1:
             with ProcessPoolExecutor(args.jobs) as ex:
-                futs = {ex.submit(run_cell, n, s, d, args.methods, str(ddir),
-                                  args.quick, args.max_dense, threads): (n, s)
-                        for n, s, d in jobs}
+                futs = {
+                    ex.submit(
+                        run_cell,
+                        n,
+                        s,
+                        d,
+                        args.methods,
+                        str(ddir),
+                        args.quick,
+                        args.max_dense,
+                        threads,
+                    ): (n, s)
+                    for n, s, d in jobs
+                }
                 for f in as_completed(futs):
                     try:
                         append_rows(path, f.result())
@@ -601,13 +773,29 @@ def main(argv: list[str] | None = None) -> int:
         else:
             for n, s, d in jobs:
                 t0 = time.perf_counter()
-                append_rows(path, run_cell(n, s, d, args.methods, str(ddir),
-                                           args.quick, args.max_dense, threads))
-                print(f"# done {(n, s)} in {time.perf_counter() - t0:.1f} s",
-                      file=sys.stderr, flush=True)
+                append_rows(
+                    path,
+                    run_cell(
+                        n,
+                        s,
+                        d,
+                        args.methods,
+                        str(ddir),
+                        args.quick,
+                        args.max_dense,
+                        threads,
+                    ),
+                )
+                print(
+                    f"# done {(n, s)} in {time.perf_counter() - t0:.1f} s",
+                    file=sys.stderr,
+                    flush=True,
+                )
     rows = read_rows(path)
-    body = (f"Per-draw rows: `{path.relative_to(HERE.parent.parent) if path.is_relative_to(HERE.parent.parent) else path}`"
-            f" ({len(rows)} rows).\n\n" + summarize(rows, args.methods))
+    body = (
+        f"Per-draw rows: `{path.relative_to(HERE.parent.parent) if path.is_relative_to(HERE.parent.parent) else path}`"
+        f" ({len(rows)} rows).\n\n" + summarize(rows, args.methods)
+    )
     print(body)
     if not args.no_save:
         append_results("accuracy", "Accuracy benchmark", command, body, machine)

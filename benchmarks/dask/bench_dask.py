@@ -105,8 +105,16 @@ def run_in_process(X, y, yt, Z, gamma, args):
     L = graph_laplacian(knn_graph(X, args.k), normalized=True)
     t["graph"] = time.perf_counter() - t0
     t0 = time.perf_counter()
-    res = lapsvm_pcg(op, targets(y), L=L, gamma_a=1e-4, gamma_i=1e-2,
-                     max_iter=args.iters, tol=0.0, early_stopping=None)
+    res = lapsvm_pcg(
+        op,
+        targets(y),
+        L=L,
+        gamma_a=1e-4,
+        gamma_i=1e-2,
+        max_iter=args.iters,
+        tol=0.0,
+        early_stopping=None,
+    )
     t["solve"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     F = op @ res.alpha + res.b
@@ -126,9 +134,17 @@ def run_cluster(X, y, yt, Z, gamma, args, n_workers):
     from semisvm.solvers import lapsvm_pcg
 
     mem = f"{args.worker_memory_gib}GiB"
-    with LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
-                      memory_limit=mem, dashboard_address=None,
-                      silence_logs=50) as cluster, Client(cluster) as client:
+    with (
+        LocalCluster(
+            n_workers=n_workers,
+            threads_per_worker=1,
+            processes=True,
+            memory_limit=mem,
+            dashboard_address=None,
+            silence_logs=50,
+        ) as cluster,
+        Client(cluster) as client,
+    ):
         t = {}
         # a long-lived cluster has imported the library already: warm the workers up
         # (their first task imports numpy/scipy/scikit-learn) outside the timings
@@ -147,14 +163,23 @@ def run_cluster(X, y, yt, Z, gamma, args, n_workers):
         wait(op.C.futures)
         t["kernel"] = time.perf_counter() - t0
         t0 = time.perf_counter()
-        L = graph_laplacian(knn_graph_distributed(Xd, args.k, client=client),
-                            normalized=True)
+        L = graph_laplacian(
+            knn_graph_distributed(Xd, args.k, client=client), normalized=True
+        )
         t["graph"] = time.perf_counter() - t0
         s0, r0 = op.bytes_sent_, op.bytes_received_
         lo0 = loopback_bytes()
         t0 = time.perf_counter()
-        res = lapsvm_pcg(op, targets(y), L=L, gamma_a=1e-4, gamma_i=1e-2,
-                         max_iter=args.iters, tol=0.0, early_stopping=None)
+        res = lapsvm_pcg(
+            op,
+            targets(y),
+            L=L,
+            gamma_a=1e-4,
+            gamma_i=1e-2,
+            max_iter=args.iters,
+            tol=0.0,
+            early_stopping=None,
+        )
         t["solve"] = time.perf_counter() - t0
         lo1 = loopback_bytes()
         n_it = int(res.n_iter[0])
@@ -179,8 +204,12 @@ def run_estimator(X, y, yt, args, n_workers):
     """
     from semisvm import LapSVM
 
-    est = LapSVM(kernel_approximation="nystroem", n_components=args.m,
-                 graph_method=args.graph, random_state=0)
+    est = LapSVM(
+        kernel_approximation="nystroem",
+        n_components=args.m,
+        graph_method=args.graph,
+        random_state=0,
+    )
     if n_workers == 0:
         t0 = time.perf_counter()
         est.fit(X, y)
@@ -190,9 +219,17 @@ def run_estimator(X, y, yt, args, n_workers):
     from distributed import Client, LocalCluster, wait
 
     mem = f"{args.worker_memory_gib}GiB"
-    with LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
-                      memory_limit=mem, dashboard_address=None,
-                      silence_logs=50) as cluster, Client(cluster) as client:
+    with (
+        LocalCluster(
+            n_workers=n_workers,
+            threads_per_worker=1,
+            processes=True,
+            memory_limit=mem,
+            dashboard_address=None,
+            silence_logs=50,
+        ) as cluster,
+        Client(cluster) as client,
+    ):
         client.run(lambda: __import__("semisvm.kernels._distributed"))
         t0 = time.perf_counter()
         rows = -(-X.shape[0] // n_workers)
@@ -230,20 +267,27 @@ def main() -> None:
     p.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     p.add_argument("--m", type=int, default=1000, help="Nyström landmarks")
     p.add_argument("--k", type=int, default=10, help="graph neighbours")
-    p.add_argument("--graph", default="approx", choices=["exact", "approx"],
-                   help="graph search of the estimator runs")
+    p.add_argument(
+        "--graph",
+        default="approx",
+        choices=["exact", "approx"],
+        help="graph search of the estimator runs",
+    )
     p.add_argument("--iters", type=int, default=50, help="PCG iterations (fixed)")
     p.add_argument("--worker-memory-gib", type=float, default=4.0)
     p.add_argument("--quick", action="store_true", help="CI smoke: n=4000, m=200")
     p.add_argument("--no-append", action="store_true")
-    p.add_argument("--skip-operator", action="store_true",
-                   help="only the estimator end-to-end part")
+    p.add_argument(
+        "--skip-operator",
+        action="store_true",
+        help="only the estimator end-to-end part",
+    )
     args = p.parse_args()
     if args.quick:
         args.n, args.m, args.iters, args.workers = [4000], 200, 10, [2]
     machine = machine_description()
     rows, est_rows, records = [], [], []
-    for n in (args.n if not args.skip_operator else []):
+    for n in args.n if not args.skip_operator else []:
         X, y, yt = manifold_data(n)
         rng = np.random.default_rng(1)
         Z = X[np.sort(rng.choice(n, size=min(args.m, n), replace=False))]
@@ -252,25 +296,54 @@ def main() -> None:
         gamma = median_gamma(X)
         t_in, F_in, acc_in, it_in, _ = run_in_process(X, y, yt, Z, gamma, args)
         total_in = sum(t_in.values())
-        rows.append([n, "in process", f"{t_in['kernel']:.2f}", f"{t_in['graph']:.2f}",
-                     f"{t_in['solve']:.2f}", f"{t_in['solve'] / it_in * 1e3:.1f}",
-                     f"{t_in['transduction']:.2f}", f"{total_in:.1f}", "1.00", "-", "-",
-                     f"{acc_in:.4f}", "-"])
+        rows.append(
+            [
+                n,
+                "in process",
+                f"{t_in['kernel']:.2f}",
+                f"{t_in['graph']:.2f}",
+                f"{t_in['solve']:.2f}",
+                f"{t_in['solve'] / it_in * 1e3:.1f}",
+                f"{t_in['transduction']:.2f}",
+                f"{total_in:.1f}",
+                "1.00",
+                "-",
+                "-",
+                f"{acc_in:.4f}",
+                "-",
+            ]
+        )
         for w in args.workers:
             t_c, F_c, acc_c, it_c, comm = run_cluster(X, y, yt, Z, gamma, args, w)
             total_c = sum(t_c.values())
             diff = float(np.abs(F_c - F_in).max())
-            rows.append([
-                n, f"LocalCluster {w}w", f"{t_c['kernel']:.2f}", f"{t_c['graph']:.2f}",
-                f"{t_c['solve']:.2f}", f"{t_c['solve'] / it_c * 1e3:.1f}",
-                f"{t_c['transduction']:.2f}", f"{total_c:.1f} (+{t_c['data']:.1f} data)",
-                f"{total_c / total_in:.2f}",
-                f"{comm['payload_bytes_per_iter'] / 2**20:.2f}",
-                f"{comm['loopback_bytes_per_iter'] / 2**20:.2f}", f"{acc_c:.4f}",
-                f"{diff:.1e}",
-            ])
-            records.append({"n": n, "workers": w, **{f"t_{k}": v for k, v in t_c.items()},
-                            **comm, "in_process": t_in, "max_abs_diff": diff})
+            rows.append(
+                [
+                    n,
+                    f"LocalCluster {w}w",
+                    f"{t_c['kernel']:.2f}",
+                    f"{t_c['graph']:.2f}",
+                    f"{t_c['solve']:.2f}",
+                    f"{t_c['solve'] / it_c * 1e3:.1f}",
+                    f"{t_c['transduction']:.2f}",
+                    f"{total_c:.1f} (+{t_c['data']:.1f} data)",
+                    f"{total_c / total_in:.2f}",
+                    f"{comm['payload_bytes_per_iter'] / 2**20:.2f}",
+                    f"{comm['loopback_bytes_per_iter'] / 2**20:.2f}",
+                    f"{acc_c:.4f}",
+                    f"{diff:.1e}",
+                ]
+            )
+            records.append(
+                {
+                    "n": n,
+                    "workers": w,
+                    **{f"t_{k}": v for k, v in t_c.items()},
+                    **comm,
+                    "in_process": t_in,
+                    "max_abs_diff": diff,
+                }
+            )
             print(json.dumps(records[-1]), flush=True)
         b_row, p_row = per_row_costs(X, Z, gamma)
         est_rows.append((n, b_row, p_row))
@@ -282,29 +355,59 @@ def main() -> None:
         U = y == -1
         acc_ref = float((ref.transduction_ == yt)[U].mean())
         ft = ref.fit_times_
-        est_table.append([n, "in process", f"{ft['kernel']:.1f}", f"{ft['graph']:.1f}",
-                          f"{ft['solver']:.1f}", f"{t_ref:.1f}", "1.00",
-                          f"{acc_ref:.4f}", "-"])
+        est_table.append(
+            [
+                n,
+                "in process",
+                f"{ft['kernel']:.1f}",
+                f"{ft['graph']:.1f}",
+                f"{ft['solver']:.1f}",
+                f"{t_ref:.1f}",
+                "1.00",
+                f"{acc_ref:.4f}",
+                "-",
+            ]
+        )
         for w in args.workers:
             est, t_c, t_data = run_estimator(X, y, yt, args, w)
             ft = est.fit_times_
             F_ref = ref.decision_function(X[:2000])
             diff = float(np.abs(est.decision_function(X[:2000]) - F_ref).max())
-            est_table.append([
-                n, f"LocalCluster {w}w", f"{ft['kernel']:.1f}", f"{ft['graph']:.1f}",
-                f"{ft['solver']:.1f}", f"{t_c:.1f} (+{t_data:.1f} data)",
-                f"{t_c / t_ref:.2f}",
-                f"{float((est.transduction_ == yt)[U].mean()):.4f}", f"{diff:.1e}",
-            ])
+            est_table.append(
+                [
+                    n,
+                    f"LocalCluster {w}w",
+                    f"{ft['kernel']:.1f}",
+                    f"{ft['graph']:.1f}",
+                    f"{ft['solver']:.1f}",
+                    f"{t_c:.1f} (+{t_data:.1f} data)",
+                    f"{t_c / t_ref:.2f}",
+                    f"{float((est.transduction_ == yt)[U].mean()):.4f}",
+                    f"{diff:.1e}",
+                ]
+            )
             print(est_table[-1], flush=True)
-    header = ["n", "run", "kernel s", "graph s", "solve s", "ms / iter",
-              "transduction s", "total s", "ratio to in-process",
-              "payload MiB / iter", "loopback MiB / iter", "accuracy U",
-              "max |F - F_in|"]
-    body = (f"m = {args.m} uniform landmarks, k = {args.k}, {args.iters} PCG iterations "
-            "(fixed, so the runs do the same work), synthetic manifold d = 50, 50 labels; "
-            "workers: 1 thread each, processes, on this machine's 2 cores. 'total' "
-            "excludes moving X to the cluster (shown as 'data').\n\n")
+    header = [
+        "n",
+        "run",
+        "kernel s",
+        "graph s",
+        "solve s",
+        "ms / iter",
+        "transduction s",
+        "total s",
+        "ratio to in-process",
+        "payload MiB / iter",
+        "loopback MiB / iter",
+        "accuracy U",
+        "max |F - F_in|",
+    ]
+    body = (
+        f"m = {args.m} uniform landmarks, k = {args.k}, {args.iters} PCG iterations "
+        "(fixed, so the runs do the same work), synthetic manifold d = 50, 50 labels; "
+        "workers: 1 thread each, processes, on this machine's 2 cores. 'total' "
+        "excludes moving X to the cluster (shown as 'data').\n\n"
+    )
     body += markdown_table(header, rows) + "\n"
     body = (
         f"### Estimator end to end: LapSVM(kernel_approximation='nystroem', "
@@ -312,9 +415,20 @@ def main() -> None:
         "In process on the ndarray against the same estimator given a dask array on a "
         "LocalCluster (m-space solve on the client, C and the graph search on the "
         "workers); 'data' is the time to move X into the cluster, outside the ratio.\n\n"
-        + markdown_table(["n", "run", "kernel s", "graph s", "solve s", "total s",
-                          "ratio to in-process", "accuracy U", "max |F - F_in|"],
-                         est_table)
+        + markdown_table(
+            [
+                "n",
+                "run",
+                "kernel s",
+                "graph s",
+                "solve s",
+                "total s",
+                "ratio to in-process",
+                "accuracy U",
+                "max |F - F_in|",
+            ],
+            est_table,
+        )
         + "\n\n### PCG on the distributed Nyström operator (n-space, one distributed "
         "product per iteration)\n\n" + body
     )
@@ -339,7 +453,9 @@ def main() -> None:
     print(body)
     if not args.no_append and not args.quick:
         cmd = "python benchmarks/dask/bench_dask.py " + " ".join(sys.argv[1:])
-        path = append_results("dask", "Dask LocalCluster vs in process", cmd, body, machine)
+        path = append_results(
+            "dask", "Dask LocalCluster vs in process", cmd, body, machine
+        )
         print(f"appended to {path}")
 
 

@@ -63,7 +63,9 @@ def main() -> None:
     for d in args.d:
         for lib in args.libs:
             code = CHILD.format(src=str(SRC), here=str(HERE), n=args.n, d=d, lib=lib)
-            out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+            out = subprocess.run(
+                [sys.executable, "-c", code], capture_output=True, text=True
+            )
             if out.returncode != 0:
                 print(out.stderr[-2000:])
                 continue
@@ -73,8 +75,12 @@ def main() -> None:
     res = HERE / "results" / "knn_libraries.md"
     res.parent.mkdir(exist_ok=True)
     with open(res, "a") as fh:
-        fh.write(f"\n## {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC, k = 10, manifold data\n\n")
-        fh.write("| library | n | d | import+compile s | build s | recall@10 | peak RSS GiB |\n")
+        fh.write(
+            f"\n## {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC, k = 10, manifold data\n\n"
+        )
+        fh.write(
+            "| library | n | d | import+compile s | build s | recall@10 | peak RSS GiB |\n"
+        )
         fh.write("|---|---|---|---|---|---|---|\n")
         for r in rows:
             fh.write(

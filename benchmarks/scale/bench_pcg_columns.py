@@ -82,27 +82,51 @@ def operators(names, X, K, gamma):
     if "streamed" in names:
         ops["streamed"] = StreamedKernelOperator(X, gamma=gamma)
     if "nystroem" in names:
-        ops["nystroem"] = NystroemFactor(n_components=1000, gamma=gamma,
-                                         random_state=0).fit(X).operator()
+        ops["nystroem"] = (
+            NystroemFactor(n_components=1000, gamma=gamma, random_state=0)
+            .fit(X)
+            .operator()
+        )
     return ops
 
 
 def new_state(op, Y, L) -> _PCG:
     """The solver's state after ``start`` (as :func:`lapsvm_pcg` builds it)."""
-    pcg = _PCG(op, Y, L=L, gamma_a=GAMMA_A, gamma_i=GAMMA_I, squared=False,
-               intrinsic_bias=False, fit_intercept=True, sample_weight=None,
-               tol=0.0, tol_criterion="mixed")
-    pcg.start(None, None, make_preconditioner("paper", pcg.Kop, pcg.lab, pcg.Lop,
-                                              GAMMA_A, GAMMA_I, None, 0))
+    pcg = _PCG(
+        op,
+        Y,
+        L=L,
+        gamma_a=GAMMA_A,
+        gamma_i=GAMMA_I,
+        squared=False,
+        intrinsic_bias=False,
+        fit_intercept=True,
+        sample_weight=None,
+        tol=0.0,
+        tol_criterion="mixed",
+    )
+    pcg.start(
+        None,
+        None,
+        make_preconditioner(
+            "paper", pcg.Kop, pcg.lab, pcg.Lop, GAMMA_A, GAMMA_I, None, 0
+        ),
+    )
     return pcg
 
 
 def stability_hook(pcg: _PCG) -> DataStoppingRule:
     """The default stability rule, made never to stop (stability_tol = 0)."""
     return DataStoppingRule(
-        "stability", theta=max(1, math.ceil(math.sqrt(pcg.n) / 2)), unlabeled=pcg.unl,
-        n_columns=pcg.C, stability_tol=0.0, stability_value_tol=0.05, window="last",
-        dead_zone=tolerances(pcg.Kop.dtype).sign_dead_zone)
+        "stability",
+        theta=max(1, math.ceil(math.sqrt(pcg.n) / 2)),
+        unlabeled=pcg.unl,
+        n_columns=pcg.C,
+        stability_tol=0.0,
+        stability_value_tol=0.05,
+        window="last",
+        dead_zone=tolerances(pcg.Kop.dtype).sign_dead_zone,
+    )
 
 
 def time_iterations(op, Y, L, n_iter: int, hook: bool) -> float:
@@ -177,8 +201,18 @@ class _Timed:
         return getattr(self.inner, name)
 
 
-PHASES = ["K product", "L product", "line search", "step: other", "gradient",
-          "direction: other", "objective", "tol check", "hook", "total"]
+PHASES = [
+    "K product",
+    "L product",
+    "line search",
+    "step: other",
+    "gradient",
+    "direction: other",
+    "objective",
+    "tol check",
+    "hook",
+    "total",
+]
 
 
 def breakdown(op, Y, L, n_iter: int) -> dict:
@@ -204,22 +238,32 @@ def breakdown(op, Y, L, n_iter: int) -> dict:
         _pcg.exact_line_search_batch = ls
     g = acc.get
     out = {
-        "K product": g("K product", 0.0), "L product": g("L product", 0.0),
+        "K product": g("K product", 0.0),
+        "L product": g("L product", 0.0),
         "line search": g("line search", 0.0),
         "step: other": g("_step", 0.0) - g("L product", 0.0) - g("line search", 0.0),
         "gradient": g("grad", 0.0),
-        "direction: other": g("_new_direction", 0.0) - g("grad", 0.0) - g("K product", 0.0),
-        "objective": g("objective", 0.0), "tol check": g("_check_tol", 0.0),
-        "hook": g("hook", 0.0), "total": acc["total"],
+        "direction: other": g("_new_direction", 0.0)
+        - g("grad", 0.0)
+        - g("K product", 0.0),
+        "objective": g("objective", 0.0),
+        "tol check": g("_check_tol", 0.0),
+        "hook": g("hook", 0.0),
+        "total": acc["total"],
     }
     return {k: v / n_iter * 1e3 for k, v in out.items()}
 
 
 def breakdown_table(rows: list[tuple[str, int, int, dict]]) -> str:
-    header = ["operator", "n", "C"] + [f"{p} (ms)" for p in PHASES] + ["outside K product"]
-    body = [[name, n, c] + [r[p] for p in PHASES]
-            + [f"{(r['total'] - r['K product']) / r['total']:.0%}"]
-            for name, n, c, r in rows]
+    header = (
+        ["operator", "n", "C"] + [f"{p} (ms)" for p in PHASES] + ["outside K product"]
+    )
+    body = [
+        [name, n, c]
+        + [r[p] for p in PHASES]
+        + [f"{(r['total'] - r['K product']) / r['total']:.0%}"]
+        for name, n, c, r in rows
+    ]
     return cm.markdown_table(header, body)
 
 
@@ -243,23 +287,24 @@ def product_variants(K: np.ndarray, repeat: int) -> str:
     def row_blocks(b=256):
         out = np.empty((10, n), np.float32)
         for i in range(0, n, b):
-            np.matmul(Vt, K[i:i + b].T, out=out[:, i:i + b])
+            np.matmul(Vt, K[i : i + b].T, out=out[:, i : i + b])
         return out
 
     def lower_blocks(b=512):  # each block of the lower triangle read once, used twice
         out = np.zeros((n, 10), np.float32)
         for i in range(0, n, b):
-            Kb = K[i:i + b, :i + b]
-            out[i:i + b] += Kb @ V[:i + b]
+            Kb = K[i : i + b, : i + b]
+            out[i : i + b] += Kb @ V[: i + b]
             if i:
-                out[:i] += Kb[:, :i].T @ V[i:i + b]
+                out[:i] += Kb[:, :i].T @ V[i : i + b]
         return out
 
     m = 2048
     A = rng.random((m, m), dtype=np.float32)
     fns = {
-        "symv, 1 column (the binary iteration's product)":
-            lambda: blas.ssymv(1.0, K.T, v, lower=1),
+        "symv, 1 column (the binary iteration's product)": lambda: blas.ssymv(
+            1.0, K.T, v, lower=1
+        ),
         "(V^T K)^T, 10 columns (the operator)": lambda: Vt @ K,
         "K V, 10 columns": lambda: K @ V,
         "(V^T K)^T, 16 columns (V zero-padded)": lambda: V16t @ K,
@@ -277,14 +322,31 @@ def product_variants(K: np.ndarray, repeat: int) -> str:
     med = {k: float(np.median(t)) for k, t in times.items()}
     peak = 2.0 * m**3 / med["square sgemm 2048^3"] / 1e9
     floor = 2.0 * n * n * 10 / (peak * 1e9)
-    rows = [[k, med[k] * 1e3, med[k] / med[fns_first(fns)],
-             2.0 * n * n * (16 if "16" in k else 10) / med[k] / 1e9
-             if "10 col" in k or "16 col" in k else None]
-            for k in fns if not k.startswith("square")]
-    rows.append([f"10 columns at the square sgemm's {peak:.0f} GFLOP/s (compute floor)",
-                 floor * 1e3, floor / med[fns_first(fns)], peak])
-    return (f"K @ V at n = {n}, float32, one BLAS thread, median of {repeat}:\n\n"
-            + cm.markdown_table(["product", "ms", "/ symv", "GFLOP/s"], rows) + "\n")
+    rows = [
+        [
+            k,
+            med[k] * 1e3,
+            med[k] / med[fns_first(fns)],
+            2.0 * n * n * (16 if "16" in k else 10) / med[k] / 1e9
+            if "10 col" in k or "16 col" in k
+            else None,
+        ]
+        for k in fns
+        if not k.startswith("square")
+    ]
+    rows.append(
+        [
+            f"10 columns at the square sgemm's {peak:.0f} GFLOP/s (compute floor)",
+            floor * 1e3,
+            floor / med[fns_first(fns)],
+            peak,
+        ]
+    )
+    return (
+        f"K @ V at n = {n}, float32, one BLAS thread, median of {repeat}:\n\n"
+        + cm.markdown_table(["product", "ms", "/ symv", "GFLOP/s"], rows)
+        + "\n"
+    )
 
 
 def fns_first(fns: dict) -> str:
@@ -305,12 +367,38 @@ def profile_run(op, Y, L, n_iter: int) -> str:
     return s.getvalue()
 
 
-COLUMNS = ["operator", "n", "n_iter", "prod1", "prod10", "prod_ratio", "iter1", "iter10",
-           "iter_ratio", "hook1", "hook10", "hook_ratio", "outside1", "outside10"]
-HEADER = ["operator", "n", "iterations", "K@V 1 col (ms)", "K@V 10 cols (ms)",
-          "product ratio", "iter 1 col (ms)", "iter 10 cols (ms)", "iter ratio",
-          "iter+hook 1 (ms)", "iter+hook 10 (ms)", "iter+hook ratio",
-          "outside 1 (ms)", "outside 10 (ms)"]
+COLUMNS = [
+    "operator",
+    "n",
+    "n_iter",
+    "prod1",
+    "prod10",
+    "prod_ratio",
+    "iter1",
+    "iter10",
+    "iter_ratio",
+    "hook1",
+    "hook10",
+    "hook_ratio",
+    "outside1",
+    "outside10",
+]
+HEADER = [
+    "operator",
+    "n",
+    "iterations",
+    "K@V 1 col (ms)",
+    "K@V 10 cols (ms)",
+    "product ratio",
+    "iter 1 col (ms)",
+    "iter 10 cols (ms)",
+    "iter ratio",
+    "iter+hook 1 (ms)",
+    "iter+hook 10 (ms)",
+    "iter+hook ratio",
+    "outside 1 (ms)",
+    "outside 10 (ms)",
+]
 
 
 def fmt(v):
@@ -318,7 +406,16 @@ def fmt(v):
 
 
 def table(rows: list[dict]) -> str:
-    ms = {"prod1", "prod10", "iter1", "iter10", "hook1", "hook10", "outside1", "outside10"}
+    ms = {
+        "prod1",
+        "prod10",
+        "iter1",
+        "iter10",
+        "hook1",
+        "hook10",
+        "outside1",
+        "outside10",
+    }
     out = [[r[c] * 1e3 if c in ms else r[c] for c in COLUMNS] for r in rows]
     return cm.markdown_table(HEADER, out, fmt=fmt)
 
@@ -327,16 +424,29 @@ def main(argv: list[str] | None = None) -> None:
     ap = cm.bench_parser(__doc__, data=False)
     ap.add_argument("--sizes", type=int, nargs="*", default=None)
     ap.add_argument("--operators", nargs="*", default=["dense", "streamed", "nystroem"])
-    ap.add_argument("--iterations", type=int, default=40,
-                    help="iterations timed per run (streamed: a tenth, at least 3)")
+    ap.add_argument(
+        "--iterations",
+        type=int,
+        default=40,
+        help="iterations timed per run (streamed: a tenth, at least 3)",
+    )
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--profile", action="store_true",
-                    help="print a cProfile of a 10-column run per operator")
-    ap.add_argument("--variants", action="store_true",
-                    help="time ways to form the 10-column dense product, and the "
-                         "square-GEMM compute floor, at the largest n")
-    ap.add_argument("--breakdown", action="store_true",
-                    help="time each phase of an iteration (C = 1 and 10, with the hook)")
+    ap.add_argument(
+        "--profile",
+        action="store_true",
+        help="print a cProfile of a 10-column run per operator",
+    )
+    ap.add_argument(
+        "--variants",
+        action="store_true",
+        help="time ways to form the 10-column dense product, and the "
+        "square-GEMM compute floor, at the largest n",
+    )
+    ap.add_argument(
+        "--breakdown",
+        action="store_true",
+        help="time each phase of an iteration (C = 1 and 10, with the hook)",
+    )
     ap.add_argument("--note", default="", help="a line saved with the results")
     args = ap.parse_args(argv)
     sizes = args.sizes or ([1500] if args.quick else [4000, 8000])
@@ -346,7 +456,9 @@ def main(argv: list[str] | None = None) -> None:
     for n in sizes:
         X, K, L, gamma, Ys = problem(n)
         for name, op in operators(names, X, K, gamma).items():
-            it = max(3, args.iterations // 10) if name == "streamed" else args.iterations
+            it = (
+                max(3, args.iterations // 10) if name == "streamed" else args.iterations
+            )
             r = measure(name, op, Ys, L, it, args.repeat)
             rows.append(r)
             print(table([r]).splitlines()[-1], flush=True)
@@ -354,8 +466,11 @@ def main(argv: list[str] | None = None) -> None:
                 for c in (1, 10):
                     phases.append((name, n, c, breakdown(op, Ys[c], L, it)))
             if args.profile:
-                profiles.append(f"#### {name}, n = {n}, C = 10\n\n```\n"
-                                + profile_run(op, Ys[10], L, it) + "```\n")
+                profiles.append(
+                    f"#### {name}, n = {n}, C = 10\n\n```\n"
+                    + profile_run(op, Ys[10], L, it)
+                    + "```\n"
+                )
         if args.variants and n == sizes[-1]:
             variants = product_variants(K, max(3, args.repeat))
             print(variants, flush=True)
@@ -370,36 +485,53 @@ def main(argv: list[str] | None = None) -> None:
     if variants:
         body += "\n" + variants
     if phases:
-        body += ("\nWhere the time of one iteration goes (ms per iteration, exclusive "
-                 "times; one run each, with the stability hook):\n\n"
-                 + breakdown_table(phases) + "\n")
+        body += (
+            "\nWhere the time of one iteration goes (ms per iteration, exclusive "
+            "times; one run each, with the stability hook):\n\n"
+            + breakdown_table(phases)
+            + "\n"
+        )
     if profiles:
         body += "\n" + "\n".join(profiles)
     print("\n" + body)
     if not args.no_save:
         cmd = "python benchmarks/scale/bench_pcg_columns.py " + " ".join(
-            argv if argv is not None else sys.argv[1:])
+            argv if argv is not None else sys.argv[1:]
+        )
         RESULTS.mkdir(exist_ok=True)
         path = RESULTS / "pcg_columns.md"
         new = not path.exists()
         with open(path, "a") as fh:
             if new:
-                fh.write("# PCG iteration: 10 columns against 1 (issue 30, point 2)\n\n"
-                         "Append-only: one section per run, newest last.\n")
+                fh.write(
+                    "# PCG iteration: 10 columns against 1 (issue 30, point 2)\n\n"
+                    "Append-only: one section per run, newest last.\n"
+                )
             fh.write(f"\n## Run {machine['date']} (commit {machine['commit']})\n\n")
             fh.write(f"Command: `{cmd.strip()}`\n\n")
-            fh.write(f"- CPU: {machine['cpu']}, {machine['cores']} cores; numpy "
-                     f"{machine['numpy']}, scipy {machine['scipy']}\n")
+            fh.write(
+                f"- CPU: {machine['cpu']}, {machine['cores']} cores; numpy "
+                f"{machine['numpy']}, scipy {machine['scipy']}\n"
+            )
             for b in machine["blas"]:
                 fh.write(f"- BLAS: {b}\n")
             fh.write(f"- BLAS environment variables: {machine['blas_env']}\n\n")
             fh.write(body.rstrip() + "\n")
         with open(RESULTS / "pcg_columns.jsonl", "a") as fh:
             for r in rows:
-                fh.write(json.dumps({"stamp": machine["date"], "note": args.note,
-                                     "commit": machine["commit"],
-                                     "load_start": machine["load_avg_1m_at_start"],
-                                     "load_end": load_end, **r}) + "\n")
+                fh.write(
+                    json.dumps(
+                        {
+                            "stamp": machine["date"],
+                            "note": args.note,
+                            "commit": machine["commit"],
+                            "load_start": machine["load_avg_1m_at_start"],
+                            "load_end": load_end,
+                            **r,
+                        }
+                    )
+                    + "\n"
+                )
         print(f"appended to {path}")
 
 

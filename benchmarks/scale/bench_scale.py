@@ -130,8 +130,12 @@ METHODS = {
 
 def run_child(code: str, timeout: float) -> dict:
     try:
-        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                             timeout=timeout)
+        out = subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
     except subprocess.TimeoutExpired:
         return {"error": f"timeout after {timeout:.0f} s"}
     if out.returncode != 0:
@@ -151,9 +155,9 @@ def slopes(rows: list[dict]) -> dict:
             x = [math.log(p[0]) for p in pts]
             y = [math.log(p[1]) for p in pts]
             mx, my = sum(x) / len(x), sum(y) / len(y)
-            out[key] = sum((a - mx) * (b - my) for a, b in zip(x, y, strict=True)) / sum(
-                (a - mx) ** 2 for a in x
-            )
+            out[key] = sum(
+                (a - mx) * (b - my) for a, b in zip(x, y, strict=True)
+            ) / sum((a - mx) ** 2 for a in x)
     return out
 
 
@@ -161,11 +165,19 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", nargs="+", default=["moons", "manifold50", "manifold784"])
     ap.add_argument("--n", type=int, nargs="+", default=[10_000, 30_000, 100_000])
-    ap.add_argument("--methods", nargs="+", default=["dense", "nystroem", "labelspreading"])
+    ap.add_argument(
+        "--methods", nargs="+", default=["dense", "nystroem", "labelspreading"]
+    )
     ap.add_argument("--labels", type=int, default=50)
-    ap.add_argument("--m", type=int, default=None, help="Nystroem landmarks (default: rule)")
-    ap.add_argument("--pca", type=int, default=None,
-                    help="graph_pca for d > 100 (kNN search on a PCA projection)")
+    ap.add_argument(
+        "--m", type=int, default=None, help="Nystroem landmarks (default: rule)"
+    )
+    ap.add_argument(
+        "--pca",
+        type=int,
+        default=None,
+        help="graph_pca for d > 100 (kNN search on a PCA projection)",
+    )
     ap.add_argument("--graph", default="auto")
     ap.add_argument("--dense-max-n", type=int, default=30_000)
     ap.add_argument("--streamed-max-n", type=int, default=10_000)
@@ -174,38 +186,54 @@ def main() -> None:
     ap.add_argument("--d", type=int, default=784)
     ap.add_argument("--note", default="")
     ap.add_argument("--no-save", action="store_true", help="do not append to results/")
-    ap.add_argument("--check", action="store_true",
-                    help="exit 1 if a configuration failed (CI smoke test)")
+    ap.add_argument(
+        "--check",
+        action="store_true",
+        help="exit 1 if a configuration failed (CI smoke test)",
+    )
     args = ap.parse_args()
     RESULTS.mkdir(exist_ok=True)
     stamp = f"{dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC"
     if args.streamed_ratio:
         for n in args.n:
-            r = run_child(STREAM_CHILD.format(src=str(SRC), here=str(HERE), n=n, d=args.d),
-                          args.timeout)
+            r = run_child(
+                STREAM_CHILD.format(src=str(SRC), here=str(HERE), n=n, d=args.d),
+                args.timeout,
+            )
             print(r, flush=True)
             if args.check and "error" in r:
                 sys.exit(1)
             if args.no_save:
                 continue
             with open(RESULTS / "scale.md", "a") as fh:
-                fh.write(f"\n### Streamed product vs its GEMM, {stamp} {args.note}\n\n"
-                         f"n = {n}, d = {args.d}: {json.dumps(r)}\n")
+                fh.write(
+                    f"\n### Streamed product vs its GEMM, {stamp} {args.note}\n\n"
+                    f"n = {n}, d = {args.d}: {json.dumps(r)}\n"
+                )
         return
     rows = []
     for ds in args.data:
-        d = 2 if ds == "moons" else int(ds[len("manifold"):])
+        d = 2 if ds == "moons" else int(ds[len("manifold") :])
         for n in args.n:
             for name in args.methods:
                 if name == "dense" and n > args.dense_max_n:
                     continue
                 if name == "streamed" and n > args.streamed_max_n:
                     continue
-                cfg = dict(data=ds, n=n, method=name, name=name, labels=args.labels,
-                           **METHODS[name])
+                cfg = dict(
+                    data=ds,
+                    n=n,
+                    method=name,
+                    name=name,
+                    labels=args.labels,
+                    **METHODS[name],
+                )
                 if name != "labelspreading":
-                    cfg.update(m=args.m, graph=args.graph,
-                               pca=args.pca if (args.pca and d > 100) else None)
+                    cfg.update(
+                        m=args.m,
+                        graph=args.graph,
+                        pca=args.pca if (args.pca and d > 100) else None,
+                    )
                 code = CHILD.format(src=str(SRC), here=str(HERE), cfg=json.dumps(cfg))
                 r = run_child(code, args.timeout)
                 r = {**cfg, **r}
@@ -213,9 +241,14 @@ def main() -> None:
                 rows.append(r)
                 if not args.no_save:
                     with open(RESULTS / "scale.jsonl", "a") as fh:
-                        fh.write(json.dumps({"stamp": stamp, "note": args.note, **r}) + "\n")
-    dense_acc = {(r["data"], r["n"]): r["accuracy"] for r in rows
-                 if r["name"] == "dense" and "accuracy" in r}
+                        fh.write(
+                            json.dumps({"stamp": stamp, "note": args.note, **r}) + "\n"
+                        )
+    dense_acc = {
+        (r["data"], r["n"]): r["accuracy"]
+        for r in rows
+        if r["name"] == "dense" and "accuracy" in r
+    }
     lines = [
         f"\n## {stamp} {args.note}\n",
         f"labels: {args.labels}; m: {args.m or 'default rule'}; graph: {args.graph}; "
@@ -227,8 +260,10 @@ def main() -> None:
     for r in rows:
         if "t_total" not in r:
             why = r.get("refused") or r.get("error")
-            lines.append(f"| {r['data']} | {r['n']} | {r['name']} | not run: {why} "
-                         "| | | | | | | | | | | |")
+            lines.append(
+                f"| {r['data']} | {r['n']} | {r['name']} | not run: {why} "
+                "| | | | | | | | | | | |"
+            )
             continue
         t = r.get("times", {})
         da = dense_acc.get((r["data"], r["n"]))
@@ -243,8 +278,10 @@ def main() -> None:
         )
     sl = slopes(rows)
     if sl:
-        lines.append("\nlog-log slope of total time against n (n >= 30,000): "
-                     + "; ".join(f"{k[0]}/{k[1]}: {v:.2f}" for k, v in sl.items()))
+        lines.append(
+            "\nlog-log slope of total time against n (n >= 30,000): "
+            + "; ".join(f"{k[0]}/{k[1]}: {v:.2f}" for k, v in sl.items())
+        )
     text = "\n".join(lines) + "\n"
     print(text)
     if not args.no_save:

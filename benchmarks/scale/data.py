@@ -15,7 +15,9 @@ import numpy as np
 def make_manifold(n: int, d: int, *, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """X (n, d) float32 and labels y in {0, 1} (all of them)."""
     rng = np.random.default_rng(seed)
-    W = np.random.default_rng(12345).normal(size=(10, d)).astype(np.float32) / np.sqrt(10)
+    W = np.random.default_rng(12345).normal(size=(10, d)).astype(np.float32) / np.sqrt(
+        10
+    )
     X = np.empty((n, d), dtype=np.float32)
     y = np.empty(n, dtype=np.int64)
     step = 50_000

@@ -158,8 +158,10 @@ def _has_header(first: list[str], rest: list[list[str]]) -> bool:
         if col and all(_is_number(c) for c in col):
             return True
     # every cell a distinct non-numeric word and the next rows are numbers
-    if rest and all(c and not _is_number(c) for c in first) and len(set(first)) == len(
-        first
+    if (
+        rest
+        and all(c and not _is_number(c) for c in first)
+        and len(set(first)) == len(first)
     ):
         return any(_is_number(c) for r in rest for c in r)
     return False
@@ -178,14 +180,17 @@ def _read_text_raw(
     if not rows:
         raise CLIError(f"{path}: the file is empty")
     if header == "auto":
-        has_header = _has_header([c.strip() for c in rows[0]],
-                                 [[c.strip() for c in r] for r in rows[1:]])
+        has_header = _has_header(
+            [c.strip() for c in rows[0]], [[c.strip() for c in r] for r in rows[1:]]
+        )
     else:
         has_header = header == "yes"
     names = [c.strip() for c in rows[0]] if has_header else None
     if names is not None and len(set(names)) != len(names):
         dup = sorted({n for n in names if names.count(n) > 1})
-        raise CLIError(f"{path}: duplicate column name(s) in the header: {', '.join(dup)}")
+        raise CLIError(
+            f"{path}: duplicate column name(s) in the header: {', '.join(dup)}"
+        )
     ncol = len(rows[0])
     _check_rectangular(path, sep, ncol)
     # pandas' to_csv() writes the index as a first column with an empty name:
@@ -195,9 +200,16 @@ def _read_text_raw(
         names = names[1:]
     try:
         reader = pd.read_csv(
-            path, sep=sep, header=None, skiprows=1 if has_header else 0, dtype=str,
-            keep_default_na=False, skipinitialspace=True, chunksize=chunksize,
-            engine="c", skip_blank_lines=True,
+            path,
+            sep=sep,
+            header=None,
+            skiprows=1 if has_header else 0,
+            dtype=str,
+            keep_default_na=False,
+            skipinitialspace=True,
+            chunksize=chunksize,
+            engine="c",
+            skip_blank_lines=True,
         )
     except pd.errors.EmptyDataError:
         raise CLIError(f"{path}: no data rows") from None
@@ -247,8 +259,10 @@ def _ragged_row(df: Any, ncol: int) -> int:
 def _parser_message(exc: Exception, sep: str) -> str:
     msg = str(exc).strip().splitlines()[-1]
     if "Expected" in msg and "fields" in msg:
-        return f"ragged rows: {msg.replace('Error tokenizing data. C error: ', '')} " \
-               f"(delimiter {sep!r})"
+        return (
+            f"ragged rows: {msg.replace('Error tokenizing data. C error: ', '')} "
+            f"(delimiter {sep!r})"
+        )
     return f"cannot parse as a table with delimiter {sep!r}: {msg}"
 
 
@@ -265,8 +279,11 @@ def _resolve_label_column(
     try:
         k = int(spec)
     except ValueError:
-        shown = ", ".join(names[:12]) + (" ..." if len(names) > 12 else "") if names \
+        shown = (
+            ", ".join(names[:12]) + (" ..." if len(names) > 12 else "")
+            if names
             else "the file has no header row: give a column index"
+        )
         raise CLIError(
             f"{path}: no label column {spec!r} (columns: {shown}) "
             "(option --label-column)"
@@ -278,13 +295,16 @@ def _resolve_label_column(
     return k % ncol
 
 
-def _numeric_features(path: Path, df: Any, names: list[str], row0: int,
-                      header_lines: int) -> np.ndarray:
+def _numeric_features(
+    path: Path, df: Any, names: list[str], row0: int, header_lines: int
+) -> np.ndarray:
     pd = _pd()
     out = np.empty(df.shape, dtype=np.float64)
     for j in range(df.shape[1]):
         col = df.iloc[:, j]
-        vals = pd.to_numeric(col.str.strip(), errors="coerce").to_numpy(dtype=np.float64)
+        vals = pd.to_numeric(col.str.strip(), errors="coerce").to_numpy(
+            dtype=np.float64
+        )
         bad = ~np.isfinite(vals)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
@@ -334,8 +354,9 @@ def iter_table(
     p = _check_file(path)
     kind = detect_format(p, fmt)
     if kind == "csv":
-        yield from _iter_text(p, label_column, delimiter, header, chunksize,
-                              feature_columns)
+        yield from _iter_text(
+            p, label_column, delimiter, header, chunksize, feature_columns
+        )
         return
     if kind == "parquet":
         table = _read_parquet(p, label_column, feature_columns)
@@ -346,13 +367,19 @@ def iter_table(
     n = table.X.shape[0]
     step = n if not chunksize else chunksize
     for s in range(0, max(n, 1), max(step, 1)):
-        yield Table(table.X[s:s + step],
-                    None if table.labels is None else table.labels[s:s + step],
-                    table.feature_names, table.label_name, s, table.extra)
+        yield Table(
+            table.X[s : s + step],
+            None if table.labels is None else table.labels[s : s + step],
+            table.feature_names,
+            table.label_name,
+            s,
+            table.extra,
+        )
 
 
-def _select_features(p: Path, names: list[str], label_idx: int | None,
-                     wanted: Sequence[str] | None) -> tuple[list[int], list[str]]:
+def _select_features(
+    p: Path, names: list[str], label_idx: int | None, wanted: Sequence[str] | None
+) -> tuple[list[int], list[str]]:
     """Indices of the feature columns and the names of the ignored columns."""
     others = [j for j in range(len(names)) if j != label_idx]
     if wanted is None:
@@ -368,9 +395,14 @@ def _select_features(p: Path, names: list[str], label_idx: int | None,
     return cols, [names[j] for j in others if j not in cols]
 
 
-def _iter_text(p: Path, label_column: str | None, delimiter: str | None,
-               header: str, chunksize: int | None,
-               feature_columns: Sequence[str] | None = None) -> Iterator[Table]:
+def _iter_text(
+    p: Path,
+    label_column: str | None,
+    delimiter: str | None,
+    header: str,
+    chunksize: int | None,
+    feature_columns: Sequence[str] | None = None,
+) -> Iterator[Table]:
     chunks, sep, names = _read_text_raw(p, delimiter, header, chunksize)
     label_idx: int | None = None
     feature_names: list[str] | None = None
@@ -388,25 +420,37 @@ def _iter_text(p: Path, label_column: str | None, delimiter: str | None,
                 )
             all_names = names or [f"column {j}" for j in range(ncol)]
             feat_cols, ignored = _select_features(
-                p, all_names, label_idx, feature_columns if names else None)
+                p, all_names, label_idx, feature_columns if names else None
+            )
             feature_names = [all_names[j] for j in feat_cols]
-        X = _numeric_features(p, df.iloc[:, feat_cols], feature_names or [], row0,
-                              1 if names else 0)
+        X = _numeric_features(
+            p, df.iloc[:, feat_cols], feature_names or [], row0, 1 if names else 0
+        )
         labels = None
         if label_idx is not None:
             labels = df.iloc[:, label_idx].str.strip().to_numpy(dtype=object)
-        yield Table(X, labels, feature_names if names else None,
-                    None if label_idx is None else (names[label_idx] if names
-                                                    else str(label_idx)),
-                    row0, {"delimiter": sep, "header_lines": 1 if names else 0,
-                           "ignored_columns": ignored})
+        yield Table(
+            X,
+            labels,
+            feature_names if names else None,
+            None
+            if label_idx is None
+            else (names[label_idx] if names else str(label_idx)),
+            row0,
+            {
+                "delimiter": sep,
+                "header_lines": 1 if names else 0,
+                "ignored_columns": ignored,
+            },
+        )
         row0 += df.shape[0]
     if row0 == 0:
         raise CLIError(f"{p}: no data rows")
 
 
-def _read_parquet(p: Path, label_column: str | None,
-                  feature_columns: Sequence[str] | None = None) -> Table:
+def _read_parquet(
+    p: Path, label_column: str | None, feature_columns: Sequence[str] | None = None
+) -> Table:
     pd = _pd()
     try:
         df = pd.read_parquet(p)
@@ -415,7 +459,9 @@ def _read_parquet(p: Path, label_column: str | None,
             f"{p}: reading Parquet needs pyarrow: pip install 'semisvm[cli]'"
         ) from None
     except Exception as exc:  # noqa: BLE001 - any reader failure is a bad file
-        raise CLIError(f"{p}: not a readable Parquet file ({type(exc).__name__})") from None
+        raise CLIError(
+            f"{p}: not a readable Parquet file ({type(exc).__name__})"
+        ) from None
     names = [str(c) for c in df.columns]
     if not names or df.shape[0] == 0:
         raise CLIError(f"{p}: no data rows")
@@ -436,9 +482,14 @@ def _read_parquet(p: Path, label_column: str | None,
     labels = None
     if label_idx is not None:
         labels = df.iloc[:, label_idx].to_numpy(dtype=object)
-    return Table(X, labels, [names[j] for j in feat],
-                 None if label_idx is None else names[label_idx], 0,
-                 {"ignored_columns": ignored})
+    return Table(
+        X,
+        labels,
+        [names[j] for j in feat],
+        None if label_idx is None else names[label_idx],
+        0,
+        {"ignored_columns": ignored},
+    )
 
 
 def _read_npz(p: Path, label_column: str | None) -> Table:
@@ -455,8 +506,10 @@ def _read_npz(p: Path, label_column: str | None) -> Table:
     except CLIError:
         raise
     except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
-        raise CLIError(f"{p}: not a readable npz file ({type(exc).__name__}: "
-                       f"{str(exc).splitlines()[0] if str(exc) else ''})") from None
+        raise CLIError(
+            f"{p}: not a readable npz file ({type(exc).__name__}: "
+            f"{str(exc).splitlines()[0] if str(exc) else ''})"
+        ) from None
     if X.ndim != 2:
         raise CLIError(f"{p}: array 'X' must be 2-D, got shape {X.shape}")
     if X.dtype.kind not in "iufb":
@@ -485,7 +538,10 @@ def _read_svmlight(p: Path, label_column: str | None) -> Table:
 
 
 def peek_columns(
-    path: str | Path, *, fmt: str = "auto", delimiter: str | None = None,
+    path: str | Path,
+    *,
+    fmt: str = "auto",
+    delimiter: str | None = None,
     header: str = "auto",
 ) -> tuple[str, int | None, list[str] | None]:
     """Format, number of columns and header names of a file (no parsing of values).
@@ -504,8 +560,11 @@ def peek_columns(
         try:
             import pyarrow.parquet as pq
 
-            names = [str(c) for c in pq.read_schema(p).names
-                     if not str(c).startswith("__index_level_")]
+            names = [
+                str(c)
+                for c in pq.read_schema(p).names
+                if not str(c).startswith("__index_level_")
+            ]
         except ImportError:
             raise CLIError(
                 f"{p}: reading Parquet needs pyarrow: pip install 'semisvm[cli]'"
@@ -535,12 +594,16 @@ def read_table(path: str | Path, **kwargs: Any) -> Table:
 # ----------------------------------------------------------------- labels
 def _is_missing(v: Any) -> bool:
     """An empty label: None, NaN, or a cell with no text."""
-    return v is None or (isinstance(v, float) and math.isnan(v)) or (
-        isinstance(v, str) and v.strip() == "")
+    return (
+        v is None
+        or (isinstance(v, float) and math.isnan(v))
+        or (isinstance(v, str) and v.strip() == "")
+    )
 
 
-def row_names(rows: Sequence[int], row0: int = 0,
-              extra: dict[str, Any] | None = None) -> str:
+def row_names(
+    rows: Sequence[int], row0: int = 0, extra: dict[str, Any] | None = None
+) -> str:
     """``'lines 3, 7'`` (text files: line numbers) or ``'rows 0, 4'`` (0-based)."""
     extra = extra or {}
     if "header_lines" in extra:
@@ -552,15 +615,21 @@ def row_names(rows: Sequence[int], row0: int = 0,
     return f"{what}{'s' if len(rows) > 1 else ''} {shown}{more}"
 
 
-def check_empty_labels(path: str | Path, labels: np.ndarray, markers: Sequence[str],
-                       row0: int = 0, extra: dict[str, Any] | None = None) -> np.ndarray:
+def check_empty_labels(
+    path: str | Path,
+    labels: np.ndarray,
+    markers: Sequence[str],
+    row0: int = 0,
+    extra: dict[str, Any] | None = None,
+) -> np.ndarray:
     """Mask of the empty label cells; an error naming them if ``''`` is no marker.
 
     An empty label is never a class: it marks an unlabeled row when ``''`` is a
     marker (it is one of the defaults) and is an error otherwise.
     """
-    empty = np.fromiter((_is_missing(v) for v in labels), dtype=bool,
-                        count=labels.shape[0])
+    empty = np.fromiter(
+        (_is_missing(v) for v in labels), dtype=bool, count=labels.shape[0]
+    )
     if empty.any() and "" not in list(markers):
         raise CLIError(
             f"{path}: empty label cell(s) at {row_names(np.flatnonzero(empty).tolist(), row0, extra)}"
@@ -572,7 +641,9 @@ def check_empty_labels(path: str | Path, labels: np.ndarray, markers: Sequence[s
 
 
 def split_labels(
-    path: str | Path, labels: np.ndarray, markers: Sequence[str],
+    path: str | Path,
+    labels: np.ndarray,
+    markers: Sequence[str],
     extra: dict[str, Any] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Unlabeled mask, sorted class names and codes (-1 unlabeled) of a label column.
@@ -592,7 +663,8 @@ def split_labels(
             unl[i] = True
         elif isinstance(v, str):
             unl[i] = v.strip().lower() in text_markers or (
-                _is_number(v) and float(v) in num_markers)
+                _is_number(v) and float(v) in num_markers
+            )
         else:
             try:
                 unl[i] = float(v) in num_markers or str(v) in markers
@@ -614,9 +686,11 @@ def split_labels(
     if classes.size < 2:
         hint = ""
         if any(_is_number(m) and float(m) == -1 for m in markers):
-            hint = (" (-1 is an unlabeled marker by default: for -1/+1 labels say "
-                    "--no-default-unlabeled, with --unlabeled '' if empty cells mark "
-                    "the unlabeled rows)")
+            hint = (
+                " (-1 is an unlabeled marker by default: for -1/+1 labels say "
+                "--no-default-unlabeled, with --unlabeled '' if empty cells mark "
+                "the unlabeled rows)"
+            )
         raise CLIError(
             f"{path}: the labeled rows hold only one class ({format_label(classes[0])!r}); "
             f"at least two are needed{hint}"
@@ -643,12 +717,17 @@ def save_model(bundle: dict[str, Any], path: str | Path, fmt: str = "auto") -> s
     """Write ``bundle`` with skops (``fmt='skops'``) or joblib; returns the format."""
     from . import __version__
 
-    bundle = {**bundle, "format": MODEL_FORMAT, "format_version": MODEL_FORMAT_VERSION,
-              "semisvm_version": __version__,
-              "created": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")}
+    bundle = {
+        **bundle,
+        "format": MODEL_FORMAT,
+        "format_version": MODEL_FORMAT_VERSION,
+        "semisvm_version": __version__,
+        "created": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC"),
+    }
     if fmt == "auto":
         try:
             import skops.io  # noqa: F401
+
             fmt = "skops"
         except ImportError:
             fmt = "joblib"
@@ -666,11 +745,15 @@ def save_model(bundle: dict[str, Any], path: str | Path, fmt: str = "auto") -> s
 
             joblib.dump(bundle, str(path))
     except OSError as exc:
-        raise CLIError(f"cannot write model file {str(path)!r} ({exc.strerror})") from None
+        raise CLIError(
+            f"cannot write model file {str(path)!r} ({exc.strerror})"
+        ) from None
     return fmt
 
 
-def load_model(path: str | Path, *, allow_version_mismatch: bool = False) -> dict[str, Any]:
+def load_model(
+    path: str | Path, *, allow_version_mismatch: bool = False
+) -> dict[str, Any]:
     """Read and check a model file written by :func:`save_model`."""
     from . import __version__
 
@@ -680,8 +763,10 @@ def load_model(path: str | Path, *, allow_version_mismatch: bool = False) -> dic
         try:
             import skops.io as sio
         except ImportError:
-            raise CLIError(f"{p}: a skops model file: reading it needs skops "
-                           "(pip install 'semisvm[cli]')") from None
+            raise CLIError(
+                f"{p}: a skops model file: reading it needs skops "
+                "(pip install 'semisvm[cli]')"
+            ) from None
         try:
             untrusted = sio.get_untrusted_types(file=str(p))
         except Exception:  # noqa: BLE001 - any failure means "not a skops file"
@@ -694,20 +779,28 @@ def load_model(path: str | Path, *, allow_version_mismatch: bool = False) -> dic
         try:
             bundle = sio.load(str(p), trusted=untrusted)
         except Exception as exc:  # noqa: BLE001
-            raise CLIError(f"{p}: cannot load the model ({type(exc).__name__}: "
-                           f"{str(exc).splitlines()[0] if str(exc) else ''})") from None
+            raise CLIError(
+                f"{p}: cannot load the model ({type(exc).__name__}: "
+                f"{str(exc).splitlines()[0] if str(exc) else ''})"
+            ) from None
     else:
         import joblib
 
         try:
             bundle = joblib.load(p)
         except Exception:  # noqa: BLE001 - garbage gives anything from EOF to KeyError
-            raise CLIError(f"{p}: not a model written by 'semisvm fit' (unreadable)") from None
-    if not isinstance(bundle, dict) or bundle.get("format") not in (MODEL_FORMAT,
-                                                                     "semisvm-cli-model-1"):
+            raise CLIError(
+                f"{p}: not a model written by 'semisvm fit' (unreadable)"
+            ) from None
+    if not isinstance(bundle, dict) or bundle.get("format") not in (
+        MODEL_FORMAT,
+        "semisvm-cli-model-1",
+    ):
         raise CLIError(f"{p}: not a model written by 'semisvm fit'")
-    if bundle.get("format") == "semisvm-cli-model-1" or \
-            bundle.get("format_version") != MODEL_FORMAT_VERSION:
+    if (
+        bundle.get("format") == "semisvm-cli-model-1"
+        or bundle.get("format_version") != MODEL_FORMAT_VERSION
+    ):
         raise CLIError(
             f"{p}: model file layout {bundle.get('format_version', 1)} is from another "
             f"semisvm version (this one reads layout {MODEL_FORMAT_VERSION}): refit it"

@@ -60,7 +60,9 @@ def _n_workers(client: Any) -> int:
     return max(1, len(client.scheduler_info().get("workers", {})))
 
 
-def _row_block_futures(X: Any, client: Any, block_rows: int | None) -> tuple[list, np.ndarray]:
+def _row_block_futures(
+    X: Any, client: Any, block_rows: int | None
+) -> tuple[list, np.ndarray]:
     """Futures of the row blocks of X (a dask array or an ndarray) and their offsets.
 
     A dask array keeps its own row chunks unless ``block_rows`` is given (then it is
@@ -83,7 +85,9 @@ def _row_block_futures(X: Any, client: Any, block_rows: int | None) -> tuple[lis
             block_rows = -(-n // (2 * _n_workers(client)))
         block_rows = max(1, int(block_rows))
         starts = list(range(0, n, block_rows))
-        futures = [client.scatter(np.ascontiguousarray(X[s : s + block_rows])) for s in starts]
+        futures = [
+            client.scatter(np.ascontiguousarray(X[s : s + block_rows])) for s in starts
+        ]
         sizes = np.asarray([min(block_rows, n - s) for s in starts], dtype=np.int64)
     offsets = np.concatenate([[0], np.cumsum(sizes)])
     return futures, offsets

@@ -59,8 +59,12 @@ def format_bytes(n: float) -> str:
 
 
 def block_rows(
-    n_cols: int, bytes_per_entry: int, *, cap_bytes: int = DEFAULT_BLOCK_BYTES,
-    min_rows: int = 1, n_rows: int | None = None,
+    n_cols: int,
+    bytes_per_entry: int,
+    *,
+    cap_bytes: int = DEFAULT_BLOCK_BYTES,
+    min_rows: int = 1,
+    n_rows: int | None = None,
 ) -> int:
     """Rows of an ``(rows, n_cols)`` block of ``bytes_per_entry`` per entry.
 
@@ -96,7 +100,9 @@ class MemoryPlan:
     def total(self) -> int:
         return sum(b for _, b in self.items)
 
-    def fits(self, fraction: float = SAFETY_FRACTION, available: int | None = None) -> bool:
+    def fits(
+        self, fraction: float = SAFETY_FRACTION, available: int | None = None
+    ) -> bool:
         avail = available_memory() if available is None else available
         return self.total <= fraction * avail
 

@@ -227,10 +227,12 @@ def check_numeric_frame(X: Any, name: str = "X") -> None:
     dtypes = getattr(X, "dtypes", None)
     if dtypes is None or not hasattr(X, "columns"):
         return
+
     def numeric(dt: Any) -> bool:
         try:
-            return bool(np.issubdtype(np.dtype(dt), np.number)
-                        or np.dtype(dt) == np.bool_)
+            return bool(
+                np.issubdtype(np.dtype(dt), np.number) or np.dtype(dt) == np.bool_
+            )
         except TypeError:  # pandas extension dtypes (string, category, ...)
             return getattr(dt, "kind", "O") in "biuf"
 
@@ -289,7 +291,6 @@ def split_labeled(y: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return labeled, classes, y_enc
 
 
-
 def check_semi_supervised_targets(y: Any, name: str = "y") -> np.ndarray:
     """Check a semi-supervised label column and return it as an array.
 
@@ -339,8 +340,7 @@ def check_semi_supervised_targets(y: Any, name: str = "y") -> np.ndarray:
         if frac.size:
             raise ValueError(
                 f"Unknown label type: continuous. {name} holds non-integer values "
-                f"(e.g. {frac[0]!r}), a regression target; this is a classifier."
-                + hint
+                f"(e.g. {frac[0]!r}), a regression target; this is a classifier." + hint
             )
     elif y.dtype.kind not in "iubUS":
         raise ValueError(f"{name} has an unsupported dtype {y.dtype}.{hint}")
@@ -364,7 +364,9 @@ class DataScaleWarning(UserWarning):
     """The features of X are on very different scales for a distance-based method."""
 
 
-def warn_if_unscaled(X: Any, what: str = "a distance-based kernel or kNN graph") -> bool:
+def warn_if_unscaled(
+    X: Any, what: str = "a distance-based kernel or kNN graph"
+) -> bool:
     """Warn when the features of a dense ``X`` live on very different scales.
 
     Criterion: the ratio of the largest to the smallest standard deviation

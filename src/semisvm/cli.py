@@ -120,13 +120,44 @@ def _docstring_params(cls: type) -> dict[str, tuple[str, str]]:
 
 #: LaTeX commands of the docstrings' math, as plain text for --help
 _TEX_WORDS = {
-    "lceil": "ceil(", "rceil": ")", "lfloor": "floor(", "rfloor": ")", "ge": ">=",
-    "geq": ">=", "le": "<=", "leq": "<=", "approx": "~", "cdot": "*", "times": "x",
-    "ldots": "...", "cdots": "...", "dots": "...", "in": "in", "infty": "inf",
-    "to": "->", "ne": "!=", "neq": "!=", "sum": "sum", "min": "min", "max": "max",
-    "ln": "ln", "log": "log", "exp": "exp", "sqrt": "sqrt", "mathbf": "",
-    "mathrm": "", "operatorname": "", "mathcal": "", "tfrac": "", "frac": "",
-    "left": "", "right": "", "big": "", "Big": "", "quad": " ", "qquad": " ",
+    "lceil": "ceil(",
+    "rceil": ")",
+    "lfloor": "floor(",
+    "rfloor": ")",
+    "ge": ">=",
+    "geq": ">=",
+    "le": "<=",
+    "leq": "<=",
+    "approx": "~",
+    "cdot": "*",
+    "times": "x",
+    "ldots": "...",
+    "cdots": "...",
+    "dots": "...",
+    "in": "in",
+    "infty": "inf",
+    "to": "->",
+    "ne": "!=",
+    "neq": "!=",
+    "sum": "sum",
+    "min": "min",
+    "max": "max",
+    "ln": "ln",
+    "log": "log",
+    "exp": "exp",
+    "sqrt": "sqrt",
+    "mathbf": "",
+    "mathrm": "",
+    "operatorname": "",
+    "mathcal": "",
+    "tfrac": "",
+    "frac": "",
+    "left": "",
+    "right": "",
+    "big": "",
+    "Big": "",
+    "quad": " ",
+    "qquad": " ",
     "top": "T",
 }
 
@@ -134,8 +165,9 @@ _TEX_WORDS = {
 def _plain_math(expr: str) -> str:
     """One :math: expression as readable text: ``K\\alpha`` -> ``K alpha``."""
     expr = expr.replace("\\|", "||").replace("\\{", "{").replace("\\}", "}")
-    expr = re.sub(r"\\([A-Za-z]+)",
-                  lambda m: f" {_TEX_WORDS.get(m.group(1), m.group(1))} ", expr)
+    expr = re.sub(
+        r"\\([A-Za-z]+)", lambda m: f" {_TEX_WORDS.get(m.group(1), m.group(1))} ", expr
+    )
     expr = re.sub(r"[{}]", "", expr)
     expr = re.sub(r"\s+", " ", expr).strip()
     expr = re.sub(r"\s*([_^])\s*", r"\1", expr)
@@ -171,13 +203,22 @@ def estimator_options() -> dict[str, dict[str, Any]]:
         sig = inspect.signature(cls.__init__)
         constraints = getattr(cls, "_parameter_constraints", {})
         for name, prm in sig.parameters.items():
-            if name == "self" or name in SKIPPED_PARAMS or prm.kind in (
-                    prm.VAR_KEYWORD, prm.VAR_POSITIONAL):
+            if (
+                name == "self"
+                or name in SKIPPED_PARAMS
+                or prm.kind in (prm.VAR_KEYWORD, prm.VAR_POSITIONAL)
+            ):
                 continue
-            entry = opts.setdefault(name, {
-                "flag": "--" + name.replace("_", "-"), "models": {}, "help": "",
-                "type": "", "constraints": constraints.get(name, []),
-            })
+            entry = opts.setdefault(
+                name,
+                {
+                    "flag": "--" + name.replace("_", "-"),
+                    "models": {},
+                    "help": "",
+                    "type": "",
+                    "constraints": constraints.get(name, []),
+                },
+            )
             entry["models"][model] = prm.default
             if not entry["help"] and name in docs:
                 entry["type"] = docs[name][0].split(", default")[0]
@@ -185,8 +226,11 @@ def estimator_options() -> dict[str, dict[str, Any]]:
     for entry in opts.values():
         defaults = "; ".join(f"{m}: {v!r}" for m, v in entry["models"].items())
         text = entry["help"]
-        only = "" if len(entry["models"]) == len(MODELS) else \
-            f" [only {', '.join(entry['models'])}]"
+        only = (
+            ""
+            if len(entry["models"]) == len(MODELS)
+            else f" [only {', '.join(entry['models'])}]"
+        )
         kind = f"{entry['type']}. " if entry["type"] else ""
         text = f"{text} " if text else ""
         entry["help"] = _plain(f"{kind}{text}Default {defaults}.{only}")
@@ -227,42 +271,77 @@ def _parse_value(text: str, constraints: list) -> Any:
 
 def _add_common(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("output and diagnostics")
-    g.add_argument("-v", "--verbose", action="count", default=0,
-                   help="progress on stderr (-vv: also solver iterations)")
-    g.add_argument("--json", action="store_true",
-                   help="print a JSON summary on stdout (for scripts)")
-    g.add_argument("--traceback", action="store_true",
-                   help="show the Python traceback of an error instead of one line")
+    g.add_argument(
+        "-v",
+        "--verbose",
+        action="count",
+        default=0,
+        help="progress on stderr (-vv: also solver iterations)",
+    )
+    g.add_argument(
+        "--json",
+        action="store_true",
+        help="print a JSON summary on stdout (for scripts)",
+    )
+    g.add_argument(
+        "--traceback",
+        action="store_true",
+        help="show the Python traceback of an error instead of one line",
+    )
 
 
 def _add_input(p: argparse.ArgumentParser, *, label_default: str) -> None:
     g = p.add_argument_group(
         "input file",
         "CSV/TSV/TXT (delimiter sniffed, header detected), Parquet, svmlight/libsvm "
-        "or npz (arrays X, y).")
-    g.add_argument("--label-column", default=label_default, metavar="COL",
-                   help="label column: a header name, an index (0 = first, -1 = last), "
-                   "'last', 'none' or 'auto' (fit: a column named label, y, class or "
-                   "target, else the last; predict/score: the training label column "
-                   f"when present) (default: {label_default})")
-    g.add_argument("--unlabeled", action="append", metavar="MARK", default=None,
-                   help="label text that marks an unlabeled row, added to the default "
-                   "markers; repeat for several; '' is an empty cell. Defaults: an "
-                   "empty cell, -1, ?, NA, N/A, nan, unknown, unlabeled (text in any "
-                   "case; predict and score use the markers stored in the model). An "
-                   "empty label cell is never a class")
-    g.add_argument("--no-default-unlabeled", dest="no_default_unlabeled",
-                   action="store_true",
-                   help="drop the default markers (predict, score: the model's): only "
-                   "the --unlabeled markers mark unlabeled rows, so -1 can be a class; "
-                   "an empty label cell is then an error naming its rows, unless "
-                   "--unlabeled '' is given")
-    g.add_argument("--format", choices=FORMATS, default="auto",
-                   help="file format (default: from the extension)")
-    g.add_argument("--delimiter", default=None,
-                   help="field delimiter of a text table (default: sniffed; '\\t' = tab)")
-    g.add_argument("--header", choices=("auto", "yes", "no"), default="auto",
-                   help="whether the first row of a text table names the columns")
+        "or npz (arrays X, y).",
+    )
+    g.add_argument(
+        "--label-column",
+        default=label_default,
+        metavar="COL",
+        help="label column: a header name, an index (0 = first, -1 = last), "
+        "'last', 'none' or 'auto' (fit: a column named label, y, class or "
+        "target, else the last; predict/score: the training label column "
+        f"when present) (default: {label_default})",
+    )
+    g.add_argument(
+        "--unlabeled",
+        action="append",
+        metavar="MARK",
+        default=None,
+        help="label text that marks an unlabeled row, added to the default "
+        "markers; repeat for several; '' is an empty cell. Defaults: an "
+        "empty cell, -1, ?, NA, N/A, nan, unknown, unlabeled (text in any "
+        "case; predict and score use the markers stored in the model). An "
+        "empty label cell is never a class",
+    )
+    g.add_argument(
+        "--no-default-unlabeled",
+        dest="no_default_unlabeled",
+        action="store_true",
+        help="drop the default markers (predict, score: the model's): only "
+        "the --unlabeled markers mark unlabeled rows, so -1 can be a class; "
+        "an empty label cell is then an error naming its rows, unless "
+        "--unlabeled '' is given",
+    )
+    g.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="auto",
+        help="file format (default: from the extension)",
+    )
+    g.add_argument(
+        "--delimiter",
+        default=None,
+        help="field delimiter of a text table (default: sniffed; '\\t' = tab)",
+    )
+    g.add_argument(
+        "--header",
+        choices=("auto", "yes", "no"),
+        default="auto",
+        help="whether the first row of a text table names the columns",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -275,10 +354,10 @@ def build_parser() -> argparse.ArgumentParser:
         "a data file whose unlabeled rows have an empty (or -1) label, predict, score.",
         epilog="Run 'semisvm COMMAND --help' for the options of a command.",
     )
-    parser.add_argument("--version", action="version",
-                        version=f"semisvm {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
-                                parser_class=_Parser)
+    parser.add_argument("--version", action="version", version=f"semisvm {__version__}")
+    sub = parser.add_subparsers(
+        dest="command", required=True, metavar="COMMAND", parser_class=_Parser
+    )
 
     r = sub.add_parser(
         "reproduce",
@@ -290,120 +369,217 @@ def build_parser() -> argparse.ArgumentParser:
             "and FACEMIT are not available."
         ),
     )
-    r.add_argument("--data-dir", default=None,
-                   help="directory with the benchmark files (default: $SEMISVM_DATA, "
-                   "else ../shared/data)")
-    r.add_argument("--datasets", default=",".join(DEFAULT_DATASETS),
-                   help="comma-separated: g50c,coil20b,pcmac,uspstb,coil20,uspst "
-                   "(default: all six)")
+    r.add_argument(
+        "--data-dir",
+        default=None,
+        help="directory with the benchmark files (default: $SEMISVM_DATA, "
+        "else ../shared/data)",
+    )
+    r.add_argument(
+        "--datasets",
+        default=",".join(DEFAULT_DATASETS),
+        help="comma-separated: g50c,coil20b,pcmac,uspstb,coil20,uspst "
+        "(default: all six)",
+    )
     r.add_argument("--splits", type=int, default=12, help="number of splits (1-12)")
     r.add_argument("--out", default="reproduce_out", help="output directory")
-    r.add_argument("--classifiers", default=",".join(ALL_CLASSIFIERS),
-                   help="comma-separated subset of " + ",".join(ALL_CLASSIFIERS))
+    r.add_argument(
+        "--classifiers",
+        default=",".join(ALL_CLASSIFIERS),
+        help="comma-separated subset of " + ",".join(ALL_CLASSIFIERS),
+    )
     r.add_argument("--random-state", type=int, default=0)
-    r.add_argument("--graph-weight", choices=("heat", "binary"), default="heat",
-                   help="kNN graph weights (default heat, t = mean edge length: the "
-                   "authors' code default)")
-    r.add_argument("--no-intrinsic-bias", dest="intrinsic_bias", action="store_false",
-                   help="intrinsic term on K alpha only (Eq. 7 as printed) instead of "
-                   "K alpha + b (footnote 1, normalized Laplacian)")
-    r.add_argument("--fit-intercept", action="store_true",
-                   help="fit a bias b in LapRLSC, dual, Newton and PCG (default: b = 0, "
-                   "as the authors' code lapsvmp does with the normalized Laplacian)")
-    r.add_argument("--dual-bias", choices=("paper", "fitted", "dropped"), default="paper",
-                   help="bias of the dual LapSVM: LIBSVM's b kept (fitted), dropped, or "
-                   "paper (dropped on G50C only, see notes_g50c.md)")
-    r.add_argument("--update-benchmarks", metavar="FILE", default=None,
-                   help="also replace the generated tables of FILE (BENCHMARKS.md) "
-                   "between its 'semisvm reproduce' marker lines")
+    r.add_argument(
+        "--graph-weight",
+        choices=("heat", "binary"),
+        default="heat",
+        help="kNN graph weights (default heat, t = mean edge length: the "
+        "authors' code default)",
+    )
+    r.add_argument(
+        "--no-intrinsic-bias",
+        dest="intrinsic_bias",
+        action="store_false",
+        help="intrinsic term on K alpha only (Eq. 7 as printed) instead of "
+        "K alpha + b (footnote 1, normalized Laplacian)",
+    )
+    r.add_argument(
+        "--fit-intercept",
+        action="store_true",
+        help="fit a bias b in LapRLSC, dual, Newton and PCG (default: b = 0, "
+        "as the authors' code lapsvmp does with the normalized Laplacian)",
+    )
+    r.add_argument(
+        "--dual-bias",
+        choices=("paper", "fitted", "dropped"),
+        default="paper",
+        help="bias of the dual LapSVM: LIBSVM's b kept (fitted), dropped, or "
+        "paper (dropped on G50C only, see notes_g50c.md)",
+    )
+    r.add_argument(
+        "--update-benchmarks",
+        metavar="FILE",
+        default=None,
+        help="also replace the generated tables of FILE (BENCHMARKS.md) "
+        "between its 'semisvm reproduce' marker lines",
+    )
     r.add_argument("--no-figures", dest="figures", action="store_false")
-    r.add_argument("--blas-threads", type=int, default=1,
-                   help="BLAS threads during the run (0 = library default)")
-    r.add_argument("--n-jobs", type=int, default=None,
-                   help="splits run in parallel through joblib (default: one after the "
-                   "other; parallel runs share the cores, so keep the default for the "
-                   "timing tables)")
+    r.add_argument(
+        "--blas-threads",
+        type=int,
+        default=1,
+        help="BLAS threads during the run (0 = library default)",
+    )
+    r.add_argument(
+        "--n-jobs",
+        type=int,
+        default=None,
+        help="splits run in parallel through joblib (default: one after the "
+        "other; parallel runs share the cores, so keep the default for the "
+        "timing tables)",
+    )
     r.add_argument("--quiet", action="store_true", help="no progress bar")
 
     # ---- fit
     f = sub.add_parser(
-        "fit", help="train a model on a data file (unlabeled rows included)",
+        "fit",
+        help="train a model on a data file (unlabeled rows included)",
         description="Train a semi-supervised classifier on every row of DATA: rows "
         "whose label is an unlabeled marker are the unlabeled points; an empty label "
         "cell is never a class.  Class names (strings or numbers) are kept and "
-        "written back by 'predict'.")
+        "written back by 'predict'.",
+    )
     f.add_argument("data", nargs="?", metavar="DATA", help="training data file")
     f.add_argument("--train", dest="train", help=argparse.SUPPRESS)
-    f.add_argument("-o", "--output", default=None, metavar="MODEL",
-                   help="model file to write (default: semisvm_model.skops, or "
-                   ".joblib without skops)")
+    f.add_argument(
+        "-o",
+        "--output",
+        default=None,
+        metavar="MODEL",
+        help="model file to write (default: semisvm_model.skops, or "
+        ".joblib without skops)",
+    )
     f.add_argument("--model-out", dest="model_out", help=argparse.SUPPRESS)
-    f.add_argument("--model-format", choices=("auto", "skops", "joblib"),
-                   default="auto",
-                   help="skops (safe to load, default when installed) or joblib (pickle)")
+    f.add_argument(
+        "--model-format",
+        choices=("auto", "skops", "joblib"),
+        default="auto",
+        help="skops (safe to load, default when installed) or joblib (pickle)",
+    )
     _add_input(f, label_default="auto")
     e = f.add_argument_group(
-        "estimator", "Parameters of the estimator (from its docstring; values 'none', "
-        "'true'/'false', numbers, words or JSON).")
-    e.add_argument("--model", choices=tuple(MODELS), default="lapsvm",
-                   help="lapsvm: Laplacian SVM; laprls: Laplacian RLS (default: lapsvm)")
-    e.add_argument("--sigma", type=float, default=None,
-                   help="Gaussian width: sets gamma = 1 / (2 sigma^2)")
+        "estimator",
+        "Parameters of the estimator (from its docstring; values 'none', "
+        "'true'/'false', numbers, words or JSON).",
+    )
+    e.add_argument(
+        "--model",
+        choices=tuple(MODELS),
+        default="lapsvm",
+        help="lapsvm: Laplacian SVM; laprls: Laplacian RLS (default: lapsvm)",
+    )
+    e.add_argument(
+        "--sigma",
+        type=float,
+        default=None,
+        help="Gaussian width: sets gamma = 1 / (2 sigma^2)",
+    )
     for name, opt in estimator_options().items():
-        e.add_argument(opt["flag"], dest=f"est__{name}", default=argparse.SUPPRESS,
-                       metavar=name.upper(), help=opt["help"])
+        e.add_argument(
+            opt["flag"],
+            dest=f"est__{name}",
+            default=argparse.SUPPRESS,
+            metavar=name.upper(),
+            help=opt["help"],
+        )
     _add_common(f)
 
     # ---- predict
     p = sub.add_parser(
-        "predict", help="label the rows of a data file with a fitted model",
+        "predict",
+        help="label the rows of a data file with a fitted model",
         description="Write one row per input row: the predicted class name and the "
         "decision scores (CSV).  The file is read and predicted in batches.  A label "
         "column, if present, is dropped (and the accuracy on its labeled rows printed "
         "on stderr).  A model that knows its feature names (trained on a file with a "
         "header) takes those columns by name and ignores the others (named on "
-        "stderr); a file without column names is matched by position.")
+        "stderr); a file without column names is matched by position.",
+    )
     p.add_argument("model", nargs="?", metavar="MODEL", help="model file from 'fit'")
     p.add_argument("data", nargs="?", metavar="DATA", help="data file to label")
     p.add_argument("--model", dest="model_opt", help=argparse.SUPPRESS)
     p.add_argument("--data", dest="data_opt", help=argparse.SUPPRESS)
     p.add_argument("--has-label", action="store_true", help=argparse.SUPPRESS)
-    p.add_argument("-o", "--output", default=None, metavar="FILE",
-                   help="CSV file of predictions (default: standard output)")
+    p.add_argument(
+        "-o",
+        "--output",
+        default=None,
+        metavar="FILE",
+        help="CSV file of predictions (default: standard output)",
+    )
     p.add_argument("--out", dest="out", help=argparse.SUPPRESS)
-    p.add_argument("--batch-size", type=int, default=10000,
-                   help="rows read and predicted at a time (default 10000)")
-    p.add_argument("--no-scores", dest="scores", action="store_false",
-                   help="write the predicted class only")
-    p.add_argument("--proba", action="store_true",
-                   help="add class probabilities (estimators with predict_proba)")
-    p.add_argument("--allow-version-mismatch", action="store_true",
-                   help="use a model written by another semisvm version")
+    p.add_argument(
+        "--batch-size",
+        type=int,
+        default=10000,
+        help="rows read and predicted at a time (default 10000)",
+    )
+    p.add_argument(
+        "--no-scores",
+        dest="scores",
+        action="store_false",
+        help="write the predicted class only",
+    )
+    p.add_argument(
+        "--proba",
+        action="store_true",
+        help="add class probabilities (estimators with predict_proba)",
+    )
+    p.add_argument(
+        "--allow-version-mismatch",
+        action="store_true",
+        help="use a model written by another semisvm version",
+    )
     _add_input(p, label_default="auto")
     _add_common(p)
 
     # ---- score
     s = sub.add_parser(
-        "score", help="accuracy of a fitted model on the labeled rows of a data file",
+        "score",
+        help="accuracy of a fitted model on the labeled rows of a data file",
         description="Accuracy on the labeled rows of DATA (unlabeled rows ignored). "
         "Feature columns are taken by name when the model knows them (other columns "
-        "ignored), else by position.")
+        "ignored), else by position.",
+    )
     s.add_argument("model", metavar="MODEL", help="model file from 'fit'")
     s.add_argument("data", metavar="DATA", help="labeled data file")
-    s.add_argument("--batch-size", type=int, default=10000,
-                   help="rows read and predicted at a time (default 10000)")
-    s.add_argument("--allow-version-mismatch", action="store_true",
-                   help="use a model written by another semisvm version")
+    s.add_argument(
+        "--batch-size",
+        type=int,
+        default=10000,
+        help="rows read and predicted at a time (default 10000)",
+    )
+    s.add_argument(
+        "--allow-version-mismatch",
+        action="store_true",
+        help="use a model written by another semisvm version",
+    )
     _add_input(s, label_default="auto")
     _add_common(s)
 
     # ---- info
-    i = sub.add_parser("info", help="versions, optional dependencies, or a model file",
-                       description="Print semisvm's version and its dependencies, or "
-                       "describe a model file.")
+    i = sub.add_parser(
+        "info",
+        help="versions, optional dependencies, or a model file",
+        description="Print semisvm's version and its dependencies, or "
+        "describe a model file.",
+    )
     i.add_argument("model", nargs="?", metavar="MODEL", help="model file to describe")
-    i.add_argument("--allow-version-mismatch", action="store_true",
-                   help="describe a model written by another semisvm version")
+    i.add_argument(
+        "--allow-version-mismatch",
+        action="store_true",
+        help="describe a model written by another semisvm version",
+    )
     _add_common(i)
     return parser
 
@@ -449,7 +625,9 @@ def _progress(it: Iterable[Table], enabled: bool, desc: str) -> Iterable[Table]:
     return tqdm(it, desc=desc, unit=" batches", file=sys.stderr)
 
 
-def _markers(args: argparse.Namespace, bundle: dict[str, Any] | None = None) -> list[str]:
+def _markers(
+    args: argparse.Namespace, bundle: dict[str, Any] | None = None
+) -> list[str]:
     """The defaults (predict, score: the model's markers) plus the --unlabeled ones.
 
     ``--no-default-unlabeled`` drops the defaults: the --unlabeled markers only.
@@ -469,16 +647,22 @@ def _fit_label_spec(path: str, args: argparse.Namespace) -> str:
     if args.label_column != "auto":
         return args.label_column
     _check_cli_params({"header": args.header, "format": args.format})
-    _, _, names = peek_columns(path, fmt=args.format, delimiter=args.delimiter,
-                               header=args.header)
+    _, _, names = peek_columns(
+        path, fmt=args.format, delimiter=args.delimiter, header=args.header
+    )
     for name in names or []:
         if name.strip().lower() in _LABEL_NAMES:
             return name
     return "last"
 
 
-def _check_dominant_class(path: str, unl: np.ndarray, classes: np.ndarray,
-                          codes: np.ndarray, args: argparse.Namespace) -> None:
+def _check_dominant_class(
+    path: str,
+    unl: np.ndarray,
+    classes: np.ndarray,
+    codes: np.ndarray,
+    args: argparse.Namespace,
+) -> None:
     """Refuse a label column whose one value looks like an unlabeled marker.
 
     Every row labeled and one text value holding at least half of them is what a
@@ -507,8 +691,9 @@ def _summary_stop(term: Any, n_iter: Any) -> str:
     iters = np.ravel(n_iter) if n_iter is not None else np.zeros(len(terms))
     kinds = {t: terms.count(t) for t in dict.fromkeys(terms)}
     how = ", ".join(f"{t} ({c} of {len(terms)} classes)" for t, c in kinds.items())
-    return (f"; stopped by {how} after {int(np.min(iters))}-{int(np.max(iters))} "
-            "iterations")
+    return (
+        f"; stopped by {how} after {int(np.min(iters))}-{int(np.max(iters))} iterations"
+    )
 
 
 _NP_SCALAR = re.compile(r"np\.(?:u?int|float|complex|longdouble)\d*\(([^()]*)\)")
@@ -559,19 +744,27 @@ def _fit_warning(msg: str, est: Any, classes: np.ndarray) -> str:
     msg = re.sub(r"\(classes \[?([^()\[\]]*)\]?\)", names, msg)
     msg = _plain_text(msg)
     # the estimator's advice names parameters: give the options instead
-    msg = re.sub(r"\b(stability_value_tol|stability_tol|check_every)\b",
-                 lambda m: "--" + m.group(1).replace("_", "-"), msg)
+    msg = re.sub(
+        r"\b(stability_value_tol|stability_tol|check_every)\b",
+        lambda m: "--" + m.group(1).replace("_", "-"),
+        msg,
+    )
     msg = re.sub(r"\bloosen tol\b", "loosen --tol", msg)
     rule = _early_stopping_rule(est)
     if rule is not None and "max_iter" in msg:
-        msg = msg.replace("the 'auto' early-stopping rule",
-                          f"the {rule!r} early-stopping rule")
+        msg = msg.replace(
+            "the 'auto' early-stopping rule", f"the {rule!r} early-stopping rule"
+        )
         if _RAISE_MAX_ITER.search(msg):
-            flags = ("--stability-tol or --stability-value-tol" if rule == "stability"
-                     else "--check-every")
+            flags = (
+                "--stability-tol or --stability-value-tol"
+                if rule == "stability"
+                else "--check-every"
+            )
             msg = _RAISE_MAX_ITER.sub("", msg).rstrip() + (
                 f" Early stopping ({rule!r}) is on and did not stop the solver: "
-                f"loosen the rule ({flags}) or --tol.")
+                f"loosen the rule ({flags}) or --tol."
+            )
     return msg
 
 
@@ -592,8 +785,12 @@ def _option_message(msg: str) -> str:
 
 def _input_kwargs(args: argparse.Namespace, label_column: str | None) -> dict[str, Any]:
     _check_cli_params({"header": args.header, "format": args.format})
-    return {"label_column": label_column, "fmt": args.format,
-            "delimiter": args.delimiter, "header": args.header}
+    return {
+        "label_column": label_column,
+        "fmt": args.format,
+        "delimiter": args.delimiter,
+        "header": args.header,
+    }
 
 
 # ----------------------------------------------------------------- reproduce
@@ -617,21 +814,34 @@ def _cmd_reproduce(args: argparse.Namespace, argv: Sequence[str]) -> int:
     command = "semisvm " + " ".join(shlex.quote(a) for a in argv)
     t0 = time.perf_counter()
     res = run_reproduction(
-        args.datasets, data_dir=args.data_dir, n_splits=args.splits, classifiers=clfs,
-        out_dir=args.out, random_state=args.random_state,
-        graph_weight=args.graph_weight, intrinsic_bias=args.intrinsic_bias,
-        fit_intercept=args.fit_intercept, dual_bias=args.dual_bias,
-        figures=args.figures, progress=not args.quiet, command=command,
-        blas_threads=args.blas_threads or None, n_jobs=args.n_jobs,
+        args.datasets,
+        data_dir=args.data_dir,
+        n_splits=args.splits,
+        classifiers=clfs,
+        out_dir=args.out,
+        random_state=args.random_state,
+        graph_weight=args.graph_weight,
+        intrinsic_bias=args.intrinsic_bias,
+        fit_intercept=args.fit_intercept,
+        dual_bias=args.dual_bias,
+        figures=args.figures,
+        progress=not args.quiet,
+        command=command,
+        blas_threads=args.blas_threads or None,
+        n_jobs=args.n_jobs,
     )
     for m in res.messages:
         print(m)
     if not res.messages:
-        print("MNIST3VS8 and FACEMIT are not available here (no data files): their "
-              "rows show the paper's numbers only.")
+        print(
+            "MNIST3VS8 and FACEMIT are not available here (no data files): their "
+            "rows show the paper's numbers only."
+        )
     out = Path(args.out)
     print(f"Done in {time.perf_counter() - t0:.1f} s. Tables: {out / 'tables.md'}")
-    print(f"Per-split results: {out / 'per_split.csv'}; {len(res.files)} files written.")
+    print(
+        f"Per-split results: {out / 'per_split.csv'}; {len(res.files)} files written."
+    )
     if args.update_benchmarks is not None:
         update_benchmarks_section(args.update_benchmarks, out)
         print(f"Generated tables replaced in {args.update_benchmarks}.")
@@ -648,8 +858,9 @@ def _make_estimator(args: argparse.Namespace, out: _Out) -> Any:
             continue
         name = key[5:]
         if args.model not in opts[name]["models"]:
-            raise CLIError(f"option {opts[name]['flag']} does not apply to --model "
-                           f"{args.model}")
+            raise CLIError(
+                f"option {opts[name]['flag']} does not apply to --model {args.model}"
+            )
         params[name] = _parse_value(raw, opts[name]["constraints"])
     _check_cli_params({"sigma": args.sigma, "model_format": args.model_format})
     if args.sigma is not None:
@@ -662,15 +873,21 @@ def _make_estimator(args: argparse.Namespace, out: _Out) -> Any:
         params["verbose"] = 1 if args.verbose == 1 else 10
     est = cls(**params)
     try:
-        validate_params(est.get_params(deep=False),
-                        getattr(est, "_parameter_constraints", {}))
+        validate_params(
+            est.get_params(deep=False), getattr(est, "_parameter_constraints", {})
+        )
     except ValueError as exc:
         raise CLIError(_option_message(str(exc))) from None
     prm = est.get_params()
-    if prm.get("early_stopping") in ("validation", "mixed") and prm.get(
-            "solver") == "pcg" and prm.get("validation_fraction") is None:
+    if (
+        prm.get("early_stopping") in ("validation", "mixed")
+        and prm.get("solver") == "pcg"
+        and prm.get("validation_fraction") is None
+    ):
         est.set_params(validation_fraction=0.2)
-        out.log("early stopping on validation data: holding out 20% of the labeled rows")
+        out.log(
+            "early stopping on validation data: holding out 20% of the labeled rows"
+        )
     return est
 
 
@@ -691,8 +908,10 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     _check_dominant_class(data, unl, classes, y, args)
     X = table.X
     n, d = X.shape
-    out.log(f"{n} rows, {d} features, {int((~unl).sum())} labeled, {classes.size} "
-            f"classes; fitting {type(est).__name__}")
+    out.log(
+        f"{n} rows, {d} features, {int((~unl).sum())} labeled, {classes.size} "
+        f"classes; fitting {type(est).__name__}"
+    )
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
@@ -702,66 +921,91 @@ def _cmd_fit(args: argparse.Namespace) -> int:
                 est.fit(X, y)
         except ValueError as exc:
             raise CLIError(f"{data}: {_option_message(str(exc).strip())}") from None
-    notes = list(dict.fromkeys(_fit_warning(str(w.message).strip(), est, classes)
-                               for w in caught))
+    notes = list(
+        dict.fromkeys(
+            _fit_warning(str(w.message).strip(), est, classes) for w in caught
+        )
+    )
     for note in notes:
         print(f"semisvm fit: warning: {note}", file=sys.stderr)
     out.log("fitted")
     target = args.output or args.model_out
     bundle = {
-        "estimator": est, "model": args.model,
+        "estimator": est,
+        "model": args.model,
         "classes": np.asarray(list(classes), dtype=object),
-        "n_features": int(d), "feature_names": table.feature_names,
-        "label_name": table.label_name, "unlabeled_markers": _markers(args),
+        "n_features": int(d),
+        "feature_names": table.feature_names,
+        "label_name": table.label_name,
+        "unlabeled_markers": _markers(args),
         "training_file": Path(data).name,
     }
     fmt = args.model_format
     if target is None:
         try:
             import skops.io  # noqa: F401
+
             has_skops = True
         except ImportError:
             has_skops = False
-        target = "semisvm_model.skops" if (fmt == "skops" or (fmt == "auto" and has_skops)) \
+        target = (
+            "semisvm_model.skops"
+            if (fmt == "skops" or (fmt == "auto" and has_skops))
             else "semisvm_model.joblib"
+        )
     used = save_model(bundle, target, fmt)
     n_lab = int((~unl).sum())
     fit_s = float(sum(getattr(est, "fit_times_", {}).values()))
     n_iter = getattr(est, "n_iter_", None)
     term = getattr(est, "termination_condition_", None)
-    out.say(f"Trained {type(est).__name__} on {n} rows ({n_lab} labeled, {n - n_lab} "
-            f"unlabeled, {classes.size} classes: "
-            f"{', '.join(format_label(c) for c in classes)}) in {fit_s:.3f} s"
-            f"{_summary_stop(term, n_iter)}.")
+    out.say(
+        f"Trained {type(est).__name__} on {n} rows ({n_lab} labeled, {n - n_lab} "
+        f"unlabeled, {classes.size} classes: "
+        f"{', '.join(format_label(c) for c in classes)}) in {fit_s:.3f} s"
+        f"{_summary_stop(term, n_iter)}."
+    )
     counts: dict[str, int] = {}
     if unl.any() and hasattr(est, "transduction_"):
         tr = classes[np.asarray(est.transduction_)[unl]]
         for v in tr:
             counts[format_label(v)] = counts.get(format_label(v), 0) + 1
-        out.say("Labels given to the unlabeled rows: "
-                + ", ".join(f"{k}: {c}" for k, c in sorted(counts.items())))
+        out.say(
+            "Labels given to the unlabeled rows: "
+            + ", ".join(f"{k}: {c}" for k, c in sorted(counts.items()))
+        )
     out.say(f"Model written to {target} ({used})")
-    out.summary.update({
-        "model_file": str(target), "model_format": used,
-        "estimator": type(est).__name__, "params": est.get_params(),
-        "n_rows": n, "n_features": d, "n_labeled": n_lab, "n_unlabeled": n - n_lab,
-        "classes": [format_label(c) for c in classes],
-        "n_iter": np.ravel(n_iter).tolist() if n_iter is not None else None,
-        "termination_condition": term, "fit_seconds": fit_s,
-        "unlabeled_predicted_counts": counts, "warnings": notes,
-    })
+    out.summary.update(
+        {
+            "model_file": str(target),
+            "model_format": used,
+            "estimator": type(est).__name__,
+            "params": est.get_params(),
+            "n_rows": n,
+            "n_features": d,
+            "n_labeled": n_lab,
+            "n_unlabeled": n - n_lab,
+            "classes": [format_label(c) for c in classes],
+            "n_iter": np.ravel(n_iter).tolist() if n_iter is not None else None,
+            "termination_condition": term,
+            "fit_seconds": fit_s,
+            "unlabeled_predicted_counts": counts,
+            "warnings": notes,
+        }
+    )
     return out.done()
 
 
 # ----------------------------------------------------------------- predict / score
-def _query_label_spec(path: str, bundle: dict[str, Any], args: argparse.Namespace
-                      ) -> str | None:
+def _query_label_spec(
+    path: str, bundle: dict[str, Any], args: argparse.Namespace
+) -> str | None:
     """Which column of the query file holds labels (``None``: no label column)."""
     if args.label_column != "auto":
         return args.label_column
     _check_cli_params({"header": args.header, "format": args.format})
-    kind, ncol, names = peek_columns(path, fmt=args.format, delimiter=args.delimiter,
-                                     header=args.header)
+    kind, ncol, names = peek_columns(
+        path, fmt=args.format, delimiter=args.delimiter, header=args.header
+    )
     if ncol is None:
         return "last"  # npz / svmlight: labels come from y / the first field
     label_name = bundle.get("label_name")
@@ -789,10 +1033,14 @@ def _by_position(bundle: dict[str, Any]) -> str:
     trained = bundle.get("feature_names")
     if trained:
         shown = ", ".join(trained[:8]) + (" ..." if len(trained) > 8 else "")
-        return (f"the file has no header row naming the model's features ({shown}), "
-                "so columns are matched by position")
-    return "the model was trained on a file without column names, so columns are " \
+        return (
+            f"the file has no header row naming the model's features ({shown}), "
+            "so columns are matched by position"
+        )
+    return (
+        "the model was trained on a file without column names, so columns are "
         "matched by position"
+    )
 
 
 def _align(table: Table, bundle: dict[str, Any], path: str) -> Any:
@@ -805,36 +1053,48 @@ def _align(table: Table, bundle: dict[str, Any], path: str) -> Any:
     if names and trained and names != trained:
         missing = [c for c in trained if c not in names]
         if missing:
-            raise CLIError(f"{path}: missing feature column(s) the model was trained "
-                           f"on: {', '.join(missing[:8])}")
+            raise CLIError(
+                f"{path}: missing feature column(s) the model was trained "
+                f"on: {', '.join(missing[:8])}"
+            )
         X = X[:, [names.index(c) for c in trained]]
     if sp.issparse(X) and X.shape[1] < nf:  # svmlight: trailing all-zero features
         X = sp.hstack([X, sp.csr_matrix((X.shape[0], nf - X.shape[1]))]).tocsr()
     if X.shape[1] != nf:
-        raise CLIError(f"{path}: found {X.shape[1]} feature column(s), expected {nf}: "
-                       f"{_by_position(bundle)}")
+        raise CLIError(
+            f"{path}: found {X.shape[1]} feature column(s), expected {nf}: "
+            f"{_by_position(bundle)}"
+        )
     return X
 
 
-def _predict_chunks(args: argparse.Namespace, out: _Out, data: str,
-                    bundle: dict[str, Any]) -> Iterable[tuple[Table, Any]]:
+def _predict_chunks(
+    args: argparse.Namespace, out: _Out, data: str, bundle: dict[str, Any]
+) -> Iterable[tuple[Table, Any]]:
     _check_cli_params({"batch_size": args.batch_size})
     spec = _query_label_spec(data, bundle, args)
     # a model that knows its feature names takes them by name from a file with a
     # header (other columns, e.g. an id, are ignored); other files go by position
-    chunks = iter_table(data, chunksize=args.batch_size,
-                        feature_columns=bundle.get("feature_names"),
-                        **_input_kwargs(args, spec))
+    chunks = iter_table(
+        data,
+        chunksize=args.batch_size,
+        feature_columns=bundle.get("feature_names"),
+        **_input_kwargs(args, spec),
+    )
     for t in _progress(chunks, out.verbose > 0, args.command):
         ignored = t.extra.get("ignored_columns") if t.n_rows_before == 0 else None
         if ignored:
-            print(f"semisvm {args.command}: ignoring column(s) the model does not use: "
-                  f"{', '.join(ignored)}", file=sys.stderr)
+            print(
+                f"semisvm {args.command}: ignoring column(s) the model does not use: "
+                f"{', '.join(ignored)}",
+                file=sys.stderr,
+            )
         yield t, _align(t, bundle, data)
 
 
-def _score_columns(est: Any, classes: np.ndarray, X: Any, proba: bool
-                   ) -> tuple[list[str], np.ndarray]:
+def _score_columns(
+    est: Any, classes: np.ndarray, X: Any, proba: bool
+) -> tuple[list[str], np.ndarray]:
     cols: list[str] = []
     parts: list[np.ndarray] = []
     F = np.asarray(est.decision_function(X))
@@ -850,8 +1110,9 @@ def _score_columns(est: Any, classes: np.ndarray, X: Any, proba: bool
     return cols, np.hstack(parts)
 
 
-def _accuracy_counts(table: Table, pred: np.ndarray, markers: list[str],
-                     path: str) -> tuple[int, int]:
+def _accuracy_counts(
+    table: Table, pred: np.ndarray, markers: list[str], path: str
+) -> tuple[int, int]:
     """Right and scored predictions on the labeled rows (empty labels never count)."""
     labels = table.labels
     if labels is None:
@@ -955,18 +1216,28 @@ def _cmd_predict(args: argparse.Namespace) -> int:
     if target:
         out.say(f"{n} predictions written to {target}")
     if total:
-        print(f"Accuracy on the {total} labeled rows: {100 * right / total:.2f}%",
-              file=sys.stderr)
-    out.summary.update({"model_file": model, "data_file": data, "n_rows": n,
-                        "output": target, "n_labeled": total,
-                        "accuracy": right / total if total else None})
+        print(
+            f"Accuracy on the {total} labeled rows: {100 * right / total:.2f}%",
+            file=sys.stderr,
+        )
+    out.summary.update(
+        {
+            "model_file": model,
+            "data_file": data,
+            "n_rows": n,
+            "output": target,
+            "n_labeled": total,
+            "accuracy": right / total if total else None,
+        }
+    )
     if target is None and args.json:
         out.summary["predictions"] = all_pred
     return out.done()
 
 
-def _write_parquet(path: str, frames: list[tuple[list[str], list[str], np.ndarray]]
-                   ) -> None:
+def _write_parquet(
+    path: str, frames: list[tuple[list[str], list[str], np.ndarray]]
+) -> None:
     """The predictions (and scores) as a Parquet file."""
     from ._cli_io import _pd
 
@@ -976,12 +1247,17 @@ def _write_parquet(path: str, frames: list[tuple[list[str], list[str], np.ndarra
         df = pd.DataFrame(S, columns=cols)
         df.insert(0, "prediction", names)
         parts.append(df)
-    df = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(
-        {"prediction": []})
+    df = (
+        pd.concat(parts, ignore_index=True)
+        if parts
+        else pd.DataFrame({"prediction": []})
+    )
     try:
         df.to_parquet(path, index=False)
     except ImportError:
-        raise CLIError("writing Parquet needs pyarrow: pip install 'semisvm[cli]'") from None
+        raise CLIError(
+            "writing Parquet needs pyarrow: pip install 'semisvm[cli]'"
+        ) from None
 
 
 def _cmd_score(args: argparse.Namespace) -> int:
@@ -992,8 +1268,9 @@ def _cmd_score(args: argparse.Namespace) -> int:
     if spec == "auto":
         spec = _query_label_spec(args.data, bundle, args)
         if spec is None or spec == "none":
-            raise CLIError(f"{args.data}: no label column to score against "
-                           "(option --label-column)")
+            raise CLIError(
+                f"{args.data}: no label column to score against (option --label-column)"
+            )
     args.label_column = spec
     right = total = n = 0
     for table, X in _predict_chunks(args, out, args.data, bundle):
@@ -1005,16 +1282,36 @@ def _cmd_score(args: argparse.Namespace) -> int:
     if total == 0:
         raise CLIError(f"{args.data}: no labeled rows to score (option --unlabeled)")
     acc = right / total
-    out.say(f"Accuracy on the {total} labeled rows of {args.data}: {100 * acc:.2f}% "
-            f"({n - total} unlabeled rows ignored)")
-    out.summary.update({"model_file": args.model, "data_file": args.data,
-                        "accuracy": acc, "n_labeled": total, "n_rows": n})
+    out.say(
+        f"Accuracy on the {total} labeled rows of {args.data}: {100 * acc:.2f}% "
+        f"({n - total} unlabeled rows ignored)"
+    )
+    out.summary.update(
+        {
+            "model_file": args.model,
+            "data_file": args.data,
+            "accuracy": acc,
+            "n_labeled": total,
+            "n_rows": n,
+        }
+    )
     return out.done()
 
 
 # ----------------------------------------------------------------- info
-_OPTIONAL = ("pandas", "pyarrow", "skops", "joblib", "tqdm", "matplotlib",
-             "threadpoolctl", "psutil", "dask", "pynndescent", "hnswlib")
+_OPTIONAL = (
+    "pandas",
+    "pyarrow",
+    "skops",
+    "joblib",
+    "tqdm",
+    "matplotlib",
+    "threadpoolctl",
+    "psutil",
+    "dask",
+    "pynndescent",
+    "hnswlib",
+)
 
 
 def _version_of(mod: str) -> str | None:
@@ -1031,14 +1328,18 @@ def _cmd_info(args: argparse.Namespace) -> int:
     if args.model:
         b = load_model(args.model, allow_version_mismatch=args.allow_version_mismatch)
         est = b["estimator"]
-        info = {"model_file": args.model, "estimator": type(est).__name__,
-                "semisvm_version": b.get("semisvm_version"), "created": b.get("created"),
-                "classes": [format_label(c) for c in b["classes"]],
-                "n_features": b["n_features"], "feature_names": b.get("feature_names"),
-                "label_column": b.get("label_name"),
-                "training_file": b.get("training_file"),
-                "params": {k: v for k, v in est.get_params().items()
-                           if not callable(v)}}
+        info = {
+            "model_file": args.model,
+            "estimator": type(est).__name__,
+            "semisvm_version": b.get("semisvm_version"),
+            "created": b.get("created"),
+            "classes": [format_label(c) for c in b["classes"]],
+            "n_features": b["n_features"],
+            "feature_names": b.get("feature_names"),
+            "label_column": b.get("label_name"),
+            "training_file": b.get("training_file"),
+            "params": {k: v for k, v in est.get_params().items() if not callable(v)},
+        }
         for k, v in info.items():
             if k != "params":
                 out.say(f"{k}: {v}")
@@ -1047,14 +1348,22 @@ def _cmd_info(args: argparse.Namespace) -> int:
         return out.done()
     deps = {m: _version_of(m) for m in ("numpy", "scipy", "scikit-learn")}
     opt = {m: _version_of(m) for m in _OPTIONAL}
-    out.say(f"semisvm {__version__} (Python {platform.python_version()}, "
-            f"{platform.platform()})")
+    out.say(
+        f"semisvm {__version__} (Python {platform.python_version()}, "
+        f"{platform.platform()})"
+    )
     out.say("dependencies: " + ", ".join(f"{k} {v}" for k, v in deps.items()))
     out.say("optional: " + ", ".join(f"{k} {v or '-'}" for k, v in opt.items()))
     out.say("models: " + ", ".join(f"{k} ({v[1]})" for k, v in MODELS.items()))
-    out.summary.update({"version": __version__, "python": platform.python_version(),
-                        "dependencies": deps, "optional": opt,
-                        "models": {k: v[1] for k, v in MODELS.items()}})
+    out.summary.update(
+        {
+            "version": __version__,
+            "python": platform.python_version(),
+            "dependencies": deps,
+            "optional": opt,
+            "models": {k: v[1] for k, v in MODELS.items()},
+        }
+    )
     return out.done()
 
 
@@ -1080,8 +1389,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(exc.code or 0)
     from .datasets._loaders import DataFileNotFoundError
 
-    commands = {"fit": _cmd_fit, "predict": _cmd_predict, "score": _cmd_score,
-                "info": _cmd_info}
+    commands = {
+        "fit": _cmd_fit,
+        "predict": _cmd_predict,
+        "score": _cmd_score,
+        "info": _cmd_info,
+    }
     try:
         if args.command == "reproduce":
             return _cmd_reproduce(args, argv)
@@ -1096,16 +1409,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         # sits on the lines after the first
         msg = _plain_text(str(exc).strip()) or type(exc).__name__
         if isinstance(exc, MemoryError) and not str(exc).strip():
-            msg = ("out of memory (try fewer rows, --kernel-approximation nystroem, "
-                   "or for predict a smaller --batch-size)")
+            msg = (
+                "out of memory (try fewer rows, --kernel-approximation nystroem, "
+                "or for predict a smaller --batch-size)"
+            )
         print(f"semisvm {args.command}: error: {msg}", file=sys.stderr)
         return 1
     except Exception as exc:  # noqa: BLE001 - never a traceback for the user
         if getattr(args, "traceback", False):
             raise
-        print(f"semisvm {args.command}: error: unexpected {type(exc).__name__}: "
-              f"{_plain_text(str(exc).strip())} (rerun with --traceback and report it)",
-              file=sys.stderr)
+        print(
+            f"semisvm {args.command}: error: unexpected {type(exc).__name__}: "
+            f"{_plain_text(str(exc).strip())} (rerun with --traceback and report it)",
+            file=sys.stderr,
+        )
         return 1
 
 

@@ -52,8 +52,13 @@ def run(n_labeled_per_class: int = 5, random_state: int = 0) -> list[str]:
     svc = SVC().fit(Xtr[~u], y[~u])
     dt = time.perf_counter() - t0
     lines.append(
-        _row(name, "SVC (labeled only)", np.mean(svc.predict(Xtr[u]) != ytr[u]),
-             np.mean(svc.predict(Xte) != yte), dt)
+        _row(
+            name,
+            "SVC (labeled only)",
+            np.mean(svc.predict(Xtr[u]) != ytr[u]),
+            np.mean(svc.predict(Xte) != yte),
+            dt,
+        )
     )
     # --- two moons: 1 label per class
     X, y, y_true = make_two_moons(200, n_labeled_per_class=1, random_state=random_state)
@@ -65,28 +70,40 @@ def run(n_labeled_per_class: int = 5, random_state: int = 0) -> list[str]:
     lap = LapSVM(graph_weight="heat").fit(X, y)
     dt = time.perf_counter() - t0
     lines.append(
-        _row("two moons (1/class)", "LapSVM (PCG, early stop)",
-             np.mean(lap.transduction_[u] != y_true[u]),
-             np.mean(lap.predict(Xte) != yte), dt)
+        _row(
+            "two moons (1/class)",
+            "LapSVM (PCG, early stop)",
+            np.mean(lap.transduction_[u] != y_true[u]),
+            np.mean(lap.predict(Xte) != yte),
+            dt,
+        )
     )
     t0 = time.perf_counter()
     svc = SVC(gamma=lap.gamma_).fit(X[~u], y[~u])
     dt = time.perf_counter() - t0
     lines.append(
-        _row("two moons (1/class)", "SVC (labeled only)",
-             np.mean(svc.predict(X[u]) != y_true[u]), np.mean(svc.predict(Xte) != yte),
-             dt)
+        _row(
+            "two moons (1/class)",
+            "SVC (labeled only)",
+            np.mean(svc.predict(X[u]) != y_true[u]),
+            np.mean(svc.predict(Xte) != yte),
+            dt,
+        )
     )
     return lines
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--labels", type=int, default=5, help="labels per class (digits)")
+    parser.add_argument(
+        "--labels", type=int, default=5, help="labels per class (digits)"
+    )
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     print("semisvm demo: transductive error on the unlabeled training points (U) and")
-    print("error on held-out test points (T), LapSVM against an SVM on the labels alone.\n")
+    print(
+        "error on held-out test points (T), LapSVM against an SVM on the labels alone.\n"
+    )
     for line in run(args.labels, args.seed):
         print(line)
     return 0

@@ -68,7 +68,9 @@ def plot_decision_boundary(
 
     X = np.asarray(X)
     if X.ndim != 2 or X.shape[1] != 2:
-        raise ValueError(f"plot_decision_boundary needs 2-D points, got shape {X.shape}.")
+        raise ValueError(
+            f"plot_decision_boundary needs 2-D points, got shape {X.shape}."
+        )
     if not hasattr(clf, "decision_function"):
         raise ValueError(
             f"plot_decision_boundary needs a fitted classifier with decision_function; "
@@ -84,22 +86,44 @@ def plot_decision_boundary(
         fig, ax = plt.subplots(figsize=(5, 4))
     else:
         fig = ax.figure
-    common = dict(grid_resolution=resolution, response_method="decision_function",
-                  eps=0.1 * float(np.ptp(X, axis=0).max()), ax=ax)
+    common = dict(
+        grid_resolution=resolution,
+        response_method="decision_function",
+        eps=0.1 * float(np.ptp(X, axis=0).max()),
+        ax=ax,
+    )
     disp = DecisionBoundaryDisplay.from_estimator(
-        clf, X, plot_method="contourf", cmap="coolwarm", alpha=0.6,
-        levels=np.linspace(-1, 1, 22), extend="both", **common)
-    ax.contour(disp.xx0, disp.xx1, disp.response, levels=[0.0], colors="k",
-               linewidths=2)
-    fig.colorbar(disp.surface_, ax=ax, label="f(x) (clipped to [-1, 1])",
-                 ticks=[-1.0, -0.5, 0.0, 0.5, 1.0])
+        clf,
+        X,
+        plot_method="contourf",
+        cmap="coolwarm",
+        alpha=0.6,
+        levels=np.linspace(-1, 1, 22),
+        extend="both",
+        **common,
+    )
+    ax.contour(
+        disp.xx0, disp.xx1, disp.response, levels=[0.0], colors="k", linewidths=2
+    )
+    fig.colorbar(
+        disp.surface_,
+        ax=ax,
+        label="f(x) (clipped to [-1, 1])",
+        ticks=[-1.0, -0.5, 0.0, 0.5, 1.0],
+    )
     y = np.asarray(y)
     u = ~labeled_mask(y)
     ax.scatter(X[u, 0], X[u, 1], s=6, c="k")
     for c, marker in zip(np.unique(y[~u]), "Do^vs", strict=False):
         sel = y == c
-        ax.scatter(X[sel, 0], X[sel, 1], s=80, marker=marker, edgecolor="w",
-                   label=f"labeled {c}")
+        ax.scatter(
+            X[sel, 0],
+            X[sel, 1],
+            s=80,
+            marker=marker,
+            edgecolor="w",
+            label=f"labeled {c}",
+        )
     ax.legend(loc="best", fontsize=8)
     if title:
         ax.set_title(title)

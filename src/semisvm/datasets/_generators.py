@@ -120,7 +120,9 @@ def make_g50c(
     m = ndtri(1.0 - bayes_error)
     mu = np.full(n_features, m / np.sqrt(n_features))
     y_true = rng.randint(0, 2, n_samples)
-    X = rng.normal(size=(n_samples, n_features)) + np.where(y_true[:, None] == 1, mu, -mu)
+    X = rng.normal(size=(n_samples, n_features)) + np.where(
+        y_true[:, None] == 1, mu, -mu
+    )
     return X, hide_labels(y_true, n_labeled_per_class, rng), y_true
 
 

@@ -136,8 +136,7 @@ def _check_exists(path: str | os.PathLike) -> Path:
     p = Path(path).expanduser()
     if not p.is_file():
         raise DataFileNotFoundError(
-            f"Data file {p.name!r} not found in directory "
-            f"{str(p.parent.resolve())!r}."
+            f"Data file {p.name!r} not found in directory {str(p.parent.resolve())!r}."
         )
     return p
 
@@ -222,13 +221,17 @@ def load_mat(
     def pick(given: str | None, options: tuple[str, ...]) -> str | None:
         if given is not None:
             if given not in d:
-                raise ValueError(f"{p.name}: no variable {given!r} (variables: {keys}).")
+                raise ValueError(
+                    f"{p.name}: no variable {given!r} (variables: {keys})."
+                )
             return given
         return next((k for k in options if k in d), None)
 
     xk = pick(x_key, ("X", "x", "fea", "data"))
     if xk is None:
-        raise ValueError(f"{p.name}: cannot tell which variable is X (variables: {keys}).")
+        raise ValueError(
+            f"{p.name}: cannot tell which variable is X (variables: {keys})."
+        )
     yk = pick(y_key, ("y", "Y", "gnd", "labels", "label"))
     X = d[xk]
     X = X.tocsr() if sp.issparse(X) else np.asarray(X)
@@ -237,7 +240,10 @@ def load_mat(
 
 
 def load_csv(
-    path: str | os.PathLike, *, label_column: int = -1, delimiter: str | None = None,
+    path: str | os.PathLike,
+    *,
+    label_column: int = -1,
+    delimiter: str | None = None,
     skip_header: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Load a numeric CSV file whose label column is ``label_column`` (default last).
@@ -263,7 +269,9 @@ def load_csv(
     data = np.genfromtxt(p, delimiter=delimiter, skip_header=skip_header or 0)
     data = np.atleast_2d(data)
     if data.shape[1] < 2:
-        raise ValueError(f"{p.name}: needs at least one feature column and a label column.")
+        raise ValueError(
+            f"{p.name}: needs at least one feature column and a label column."
+        )
     y = data[:, label_column]
     X = np.delete(data, label_column % data.shape[1], axis=1)
     if np.all(np.isfinite(y)) and np.all(y == np.round(y)):
@@ -310,12 +318,20 @@ def _nonneg_labels(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return y, classes
 
 
-def _bunch(name: str, X: Any, y_src: np.ndarray, path: Path, d: Any, note: str) -> Bunch:
+def _bunch(
+    name: str, X: Any, y_src: np.ndarray, path: Path, d: Any, note: str
+) -> Bunch:
     y, _ = _nonneg_labels(y_src)
     b = Bunch(
-        name=name, X=X, y=y, y_original=np.asarray(y_src).ravel(),
-        classes=np.unique(y), path=str(path), description=note,
-        idx_labeled=None, idx_unlabeled=None,
+        name=name,
+        X=X,
+        y=y,
+        y_original=np.asarray(y_src).ravel(),
+        classes=np.unique(y),
+        path=str(path),
+        description=note,
+        idx_labeled=None,
+        idx_unlabeled=None,
     )
     for key in ("idx_labeled", "idx_unlabeled"):
         if d is not None and key in d.files:
@@ -327,16 +343,28 @@ def load_g50c(data_dir: str | os.PathLike | None = None) -> Bunch:
     """G50C (550 x 50, two Gaussians, Bayes error 5%); y: -1 -> 0, +1 -> 1."""
     p = _find_file("g50c.npz", data_dir)
     with np.load(p) as d:
-        return _bunch("g50c", d["X"].astype(np.float64), d["y"], p, d,
-                      "G50C, Sindhwani's file; labels -1/+1 recoded to 0/1.")
+        return _bunch(
+            "g50c",
+            d["X"].astype(np.float64),
+            d["y"],
+            p,
+            d,
+            "G50C, Sindhwani's file; labels -1/+1 recoded to 0/1.",
+        )
 
 
 def load_uspst(data_dir: str | os.PathLike | None = None) -> Bunch:
     """USPST (2007 x 256, digits 0-9), the Sindhwani/Melacci file."""
     p = _find_file("uspst.npz", data_dir)
     with np.load(p) as d:
-        return _bunch("uspst", d["X"].astype(np.float64), d["y"], p, d,
-                      "USPST, 10 classes (digits 0-9).")
+        return _bunch(
+            "uspst",
+            d["X"].astype(np.float64),
+            d["y"],
+            p,
+            d,
+            "USPST, 10 classes (digits 0-9).",
+        )
 
 
 def load_uspst_b(data_dir: str | os.PathLike | None = None) -> Bunch:
@@ -357,8 +385,14 @@ def load_pcmac(data_dir: str | os.PathLike | None = None) -> Bunch:
     py = _find_file("pcmac_y.npz", data_dir)
     X = sp.load_npz(px).tocsr().astype(np.float64)
     with np.load(py) as d:
-        b = _bunch("pcmac", X, d["y"], py, d,
-                   "PCMAC (Sindhwani's text1.mat); sparse X; labels -1/+1 -> 0/1.")
+        b = _bunch(
+            "pcmac",
+            X,
+            d["y"],
+            py,
+            d,
+            "PCMAC (Sindhwani's text1.mat); sparse X; labels -1/+1 -> 0/1.",
+        )
     b.path = f"{px}, {py}"
     return b
 
@@ -401,8 +435,14 @@ def load_coil20(
             X /= max(float(np.linalg.norm(X, axis=1).max()), 1e-12)
         elif scaling == "unit_interval":
             X /= 255.0
-        b = _bunch("coil20", X, d["y"], p, d,
-                   f"COIL20 (AdaGAE copy, not Sindhwani's), scaling={scaling}.")
+        b = _bunch(
+            "coil20",
+            X,
+            d["y"],
+            p,
+            d,
+            f"COIL20 (AdaGAE copy, not Sindhwani's), scaling={scaling}.",
+        )
         b.y_binary_first10_vs_last10 = np.asarray(d["y_binary_first10_vs_last10"])
     return b
 
@@ -424,8 +464,14 @@ def load_usps_full(data_dir: str | os.PathLike | None = None) -> Bunch:
     """Full USPS (9298 x 256 in [0, 1]; ``is_test`` marks the 2007 test images)."""
     p = _find_file("usps_full.npz", data_dir)
     with np.load(p) as d:
-        b = _bunch("usps_full", d["X"].astype(np.float64), d["y"], p, d,
-                   "USPS 7291 train + 2007 test, values in [0, 1].")
+        b = _bunch(
+            "usps_full",
+            d["X"].astype(np.float64),
+            d["y"],
+            p,
+            d,
+            "USPS 7291 train + 2007 test, values in [0, 1].",
+        )
         b.is_test = np.asarray(d["is_test"], dtype=bool)
     return b
 
@@ -441,8 +487,12 @@ BENCHMARK_DATASETS: dict[str, Callable[..., Bunch]] = {
 }
 
 _ALIASES = {
-    "uspstb": "uspst_b", "uspst(b)": "uspst_b", "coil20b": "coil20_b",
-    "coil20(b)": "coil20_b", "usps": "usps_full", "text": "pcmac",
+    "uspstb": "uspst_b",
+    "uspst(b)": "uspst_b",
+    "coil20b": "coil20_b",
+    "coil20(b)": "coil20_b",
+    "usps": "usps_full",
+    "text": "pcmac",
 }
 _UNAVAILABLE = {
     "mnist3vs8": "MNIST3VS8 is not available in the data directory (not shipped).",

@@ -66,12 +66,19 @@ class Split:
 
     def sizes(self) -> tuple[int, int, int, int]:
         """(|L|, |U|, |V|, |T|)."""
-        return (self.labeled.size, self.unlabeled.size, self.validation.size,
-                self.test.size)
+        return (
+            self.labeled.size,
+            self.unlabeled.size,
+            self.validation.size,
+            self.test.size,
+        )
 
 
 def _draw_with_each_class(
-    idx: np.ndarray, y: np.ndarray, n: int, rng: np.random.RandomState,
+    idx: np.ndarray,
+    y: np.ndarray,
+    n: int,
+    rng: np.random.RandomState,
     min_per_class: int = 1,
 ) -> np.ndarray:
     """Draw ``n`` of ``idx`` at random, at least ``min_per_class`` of each class."""
@@ -100,7 +107,11 @@ def _draw_with_each_class(
 
 
 def split_labeled_unlabeled(
-    y: Any, n_labeled: int, *, min_per_class: int = 1, random_state: Any = None,
+    y: Any,
+    n_labeled: int,
+    *,
+    min_per_class: int = 1,
+    random_state: Any = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Random labeled / unlabeled partition with every class among the labeled.
 
@@ -129,7 +140,9 @@ def split_labeled_unlabeled(
     """
     y = np.asarray(y).ravel()
     rng = check_random_state(random_state)
-    lab = _draw_with_each_class(np.arange(y.size), y, int(n_labeled), rng, min_per_class)
+    lab = _draw_with_each_class(
+        np.arange(y.size), y, int(n_labeled), rng, min_per_class
+    )
     return lab, np.setdiff1d(np.arange(y.size), lab)
 
 
@@ -170,7 +183,9 @@ def paper_splits(
     y = np.asarray(y).ravel()
     rng = check_random_state(random_state)
     splits: list[Split] = []
-    total = n_folds * n_repeats if n_splits is None else min(n_splits, n_folds * n_repeats)
+    total = (
+        n_folds * n_repeats if n_splits is None else min(n_splits, n_folds * n_repeats)
+    )
     for r in range(n_repeats):
         skf = StratifiedKFold(
             n_splits=n_folds, shuffle=True, random_state=rng.randint(2**31 - 1)
@@ -182,7 +197,8 @@ def paper_splits(
             rest = np.setdiff1d(train, lab)
             val = (
                 _draw_with_each_class(rest, y, n_validation, rng)
-                if n_validation > 0 else np.empty(0, dtype=np.intp)
+                if n_validation > 0
+                else np.empty(0, dtype=np.intp)
             )
             unl = np.setdiff1d(rest, val)
             splits.append(Split(lab, unl, val, np.sort(test), repeat=r, fold=f))

@@ -35,12 +35,24 @@ CITATION = (
 
 #: Data sets in the paper's order; the last two are not available here.
 PAPER_DATASETS = (
-    "g50c", "coil20_b", "pcmac", "uspst_b", "coil20", "uspst", "mnist3vs8", "facemit",
+    "g50c",
+    "coil20_b",
+    "pcmac",
+    "uspst_b",
+    "coil20",
+    "uspst",
+    "mnist3vs8",
+    "facemit",
 )
 
 DATASET_LABELS = {
-    "g50c": "G50C", "coil20_b": "COIL20(B)", "pcmac": "PCMAC", "uspst_b": "USPST(B)",
-    "coil20": "COIL20", "uspst": "USPST", "mnist3vs8": "MNIST3VS8",
+    "g50c": "G50C",
+    "coil20_b": "COIL20(B)",
+    "pcmac": "PCMAC",
+    "uspst_b": "USPST(B)",
+    "coil20": "COIL20",
+    "uspst": "USPST",
+    "mnist3vs8": "MNIST3VS8",
     "facemit": "FACEMIT",
 }
 
@@ -79,8 +91,16 @@ uspst     1e-1 -   1e-6 -  1e-6 1e-1  1e-6 1e-2 1e-4 1  1e-4 1    1e-4 1    1e-4
 mnist3vs8 1e-6 -   1e-6 -  1e-6 1e-2  1e-6 1e-2 1e-6 1e-2 1e-6 1e-1 1e-6 1e-1 1e-6 1e-1
 """
 
-_CLF_ORDER = ("svm", "rlsc", "laprlsc", "dual", "newton", "pcg_stability",
-              "pcg_validation", "pcg_mixed")
+_CLF_ORDER = (
+    "svm",
+    "rlsc",
+    "laprlsc",
+    "dual",
+    "newton",
+    "pcg_stability",
+    "pcg_validation",
+    "pcg_mixed",
+)
 
 
 def _parse_reg(text: str) -> dict[str, dict[str, tuple[float, float | None]]]:
@@ -102,32 +122,50 @@ REG_PARAMS = _parse_reg(_REG)
 #: Which early-stopping rule Table 3's "Primal (PCG)" column took per data set
 #: (the best in accuracy; identified from the matching Table 6 entry).
 TABLE3_BEST_PCG = {
-    "g50c": "pcg_validation", "coil20_b": "pcg_validation", "pcmac": "pcg_validation",
-    "uspst_b": "pcg_stability", "coil20": "pcg_mixed", "uspst": "pcg_validation",
-    "mnist3vs8": "pcg_stability", "facemit": "pcg_stability",
+    "g50c": "pcg_validation",
+    "coil20_b": "pcg_validation",
+    "pcmac": "pcg_validation",
+    "uspst_b": "pcg_stability",
+    "coil20": "pcg_mixed",
+    "uspst": "pcg_validation",
+    "mnist3vs8": "pcg_stability",
+    "facemit": "pcg_stability",
 }
 
 Stat = tuple[float, float]
 
 #: Table 5: Newton's steps to the optimum of the primal LapSVM problem.
 TABLE5: dict[str, Stat] = {
-    "g50c": (1, 0), "coil20_b": (2.67, 0.78), "pcmac": (2.33, 0.49),
-    "uspst_b": (4.17, 0.58), "coil20": (2.67, 0.75), "uspst": (4.26, 0.76),
+    "g50c": (1, 0),
+    "coil20_b": (2.67, 0.78),
+    "pcmac": (2.33, 0.49),
+    "uspst_b": (4.17, 0.58),
+    "coil20": (2.67, 0.75),
+    "uspst": (4.26, 0.76),
     "mnist3vs8": (5, 0),
 }
 
 #: Table 3: training time (s) of dual, Newton and the best early-stopped PCG.
 TABLE3: dict[str, dict[str, Stat | None]] = {
     "g50c": {"dual": (0.155, 0.004), "newton": (0.134, 0.006), "pcg": (0.043, 0.006)},
-    "coil20_b": {"dual": (0.311, 0.012), "newton": (0.367, 0.097),
-                 "pcg": (0.097, 0.026)},
+    "coil20_b": {
+        "dual": (0.311, 0.012),
+        "newton": (0.367, 0.097),
+        "pcg": (0.097, 0.026),
+    },
     "pcmac": {"dual": (14.82, 0.104), "newton": (15.756, 0.285), "pcg": (1.967, 0.269)},
-    "uspst_b": {"dual": (1.196, 0.015), "newton": (1.4727, 0.2033),
-                "pcg": (0.300, 0.030)},
+    "uspst_b": {
+        "dual": (1.196, 0.015),
+        "newton": (1.4727, 0.2033),
+        "pcg": (0.300, 0.030),
+    },
     "coil20": {"dual": (6.321, 0.441), "newton": (7.26, 1.921), "pcg": (3.487, 1.734)},
     "uspst": {"dual": (12.25, 0.2), "newton": (17.74, 2.44), "pcg": (2.032, 0.434)},
-    "mnist3vs8": {"dual": (2064.18, 3.1), "newton": (2824.174, 105.07),
-                  "pcg": (114.441, 0.235)},
+    "mnist3vs8": {
+        "dual": (2064.18, 3.1),
+        "newton": (2824.174, 105.07),
+        "pcg": (114.441, 0.235),
+    },
     "facemit": {"dual": None, "newton": None, "pcg": (35.728, 0.868)},
 }
 

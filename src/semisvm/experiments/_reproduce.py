@@ -108,11 +108,20 @@ __all__ = [
 ]
 
 ALL_CLASSIFIERS = (
-    "svm", "rlsc", "laprlsc", "dual", "newton",
-    "pcg_stability", "pcg_validation", "pcg_mixed",
+    "svm",
+    "rlsc",
+    "laprlsc",
+    "dual",
+    "newton",
+    "pcg_stability",
+    "pcg_validation",
+    "pcg_mixed",
 )
-PCG_RULES = {"pcg_stability": "stability", "pcg_validation": "validation",
-             "pcg_mixed": "mixed"}
+PCG_RULES = {
+    "pcg_stability": "stability",
+    "pcg_validation": "validation",
+    "pcg_mixed": "mixed",
+}
 DEFAULT_DATASETS = ("g50c", "coil20_b", "pcmac", "uspst_b", "coil20", "uspst")
 UNAVAILABLE_DATASETS = ("mnist3vs8", "facemit")
 #: Data sets whose dual LapSVM is reproduced with LIBSVM's b dropped (``lapsvm.m``
@@ -143,8 +152,9 @@ class _Progress:
             try:
                 from tqdm.auto import tqdm
 
-                self._bar = tqdm(total=total, desc=desc, file=sys.stderr,
-                                 dynamic_ncols=True)
+                self._bar = tqdm(
+                    total=total, desc=desc, file=sys.stderr, dynamic_ncols=True
+                )
             except ImportError:
                 self._bar = None
 
@@ -156,8 +166,11 @@ class _Progress:
             self._bar.set_postfix_str(msg, refresh=False)
             self._bar.update(1)
         else:
-            print(f"[{self.desc} {self.n}/{self.total}] {msg}", file=sys.stderr,
-                  flush=True)
+            print(
+                f"[{self.desc} {self.n}/{self.total}] {msg}",
+                file=sys.stderr,
+                flush=True,
+            )
 
     def write(self, msg: str) -> None:
         if not self.enabled:
@@ -203,8 +216,14 @@ def _predict(F: np.ndarray, classes: np.ndarray) -> np.ndarray:
 
 
 def prepare_split(
-    X: Any, y: np.ndarray, split: Split, *, sigma: float, n_neighbors: int,
-    power: int, graph_weight: str = "heat",
+    X: Any,
+    y: np.ndarray,
+    split: Split,
+    *,
+    sigma: float,
+    n_neighbors: int,
+    power: int,
+    graph_weight: str = "heat",
 ) -> PreparedSplit:
     """Gram matrices, graph Laplacian (on L and U) and targets of one split.
 
@@ -234,9 +253,13 @@ def prepare_split(
     K = np.asarray(kernel_matrix(Xtr, kernel="rbf", gamma=gamma), dtype=np.float64)
     K_out = {}
     for name, idx in (("V", split.validation), ("T", split.test)):
-        K_out[name] = np.asarray(
-            kernel_matrix(X[idx], Xtr, kernel="rbf", gamma=gamma), dtype=np.float64
-        ) if idx.size else np.zeros((0, train.size))
+        K_out[name] = (
+            np.asarray(
+                kernel_matrix(X[idx], Xtr, kernel="rbf", gamma=gamma), dtype=np.float64
+            )
+            if idx.size
+            else np.zeros((0, train.size))
+        )
     t1 = time.perf_counter()
     W = knn_graph_from_kernel(K, gamma, n_neighbors, weight=graph_weight)
     Lap = graph_laplacian(W, normalized=True, power=power, form="operator")
@@ -245,12 +268,23 @@ def prepare_split(
     classes = np.unique(y)
     Y = _targets(y[train], classes)
     Y[l:] = 0.0
-    y_true = {"L": y[split.labeled], "U": y[split.unlabeled],
-              "V": y[split.validation], "T": y[split.test]}
+    y_true = {
+        "L": y[split.labeled],
+        "U": y[split.unlabeled],
+        "V": y[split.validation],
+        "T": y[split.test],
+    }
     return PreparedSplit(
-        K=K, K_L=K[:l, :l], K_out=K_out, L=Lap, Y=Y,
-        Y_val=_targets(y[split.validation], classes), y_true=y_true,
-        classes=classes, n_labeled=l, times={"kernel": t1 - t0, "graph": t2 - t1},
+        K=K,
+        K_L=K[:l, :l],
+        K_out=K_out,
+        L=Lap,
+        Y=Y,
+        Y_val=_targets(y[split.validation], classes),
+        y_true=y_true,
+        classes=classes,
+        n_labeled=l,
+        times={"kernel": t1 - t0, "graph": t2 - t1},
     )
 
 
@@ -261,7 +295,9 @@ def _errors(prep: PreparedSplit, F_train: np.ndarray, F_out: dict) -> dict[str, 
     for s, F in pairs.items():
         yt = prep.y_true[s]
         out[f"err_{s}"] = (
-            100.0 * float(np.mean(_predict(F, prep.classes) != yt)) if yt.size else np.nan
+            100.0 * float(np.mean(_predict(F, prep.classes) != yt))
+            if yt.size
+            else np.nan
         )
     return out
 
@@ -286,10 +322,17 @@ def _svm(prep: PreparedSplit, gamma_a: float):
 
 
 def run_classifier(
-    prep: PreparedSplit, clf: str, gamma_a: float, gamma_i: float | None, *,
-    max_iter: int | None = None, callback: Callable | None = None,
-    record_history: bool = False, early_stopping: str | None | bool = False,
-    intrinsic_bias: bool = True, fit_intercept: bool = False,
+    prep: PreparedSplit,
+    clf: str,
+    gamma_a: float,
+    gamma_i: float | None,
+    *,
+    max_iter: int | None = None,
+    callback: Callable | None = None,
+    record_history: bool = False,
+    early_stopping: str | None | bool = False,
+    intrinsic_bias: bool = True,
+    fit_intercept: bool = False,
     dual_drop_bias: bool = False,
 ) -> dict[str, Any]:
     """Train one classifier of the protocol on a prepared split.
@@ -336,8 +379,14 @@ def run_classifier(
             alpha, b, t, _ = _svm(prep, gamma_a)
         else:
             t0 = time.perf_counter()
-            res = laprls_direct(prep.K_L, prep.Y[:l], L=None, gamma_a=gamma_a,
-                                gamma_i=0.0, fit_intercept=True)
+            res = laprls_direct(
+                prep.K_L,
+                prep.Y[:l],
+                L=None,
+                gamma_a=gamma_a,
+                gamma_i=0.0,
+                fit_intercept=True,
+            )
             t = time.perf_counter() - t0
             alpha, b = res.alpha, res.b
         F_train = prep.K[:, :l] @ alpha + b
@@ -347,34 +396,65 @@ def run_classifier(
         return rec
     t0 = time.perf_counter()
     if clf == "laprlsc":
-        res = laprls_direct(prep.K, prep.Y, L=prep.L, gamma_a=gamma_a,
-                            gamma_i=gamma_i, intrinsic_bias=intrinsic_bias,
-                            fit_intercept=fit_intercept)
+        res = laprls_direct(
+            prep.K,
+            prep.Y,
+            L=prep.L,
+            gamma_a=gamma_a,
+            gamma_i=gamma_i,
+            intrinsic_bias=intrinsic_bias,
+            fit_intercept=fit_intercept,
+        )
     elif clf == "dual":
         from ..solvers._dual import lapsvm_dual
 
         # the same model as Newton/PCG: without a bias when fit_intercept is
         # False (the bias-free dual).  dual_drop_bias is lapsvm.m's procedure
         # instead: LIBSVM's QP with its bias constraint, then b dropped
-        res = lapsvm_dual(prep.K, prep.L, prep.Y, gamma_a=gamma_a, gamma_i=gamma_i,
-                          tol=1e-6, max_iter=-1, shrinking=True,
-                          fit_intercept=fit_intercept or dual_drop_bias)
+        res = lapsvm_dual(
+            prep.K,
+            prep.L,
+            prep.Y,
+            gamma_a=gamma_a,
+            gamma_i=gamma_i,
+            tol=1e-6,
+            max_iter=-1,
+            shrinking=True,
+            fit_intercept=fit_intercept or dual_drop_bias,
+        )
     elif clf == "newton":
-        res = lapsvm_newton(prep.K, prep.Y, L=prep.L, gamma_a=gamma_a,
-                            gamma_i=gamma_i, max_iter=50, intrinsic_bias=intrinsic_bias,
-                            fit_intercept=fit_intercept)
+        res = lapsvm_newton(
+            prep.K,
+            prep.Y,
+            L=prep.L,
+            gamma_a=gamma_a,
+            gamma_i=gamma_i,
+            max_iter=50,
+            intrinsic_bias=intrinsic_bias,
+            fit_intercept=fit_intercept,
+        )
     elif clf in PCG_RULES:
         es = PCG_RULES[clf] if early_stopping is False else early_stopping
         need_val = es in ("validation", "mixed")
         res = lapsvm_pcg(
-            prep.K, prep.Y, L=prep.L, gamma_a=gamma_a, gamma_i=gamma_i,
-            loss="squared_hinge", max_iter=max_iter or n,
-            tol=0.0 if es is None else 1e-10, early_stopping=es,
-            stability_value_tol=None, stability_tol=0.015,
+            prep.K,
+            prep.Y,
+            L=prep.L,
+            gamma_a=gamma_a,
+            gamma_i=gamma_i,
+            loss="squared_hinge",
+            max_iter=max_iter or n,
+            tol=0.0 if es is None else 1e-10,
+            early_stopping=es,
+            stability_value_tol=None,
+            stability_tol=0.015,
             K_val=prep.K_out["V"] if need_val else None,
             Y_val=prep.Y_val if need_val else None,
-            intrinsic_bias=intrinsic_bias, fit_intercept=fit_intercept,
-            tol_criterion="mixed", check_every=paper_check_every(n), callback=callback,
+            intrinsic_bias=intrinsic_bias,
+            fit_intercept=fit_intercept,
+            tol_criterion="mixed",
+            check_every=paper_check_every(n),
+            callback=callback,
             record_history=record_history,
         )
     else:
@@ -398,7 +478,9 @@ def run_classifier(
 
 
 def _drop_dual_bias(dual_bias: str, name: str) -> bool:
-    return dual_bias == "dropped" or (dual_bias == "paper" and name in DUAL_BIAS_DROPPED)
+    return dual_bias == "dropped" or (
+        dual_bias == "paper" and name in DUAL_BIAS_DROPPED
+    )
 
 
 def paper_check_every(n: int) -> int:
@@ -424,7 +506,9 @@ class ReproductionResult:
     files: list[Path] = field(default_factory=list)
 
 
-def _parse_datasets(datasets: Iterable[str] | str | None) -> tuple[list[str], list[str]]:
+def _parse_datasets(
+    datasets: Iterable[str] | str | None,
+) -> tuple[list[str], list[str]]:
     if datasets is None:
         items = list(DEFAULT_DATASETS)
     elif isinstance(datasets, str):
@@ -446,7 +530,10 @@ def _parse_datasets(datasets: Iterable[str] | str | None) -> tuple[list[str], li
 
 
 def time_per_class(
-    prep: PreparedSplit, clf: str, gamma_a: float, gamma_i: float | None,
+    prep: PreparedSplit,
+    clf: str,
+    gamma_a: float,
+    gamma_i: float | None,
     **kwargs: Any,
 ) -> float:
     r"""Solver time of ``clf`` trained one class at a time, as the authors timed it.
@@ -475,16 +562,28 @@ def time_per_class(
     """
     total = 0.0
     for c in range(prep.Y.shape[1]):
-        col = replace(prep, Y=prep.Y[:, [c]], Y_val=prep.Y_val[:, [c]],
-                      classes=np.array([0, 1]))
+        col = replace(
+            prep, Y=prep.Y[:, [c]], Y_val=prep.Y_val[:, [c]], classes=np.array([0, 1])
+        )
         total += run_classifier(col, clf, gamma_a, gamma_i, **kwargs)["time"]
     return total
 
 
 def _run_split(
-    data: Any, name: str, k: int, split: Split, clfs: Sequence[str], *, sigma: float,
-    nn: int, p: int, graph_weight: str, intrinsic_bias: bool, fit_intercept: bool,
-    dual_bias: str, per_class_times: bool = True,
+    data: Any,
+    name: str,
+    k: int,
+    split: Split,
+    clfs: Sequence[str],
+    *,
+    sigma: float,
+    nn: int,
+    p: int,
+    graph_weight: str,
+    intrinsic_bias: bool,
+    fit_intercept: bool,
+    dual_bias: str,
+    per_class_times: bool = True,
 ) -> list[dict[str, Any]]:
     """The records of every classifier on one split (one unit of parallel work).
 
@@ -492,8 +591,15 @@ def _run_split(
     Newton and the data set's PCG rule) are also timed one class at a time
     (:func:`time_per_class`, record key ``time_per_class``).
     """
-    prep = prepare_split(data.X, data.y, split, sigma=sigma, n_neighbors=nn,
-                         power=p, graph_weight=graph_weight)
+    prep = prepare_split(
+        data.X,
+        data.y,
+        split,
+        sigma=sigma,
+        n_neighbors=nn,
+        power=p,
+        graph_weight=graph_weight,
+    )
     records = []
     for clf in clfs:
         ga, gi = REG_PARAMS[name][clf]
@@ -501,24 +607,45 @@ def _run_split(
             warnings.simplefilter("ignore")
             try:
                 rec = run_classifier(
-                    prep, clf, ga, gi, intrinsic_bias=intrinsic_bias,
+                    prep,
+                    clf,
+                    ga,
+                    gi,
+                    intrinsic_bias=intrinsic_bias,
                     fit_intercept=fit_intercept,
-                    dual_drop_bias=_drop_dual_bias(dual_bias, name))
-                if (per_class_times and prep.Y.shape[1] > 1
-                        and clf in ("dual", "newton", TABLE3_BEST_PCG[name])):
+                    dual_drop_bias=_drop_dual_bias(dual_bias, name),
+                )
+                if (
+                    per_class_times
+                    and prep.Y.shape[1] > 1
+                    and clf in ("dual", "newton", TABLE3_BEST_PCG[name])
+                ):
                     rec["time_per_class"] = time_per_class(
-                        prep, clf, ga, gi, intrinsic_bias=intrinsic_bias,
+                        prep,
+                        clf,
+                        ga,
+                        gi,
+                        intrinsic_bias=intrinsic_bias,
                         fit_intercept=fit_intercept,
-                        dual_drop_bias=_drop_dual_bias(dual_bias, name))
+                        dual_drop_bias=_drop_dual_bias(dual_bias, name),
+                    )
             except ImportError as exc:  # the dual solver may be absent
                 rec = {"time": np.nan, "termination": f"unavailable: {exc}"}
         rec.pop("result", None)
         rec.update(
-            dataset=name, split=k, repeat=split.repeat, fold=split.fold,
-            classifier=clf, gamma_a=ga, gamma_i=gi,
-            n_L=split.labeled.size, n_U=split.unlabeled.size,
-            n_V=split.validation.size, n_T=split.test.size,
-            time_kernel=prep.times["kernel"], time_graph=prep.times["graph"],
+            dataset=name,
+            split=k,
+            repeat=split.repeat,
+            fold=split.fold,
+            classifier=clf,
+            gamma_a=ga,
+            gamma_i=gi,
+            n_L=split.labeled.size,
+            n_U=split.unlabeled.size,
+            n_V=split.validation.size,
+            n_T=split.test.size,
+            time_kernel=prep.times["kernel"],
+            time_graph=prep.times["graph"],
             worker_pid=os.getpid(),
         )
         records.append(rec)
@@ -613,12 +740,23 @@ def run_reproduction(
         # (_run_split_limited), since a thread limit does not cross processes
         with threadpool_limits(limits=blas_threads, user_api="blas"):
             return run_reproduction(
-                datasets, data_dir=data_dir, n_splits=n_splits, classifiers=classifiers,
-                out_dir=out_dir, random_state=random_state, graph_weight=graph_weight,
-                intrinsic_bias=intrinsic_bias, fit_intercept=fit_intercept,
-                dual_bias=dual_bias, figures=figures, progress=progress,
-                command=command, blas_threads=None, n_jobs=n_jobs,
-                coil20_scaling=coil20_scaling, per_class_times=per_class_times,
+                datasets,
+                data_dir=data_dir,
+                n_splits=n_splits,
+                classifiers=classifiers,
+                out_dir=out_dir,
+                random_state=random_state,
+                graph_weight=graph_weight,
+                intrinsic_bias=intrinsic_bias,
+                fit_intercept=fit_intercept,
+                dual_bias=dual_bias,
+                figures=figures,
+                progress=progress,
+                command=command,
+                blas_threads=None,
+                n_jobs=n_jobs,
+                coil20_scaling=coil20_scaling,
+                per_class_times=per_class_times,
                 _threads_used=blas_threads,
             )
     if dual_bias not in ("paper", "fitted", "dropped"):
@@ -629,27 +767,34 @@ def run_reproduction(
     clfs = list(ALL_CLASSIFIERS if classifiers is None else classifiers)
     bad = [c for c in clfs if c not in ALL_CLASSIFIERS]
     if bad:
-        raise ValueError(f"Unknown classifier(s) {bad}; known: {list(ALL_CLASSIFIERS)}.")
+        raise ValueError(
+            f"Unknown classifier(s) {bad}; known: {list(ALL_CLASSIFIERS)}."
+        )
     if not 1 <= n_splits <= 12:
         raise ValueError(f"n_splits must be in 1..12, got {n_splits}.")
     messages = [
         f"{DATASET_LABELS[m]} is not available (no data file shipped); its rows show "
-        "the paper's numbers only." for m in missing
+        "the paper's numbers only."
+        for m in missing
     ]
     if not names:
         raise ValueError("No available data set selected.")
     ddir = resolve_data_dir(data_dir)
     loaded = {
         name: load_benchmark(
-            name, ddir, **({"scaling": coil20_scaling} if name.startswith("coil20")
-                           else {}))
+            name,
+            ddir,
+            **({"scaling": coil20_scaling} if name.startswith("coil20") else {}),
+        )
         for name in names
     }
     out = Path(out_dir) if out_dir is not None else None
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
-    bar = _Progress(len(names) * n_splits + (len(names) + 1 if figures and out else 0),
-                    enabled=progress)
+    bar = _Progress(
+        len(names) * n_splits + (len(names) + 1 if figures and out else 0),
+        enabled=progress,
+    )
     for m in messages:
         bar.write(m)
     records: list[dict[str, Any]] = []
@@ -659,13 +804,24 @@ def run_reproduction(
             data = loaded[name]
             sigma, nn, p = GRAPH_PARAMS[name]
             n_l, _, n_v, _ = TABLE2_SIZES[name]
-            splits = paper_splits(data.y, n_l, n_v, n_splits=n_splits,
-                                  random_state=random_state)
+            splits = paper_splits(
+                data.y, n_l, n_v, n_splits=n_splits, random_state=random_state
+            )
             jobs = (
                 delayed(_run_split_limited)(
-                    _threads_used, data, name, k, split, clfs, sigma=sigma, nn=nn, p=p,
-                    graph_weight=graph_weight, intrinsic_bias=intrinsic_bias,
-                    fit_intercept=fit_intercept, dual_bias=dual_bias,
+                    _threads_used,
+                    data,
+                    name,
+                    k,
+                    split,
+                    clfs,
+                    sigma=sigma,
+                    nn=nn,
+                    p=p,
+                    graph_weight=graph_weight,
+                    intrinsic_bias=intrinsic_bias,
+                    fit_intercept=fit_intercept,
+                    dual_bias=dual_bias,
                     per_class_times=per_class_times,
                 )
                 for k, split in enumerate(splits)
@@ -680,8 +836,17 @@ def run_reproduction(
         summary = summarize(records)
         result = ReproductionResult(records, summary, out, messages)
         if out is not None:
-            meta = _metadata(names, missing, n_splits, clfs, ddir, random_state,
-                             graph_weight, command, time.perf_counter() - t_start)
+            meta = _metadata(
+                names,
+                missing,
+                n_splits,
+                clfs,
+                ddir,
+                random_state,
+                graph_weight,
+                command,
+                time.perf_counter() - t_start,
+            )
             meta["intrinsic_bias"] = intrinsic_bias
             meta["fit_intercept"] = fit_intercept
             meta["dual_bias"] = dual_bias
@@ -689,25 +854,32 @@ def run_reproduction(
             meta["coil20_scaling"] = coil20_scaling
             result.files += write_outputs(result, out, meta)
             if figures:
-                result.files += _figures(loaded, names, out, random_state, graph_weight,
-                                         intrinsic_bias, bar, fit_intercept)
+                result.files += _figures(
+                    loaded,
+                    names,
+                    out,
+                    random_state,
+                    graph_weight,
+                    intrinsic_bias,
+                    bar,
+                    fit_intercept,
+                )
     finally:
         bar.close()
     return result
 
 
-def _metadata(names, missing, n_splits, clfs, ddir, random_state, graph_weight,
-              command, elapsed) -> dict[str, Any]:
+def _metadata(
+    names, missing, n_splits, clfs, ddir, random_state, graph_weight, command, elapsed
+) -> dict[str, Any]:
     import scipy
     import sklearn
 
     return {
         "command": command or "",
         "datasets": names,
-        "unavailable": [DATASET_LABELS[m] for m in missing] + [
-            DATASET_LABELS[m] for m in UNAVAILABLE_DATASETS
-            if m not in missing
-        ],
+        "unavailable": [DATASET_LABELS[m] for m in missing]
+        + [DATASET_LABELS[m] for m in UNAVAILABLE_DATASETS if m not in missing],
         "n_splits": n_splits,
         "classifiers": clfs,
         "data_dir": str(Path(ddir).resolve()),
@@ -733,8 +905,18 @@ def _mean_std(vals: list[float]) -> tuple[float, float]:
 
 def summarize(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Mean and sample std (ddof=1) over splits per data set and classifier."""
-    keys = ["err_L", "err_U", "err_V", "err_T", "time", "time_per_class", "n_iter",
-            "ls_per_iter", "time_kernel", "time_graph"]
+    keys = [
+        "err_L",
+        "err_U",
+        "err_V",
+        "err_T",
+        "time",
+        "time_per_class",
+        "n_iter",
+        "ls_per_iter",
+        "time_kernel",
+        "time_graph",
+    ]
     groups: dict[tuple[str, str], list[dict]] = {}
     for r in records:
         groups.setdefault((r["dataset"], r["classifier"]), []).append(r)
@@ -753,7 +935,9 @@ def _fmt(ms: tuple[float, float] | None, digits: int = 2) -> str:
     return f"{ms[0]:.{digits}f} ({ms[1]:.{digits}f})"
 
 
-def _outside(ours: tuple[float, float] | None, paper: tuple[float, float] | None) -> bool:
+def _outside(
+    ours: tuple[float, float] | None, paper: tuple[float, float] | None
+) -> bool:
     if ours is None or paper is None or not np.isfinite(ours[0]):
         return False
     return abs(ours[0] - paper[0]) > max(paper[1], 0.005)
@@ -768,7 +952,9 @@ def _cell(ours, paper, digits=2, mark=False) -> str:
 
 def _table_rows(summary, out_datasets):
     S = {(r["dataset"], r["classifier"]): r for r in summary}
-    return S, [d for d in PAPER_DATASETS if d in out_datasets or d in UNAVAILABLE_DATASETS]
+    return S, [
+        d for d in PAPER_DATASETS if d in out_datasets or d in UNAVAILABLE_DATASETS
+    ]
 
 
 def build_tables(summary: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -784,7 +970,9 @@ def build_tables(summary: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
     def csv_row(table, d, c, metric, ours, paper, mark):
         return {
-            "table": table, "dataset": DATASET_LABELS[d], "classifier": c,
+            "table": table,
+            "dataset": DATASET_LABELS[d],
+            "classifier": c,
             "metric": metric,
             "ours_mean": "" if ours is None else ours[0],
             "ours_std": "" if ours is None else ours[1],
@@ -794,8 +982,10 @@ def build_tables(summary: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
         }
 
     # Table 3
-    md = ["| Dataset | Dual (Original) | Primal (Newton) | Primal (PCG) | PCG rule |",
-          "|---|---|---|---|---|"]
+    md = [
+        "| Dataset | Dual (Original) | Primal (Newton) | Primal (PCG) | PCG rule |",
+        "|---|---|---|---|---|",
+    ]
     rows = []
     for d in order:
         best = TABLE3_BEST_PCG[d]
@@ -808,8 +998,11 @@ def build_tables(summary: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
             else:
                 cells.append(f"{_fmt(ours, 3)} / {_fmt(paper, 3)}")
             rows.append(csv_row("3", d, c, "time_s", ours, paper, False))
-        md.append(f"| {DATASET_LABELS[d]} | " + " | ".join(cells)
-                  + f" | {best.split('_')[1]} |")
+        md.append(
+            f"| {DATASET_LABELS[d]} | "
+            + " | ".join(cells)
+            + f" | {best.split('_')[1]} |"
+        )
         tpc = get(d, "dual", "time_per_class") if d in have else None
         if tpc is not None and np.isfinite(tpc[0]):
             # the multi-class sets once more, one solver call per class (the
@@ -818,10 +1011,14 @@ def build_tables(summary: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
             for c, key in (("dual", "dual"), ("newton", "newton"), (best, "pcg")):
                 ours = get(d, c, "time_per_class")
                 cells.append(f"{_fmt(ours, 3)} / {_fmt(TABLE3[d][key], 3)}")
-                rows.append(csv_row("3", d, c, "time_per_class_s", ours,
-                                    TABLE3[d][key], False))
-            md.append(f"| {DATASET_LABELS[d]}, one class at a time | "
-                      + " | ".join(cells) + f" | {best.split('_')[1]} |")
+                rows.append(
+                    csv_row("3", d, c, "time_per_class_s", ours, TABLE3[d][key], False)
+                )
+            md.append(
+                f"| {DATASET_LABELS[d]}, one class at a time | "
+                + " | ".join(cells)
+                + f" | {best.split('_')[1]} |"
+            )
     tables["table3"] = {"md": md, "csv": rows}
 
     # Tables 4 and 7: errors
@@ -829,7 +1026,10 @@ def build_tables(summary: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
         ("table4", TABLE4, ("svm", "rlsc", "laprlsc", "dual", "newton")),
         ("table7", TABLE7, ("newton", "pcg_stability", "pcg_validation", "pcg_mixed")),
     ):
-        md = ["| Dataset | Classifier | U | V | T | L (ours) |", "|---|---|---|---|---|---|"]
+        md = [
+            "| Dataset | Classifier | U | V | T | L (ours) |",
+            "|---|---|---|---|---|---|",
+        ]
         rows = []
         for d in order:
             for c in clfs:
@@ -844,16 +1044,23 @@ def build_tables(summary: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
                         cells.append(f"{NA} / {_fmt(paper)}")
                     else:
                         cells.append(_cell(ours, paper, mark=True))
-                    rows.append(csv_row(tname[-1], d, c, f"err_{s}_pct", ours, paper, True))
+                    rows.append(
+                        csv_row(tname[-1], d, c, f"err_{s}_pct", ours, paper, True)
+                    )
                 lcell = _fmt(get(d, c, "err_L")) if d in have else NA
-                md.append(f"| {DATASET_LABELS[d]} | {CLASSIFIER_LABELS[c]} | "
-                          + " | ".join(cells) + f" | {lcell} |")
+                md.append(
+                    f"| {DATASET_LABELS[d]} | {CLASSIFIER_LABELS[c]} | "
+                    + " | ".join(cells)
+                    + f" | {lcell} |"
+                )
         tables[tname] = {"md": md, "csv": rows}
 
     # Table 6
-    md = ["| Dataset | Laplacian SVM | Training time (s) | PCG iters | LS iters / PCG iter"
-          " | Newton steps (Table 5) | Kernel + graph time (s, ours) |",
-          "|---|---|---|---|---|---|---|"]
+    md = [
+        "| Dataset | Laplacian SVM | Training time (s) | PCG iters | LS iters / PCG iter"
+        " | Newton steps (Table 5) | Kernel + graph time (s, ours) |",
+        "|---|---|---|---|---|---|---|",
+    ]
     rows = []
     for d in order:
         for c in ("dual", "newton", "pcg_stability", "pcg_validation", "pcg_mixed"):
@@ -861,10 +1068,17 @@ def build_tables(summary: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
             if paper_row is None:
                 continue
             cells = []
-            for metric, key, dg in (("time", "time", 3), ("pcg_iter", "n_iter", 2),
-                                    ("ls_iter", "ls_per_iter", 2)):
+            for metric, key, dg in (
+                ("time", "time", 3),
+                ("pcg_iter", "n_iter", 2),
+                ("ls_iter", "ls_per_iter", 2),
+            ):
                 paper = paper_row[metric]
-                ours = get(d, c, key) if (c.startswith("pcg") or metric == "time") else None
+                ours = (
+                    get(d, c, key)
+                    if (c.startswith("pcg") or metric == "time")
+                    else None
+                )
                 if d not in have:
                     cells.append(f"{NA} / {_fmt(paper, dg)}")
                 elif paper is None and ours is None:
@@ -875,17 +1089,22 @@ def build_tables(summary: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
             newton_steps = ""
             if c == "newton":
                 ours_steps = get(d, c, "n_iter") if d in have else None
-                newton_steps = (f"{_fmt(ours_steps) if d in have else NA} / "
-                                f"{_fmt(TABLE5.get(d))}")
-                rows.append(csv_row("5", d, c, "newton_steps", ours_steps,
-                                    TABLE5.get(d), False))
+                newton_steps = (
+                    f"{_fmt(ours_steps) if d in have else NA} / {_fmt(TABLE5.get(d))}"
+                )
+                rows.append(
+                    csv_row("5", d, c, "newton_steps", ours_steps, TABLE5.get(d), False)
+                )
             pre = ""
             if d in have:
                 tk, tg = get(d, c, "time_kernel"), get(d, c, "time_graph")
                 if tk is not None and tg is not None:
                     pre = f"{tk[0]:.3f} + {tg[0]:.3f}"
-            md.append(f"| {DATASET_LABELS[d]} | {CLASSIFIER_LABELS[c]} | "
-                      + " | ".join(cells) + f" | {newton_steps} | {pre} |")
+            md.append(
+                f"| {DATASET_LABELS[d]} | {CLASSIFIER_LABELS[c]} | "
+                + " | ".join(cells)
+                + f" | {newton_steps} | {pre} |"
+            )
     tables["table6"] = {"md": md, "csv": rows}
 
     # time ratios
@@ -901,22 +1120,30 @@ def build_tables(summary: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
                 continue
             rn = tp[0] / tn[0] if tn is not None and tn[0] > 0 else np.nan
             rd = tp[0] / td[0] if td is not None and td[0] > 0 else np.nan
-            md.append(f"| {DATASET_LABELS[d]} | {c.split('_')[1]} | {rn:.3f} | {rd:.3f} |")
-            rows.append({"dataset": DATASET_LABELS[d], "classifier": c,
-                         "pcg_over_newton": rn, "pcg_over_dual": rd})
+            md.append(
+                f"| {DATASET_LABELS[d]} | {c.split('_')[1]} | {rn:.3f} | {rd:.3f} |"
+            )
+            rows.append(
+                {
+                    "dataset": DATASET_LABELS[d],
+                    "classifier": c,
+                    "pcg_over_newton": rn,
+                    "pcg_over_dual": rd,
+                }
+            )
     tables["time_ratios"] = {"md": md, "csv": rows}
     return tables
 
 
 _TITLES = {
     "table3": "Table 3 - training time (s) of Laplacian SVMs, ours / paper, mean (std); "
-              "multi-class sets also one class at a time (the authors' protocol)",
+    "multi-class sets also one class at a time (the authors' protocol)",
     "table4": "Table 4 - error rate (%) on U, V, T, ours / paper, mean (std); "
-              "† = our mean outside the paper's mean +- std",
+    "† = our mean outside the paper's mean +- std",
     "table6": "Table 6 - training time (s), PCG iterations, line-search iterations "
-              "per PCG iteration, ours / paper, mean (std)",
+    "per PCG iteration, ours / paper, mean (std)",
     "table7": "Table 7 - error rate (%) of Newton and early-stopped PCG, ours / paper, "
-              "mean (std); † = outside the paper's mean +- std",
+    "mean (std); † = outside the paper's mean +- std",
     "time_ratios": "Solver-time ratios measured in this run (means over splits)",
 }
 
@@ -943,14 +1170,18 @@ def _csv_val(v: Any) -> Any:
     return v
 
 
-def write_outputs(result: ReproductionResult, out: Path, meta: dict[str, Any]) -> list[Path]:
+def write_outputs(
+    result: ReproductionResult, out: Path, meta: dict[str, Any]
+) -> list[Path]:
     """Write ``tables.md``, ``table{3,4,6,7}.{md,csv}``, ``time_ratios.*``,
     ``per_split.csv``, ``summary.csv`` and ``run.json`` into ``out``."""
     files = []
     tables = build_tables(result.summary)
     head = [
-        "# Reproduction of Melacci & Belkin (2011), Section 6", "",
-        f"Reference: {CITATION}.", "",
+        "# Reproduction of Melacci & Belkin (2011), Section 6",
+        "",
+        f"Reference: {CITATION}.",
+        "",
         f"- command: `{meta['command']}`",
         f"- splits per data set: {meta['n_splits']} (of the paper's 12), "
         f"random_state={meta['random_state']}",
@@ -959,13 +1190,15 @@ def write_outputs(result: ReproductionResult, out: Path, meta: dict[str, Any]) -
         f"- date: {meta['date_utc']}, total run time {meta['elapsed_s']} s",
         f"- graph weights: {meta['graph_weight']}; normalized Laplacian; Gaussian "
         "kernel gamma = 1/(2 sigma^2); parameters of Tables 8-9",
-        "- not available: " + ", ".join(meta["unavailable"])
+        "- not available: "
+        + ", ".join(meta["unavailable"])
         + " (no data file; rows show the paper's numbers only)",
         f"- bias b in LapRLSC, Newton, PCG: {meta.get('fit_intercept')} (False: b = 0,"
         " the default of the authors' code lapsvmp; see notes_g50c.md)",
         f"- dual LapSVM bias: {meta.get('dual_bias')} ('paper': the primal solvers' "
         "model (bias-free dual when b = 0), LIBSVM's b dropped after the fit on "
-        + ", ".join(DATASET_LABELS[d] for d in sorted(DUAL_BIAS_DROPPED)) + ")",
+        + ", ".join(DATASET_LABELS[d] for d in sorted(DUAL_BIAS_DROPPED))
+        + ")",
         "- early-stopping check period theta = round(sqrt(n)/2) (authors' lapsvmp.m)",
         f"- COIL20 pixel scaling: {meta.get('coil20_scaling')} (see notes_coil20.md)",
         f"- intrinsic term on K alpha + b 1 (paper's footnote 1): {meta.get('intrinsic_bias')}"
@@ -988,8 +1221,10 @@ def write_outputs(result: ReproductionResult, out: Path, meta: dict[str, Any]) -
     p.write_text("\n".join(body) + "\n")
     files.append(p)
     # worker_pid (which process ran the split) is run-specific: kept out of the CSV
-    per = [{k: v for k, v in r.items() if k not in ("result", "worker_pid")}
-           for r in result.records]
+    per = [
+        {k: v for k, v in r.items() if k not in ("result", "worker_pid")}
+        for r in result.records
+    ]
     p = out / "per_split.csv"
     _write_csv(p, per)
     files.append(p)
@@ -1030,29 +1265,49 @@ def update_benchmarks_section(path: str | Path, out_dir: str | Path) -> Path:
     body = [("#" + ln if ln.startswith("## ") else ln) for ln in body[1:]]
     head, rest = text.split(BENCH_BEGIN, 1)
     _, tail = rest.split(BENCH_END, 1)
-    path.write_text(head + BENCH_BEGIN + "\n" + "\n".join(body).strip("\n") + "\n"
-                    + BENCH_END + tail)
+    path.write_text(
+        head
+        + BENCH_BEGIN
+        + "\n"
+        + "\n".join(body).strip("\n")
+        + "\n"
+        + BENCH_END
+        + tail
+    )
     return path
 
 
 # ---------------------------------------------------------------- figures
-def _figures(loaded, names, out: Path, random_state, graph_weight, intrinsic_bias,
-             bar, fit_intercept=False) -> list[Path]:
+def _figures(
+    loaded,
+    names,
+    out: Path,
+    random_state,
+    graph_weight,
+    intrinsic_bias,
+    bar,
+    fit_intercept=False,
+) -> list[Path]:
     files = []
     try:
         import matplotlib  # noqa: F401
     except ImportError:
         bar.write("matplotlib is not installed: figures skipped.")
         return files
-    files += plot_two_moons_figures(out, random_state=random_state,
-                                    intrinsic_bias=intrinsic_bias)
+    files += plot_two_moons_figures(
+        out, random_state=random_state, intrinsic_bias=intrinsic_bias
+    )
     bar.update("figures 3-4 (two moons)")
     for name in names:
-        files += plot_error_vs_iteration(loaded[name], name, out,
-                                         random_state=random_state,
-                                         graph_weight=graph_weight,
-                                         intrinsic_bias=intrinsic_bias,
-                                         fit_intercept=fit_intercept)
+        files += plot_error_vs_iteration(
+            loaded[name],
+            name,
+            out,
+            random_state=random_state,
+            graph_weight=graph_weight,
+            intrinsic_bias=intrinsic_bias,
+            fit_intercept=fit_intercept,
+        )
         bar.update(f"figure error vs iteration, {DATASET_LABELS[name]}")
     return files
 
@@ -1067,8 +1322,12 @@ def _pyplot():
 
 
 def plot_two_moons_figures(
-    out: str | Path, *, random_state: int = 0, snapshots: Sequence[int] = (1, 3, 5, 8),
-    max_iter: int = 100, intrinsic_bias: bool = True,
+    out: str | Path,
+    *,
+    random_state: int = 0,
+    snapshots: Sequence[int] = (1, 3, 5, 8),
+    max_iter: int = 100,
+    intrinsic_bias: bool = True,
 ) -> list[Path]:
     """Figures 3 and 4: the PCG sequence on two moons and the stopping curves.
 
@@ -1102,17 +1361,33 @@ def plot_two_moons_figures(
         err.append(float(np.mean(np.where(F[:, 0] >= 0, 1, 0) != yo)))
         return False
 
-    res = lapsvm_pcg(K, Y, L=Lap, gamma_a=ga, gamma_i=gi, max_iter=max_iter, tol=0.0,
-                     record_history=True, callback=cb, intrinsic_bias=intrinsic_bias)
-    newton = lapsvm_newton(K, Y, L=Lap, gamma_a=ga, gamma_i=gi,
-                           intrinsic_bias=intrinsic_bias)
+    res = lapsvm_pcg(
+        K,
+        Y,
+        L=Lap,
+        gamma_a=ga,
+        gamma_i=gi,
+        max_iter=max_iter,
+        tol=0.0,
+        record_history=True,
+        callback=cb,
+        intrinsic_bias=intrinsic_bias,
+    )
+    newton = lapsvm_newton(
+        K, Y, L=Lap, gamma_a=ga, gamma_i=gi, intrinsic_bias=intrinsic_bias
+    )
     g0, g1 = np.meshgrid(np.linspace(-1.3, 2.3, 160), np.linspace(-0.9, 1.4, 120))
     G = np.c_[g0.ravel(), g1.ravel()]
     KG = kernel_matrix(G, Xo, kernel="rbf", gamma=gamma)
     fig, axes = plt.subplots(2, 3, figsize=(13, 7))
-    panels = [("(a) data", None)] + [
-        (f"({'bcde'[k]}) PCG, t = {t}", snaps.get(t)) for k, t in enumerate(snapshots)
-    ] + [("(f) Newton (optimum)", (newton.alpha, newton.b))]
+    panels = (
+        [("(a) data", None)]
+        + [
+            (f"({'bcde'[k]}) PCG, t = {t}", snaps.get(t))
+            for k, t in enumerate(snapshots)
+        ]
+        + [("(f) Newton (optimum)", (newton.alpha, newton.b))]
+    )
     for ax, (title, ab) in zip(axes.ravel(), panels, strict=False):
         if ab is not None:
             f = (KG @ ab[0] + ab[1])[:, 0].reshape(g0.shape)
@@ -1121,8 +1396,14 @@ def plot_two_moons_figures(
         ax.scatter(Xo[:, 0], Xo[:, 1], c="0.4", s=8)
         for c, mk, col in ((1, "D", "red"), (0, "o", "blue")):
             m = yo[: lab.size] == c
-            ax.scatter(Xo[: lab.size][m, 0], Xo[: lab.size][m, 1], marker=mk, c=col,
-                       s=90, edgecolors="k")
+            ax.scatter(
+                Xo[: lab.size][m, 0],
+                Xo[: lab.size][m, 1],
+                marker=mk,
+                c=col,
+                s=90,
+                edgecolors="k",
+            )
         ax.set_title(title)
         ax.set_xticks([])
         ax.set_yticks([])
@@ -1135,9 +1416,12 @@ def plot_two_moons_figures(
     h = res.history
     fig, ax = plt.subplots(figsize=(7, 4.5))
     t = np.arange(len(h["objective"]))
-    for key, lab_ in (("gradient", r"$\|\nabla\|$"),
-                      ("preconditioned_gradient", r"$\|\hat\nabla\|$"),
-                      ("objective", "obj"), ("mixed", r"$\sqrt{\hat\nabla^T\nabla}$")):
+    for key, lab_ in (
+        ("gradient", r"$\|\nabla\|$"),
+        ("preconditioned_gradient", r"$\|\hat\nabla\|$"),
+        ("objective", "obj"),
+        ("mixed", r"$\sqrt{\hat\nabla^T\nabla}$"),
+    ):
         v = np.asarray(h[key])[:, 0]
         ax.semilogy(t, np.maximum(v / v[0], 1e-16), label=lab_)
     e = np.asarray(err)
@@ -1157,9 +1441,15 @@ def plot_two_moons_figures(
 
 
 def plot_error_vs_iteration(
-    data: Any, name: str, out: str | Path, *, random_state: int = 0,
-    max_iter: int | None = None, graph_weight: str = "heat",
-    intrinsic_bias: bool = True, fit_intercept: bool = False,
+    data: Any,
+    name: str,
+    out: str | Path,
+    *,
+    random_state: int = 0,
+    max_iter: int | None = None,
+    graph_weight: str = "heat",
+    intrinsic_bias: bool = True,
+    fit_intercept: bool = False,
 ) -> list[Path]:
     """Figures 5-12 (and 13-14): errors on L, U, V, T vs the PCG iteration.
 
@@ -1173,8 +1463,15 @@ def plot_error_vs_iteration(
     sigma, nn, p = GRAPH_PARAMS[name]
     n_l, _, n_v, _ = TABLE2_SIZES[name]
     split = paper_splits(data.y, n_l, n_v, n_splits=1, random_state=random_state)[0]
-    prep = prepare_split(data.X, data.y, split, sigma=sigma, n_neighbors=nn, power=p,
-                         graph_weight=graph_weight)
+    prep = prepare_split(
+        data.X,
+        data.y,
+        split,
+        sigma=sigma,
+        n_neighbors=nn,
+        power=p,
+        graph_weight=graph_weight,
+    )
     ga, gi = REG_PARAMS[name]["newton"]
     n = prep.K.shape[0]
     theta = paper_check_every(n)
@@ -1190,15 +1487,36 @@ def plot_error_vs_iteration(
             curves[s].append(e[f"err_{s}"])
         return False
 
-    rec = run_classifier(prep, "pcg_stability", ga, gi, max_iter=T, callback=cb,
-                         record_history=True, early_stopping=None,
-                         intrinsic_bias=intrinsic_bias, fit_intercept=fit_intercept)
-    newton = run_classifier(prep, "newton", ga, gi, intrinsic_bias=intrinsic_bias,
-                            fit_intercept=fit_intercept)
+    rec = run_classifier(
+        prep,
+        "pcg_stability",
+        ga,
+        gi,
+        max_iter=T,
+        callback=cb,
+        record_history=True,
+        early_stopping=None,
+        intrinsic_bias=intrinsic_bias,
+        fit_intercept=fit_intercept,
+    )
+    newton = run_classifier(
+        prep,
+        "newton",
+        ga,
+        gi,
+        intrinsic_bias=intrinsic_bias,
+        fit_intercept=fit_intercept,
+    )
     stops = {}
     for rule in PCG_RULES:
-        r = run_classifier(prep, rule, ga, gi, intrinsic_bias=intrinsic_bias,
-                           fit_intercept=fit_intercept)
+        r = run_classifier(
+            prep,
+            rule,
+            ga,
+            gi,
+            intrinsic_bias=intrinsic_bias,
+            fit_intercept=fit_intercept,
+        )
         stops[rule] = r["n_iter"]
     h = rec["result"].history
     fig = plt.figure(figsize=(16, 7.5))
@@ -1214,24 +1532,36 @@ def plot_error_vs_iteration(
         ax.legend(fontsize=8)
     tt = np.arange(len(h["objective"]))
     ax = fig.add_subplot(gs[1, :2])
-    for key, lab_ in (("gradient", "||grad||"), ("preconditioned_gradient", "||pgrad||"),
-                      ("objective", "obj"), ("mixed", "sqrt(pgrad' grad)")):
+    for key, lab_ in (
+        ("gradient", "||grad||"),
+        ("preconditioned_gradient", "||pgrad||"),
+        ("objective", "obj"),
+        ("mixed", "sqrt(pgrad' grad)"),
+    ):
         v = np.asarray(h[key]).mean(axis=1)
         ax.semilogy(tt, np.maximum(v / v[0], 1e-16), label=lab_)
     for rule, it in stops.items():
-        ax.axvline(it, ls=":", color={"pcg_stability": "k", "pcg_validation": "g",
-                                      "pcg_mixed": "m"}[rule], label=f"{rule} stop")
+        ax.axvline(
+            it,
+            ls=":",
+            color={"pcg_stability": "k", "pcg_validation": "g", "pcg_mixed": "m"}[rule],
+            label=f"{rule} stop",
+        )
     ax.set_title("Figures 13-14: criteria / value at t = 0 (mean over columns)")
     ax.set_xlabel("PCG iteration t")
     ax.legend(fontsize=7, ncol=2)
     fig.text(
-        0.53, 0.4,
+        0.53,
+        0.4,
         f"n = {n}, theta = {theta}, gamma_A = {ga:g}, gamma_I = {gi:g}\n"
         f"sigma = {sigma}, nn = {nn}, p = {p}\n"
-        f"Newton errors: " + ", ".join(f"{s} {newton[f'err_{s}']:.2f}%" for s in SETS)
+        f"Newton errors: "
+        + ", ".join(f"{s} {newton[f'err_{s}']:.2f}%" for s in SETS)
         + "\nearly stops (mean over columns): "
         + ", ".join(f"{k.split('_')[1]} {v:.1f}" for k, v in stops.items()),
-        va="top", fontsize=9, family="monospace",
+        va="top",
+        fontsize=9,
+        family="monospace",
     )
     fig.suptitle(f"Figures 5-12 (reproduced): {DATASET_LABELS[name]}, split 1")
     fig.tight_layout()

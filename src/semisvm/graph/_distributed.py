@@ -53,7 +53,9 @@ def _block_index_query(
     Xc = np.ascontiguousarray(Xc, dtype=np.float32)
     kk = min(k, Xc.shape[0])
     index = hnswlib.Index(space="l2", dim=Xc.shape[1])
-    index.init_index(max_elements=Xc.shape[0], ef_construction=ef, M=16, random_seed=seed)
+    index.init_index(
+        max_elements=Xc.shape[0], ef_construction=ef, M=16, random_seed=seed
+    )
     index.set_num_threads(1)
     index.add_items(Xc, np.arange(Xc.shape[0]))
     index.set_ef(max(ef, kk))
@@ -67,8 +69,10 @@ def _merge_candidates(
     """Per row, the k smallest distances over the blocks' candidate lists."""
     d2 = np.hstack([p[0] for p in parts])
     ind = np.hstack([p[1] for p in parts])
-    top = np.argpartition(d2, k - 1, axis=1)[:, :k] if d2.shape[1] > k else (
-        np.broadcast_to(np.arange(d2.shape[1]), d2.shape)
+    top = (
+        np.argpartition(d2, k - 1, axis=1)[:, :k]
+        if d2.shape[1] > k
+        else (np.broadcast_to(np.arange(d2.shape[1]), d2.shape))
     )
     d2 = np.take_along_axis(d2, top, axis=1)
     ind = np.take_along_axis(ind, top, axis=1)
@@ -77,9 +81,17 @@ def _merge_candidates(
 
 
 def knn_graph_distributed(
-    X: Any, n_neighbors: int = 10, *, weight: str = "binary", t: float | None = None,
-    algorithm: str = "auto", client: Any = None, block_rows: int | None = None,
-    method: str = "exact", ef: int | None = None, random_state: int = 0,
+    X: Any,
+    n_neighbors: int = 10,
+    *,
+    weight: str = "binary",
+    t: float | None = None,
+    algorithm: str = "auto",
+    client: Any = None,
+    block_rows: int | None = None,
+    method: str = "exact",
+    ef: int | None = None,
+    random_state: int = 0,
 ) -> sp.csr_array:
     """Symmetric kNN adjacency of the rows of a dask array, built on the cluster.
 
@@ -121,10 +133,12 @@ def knn_graph_distributed(
     futures, offsets = _row_block_futures(X, client, block_rows)
     Xf = _all_rows_future(futures, client)
     if method == "exact":
-        parts = client.gather([
-            client.submit(_block_neighbours, f, Xf, k, algorithm, pure=False)
-            for f in futures
-        ])
+        parts = client.gather(
+            [
+                client.submit(_block_neighbours, f, Xf, k, algorithm, pure=False)
+                for f in futures
+            ]
+        )
         dist2 = np.vstack([p[0] for p in parts])
         ind = np.vstack([p[1] for p in parts])
     else:
@@ -135,11 +149,21 @@ def knn_graph_distributed(
                 "method='approx' needs hnswlib: pip install 'semisvm[approx]'."
             ) from None
         e = int(ef) if ef is not None else max(100, 2 * (k + 1))
-        parts = client.gather([
-            client.submit(_block_index_query, f, int(offsets[c]), Xf, k + 1, e,
-                          random_state + c, pure=False)
-            for c, f in enumerate(futures)
-        ])
+        parts = client.gather(
+            [
+                client.submit(
+                    _block_index_query,
+                    f,
+                    int(offsets[c]),
+                    Xf,
+                    k + 1,
+                    e,
+                    random_state + c,
+                    pure=False,
+                )
+                for c, f in enumerate(futures)
+            ]
+        )
         dist2, ind = _merge_candidates(parts, k + 1)
     dist2, ind = _drop_self(dist2, ind, k)
     return _to_weights(_symmetrize(ind, dist2, n), weight, t, _local_scales(dist2))

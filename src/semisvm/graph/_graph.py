@@ -185,7 +185,9 @@ def knn_graph(
     return _to_weights(_symmetrize(ind, dist2, n), weight, t, _local_scales(dist2))
 
 
-def _drop_self(dist2: np.ndarray, ind: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+def _drop_self(
+    dist2: np.ndarray, ind: np.ndarray, k: int
+) -> tuple[np.ndarray, np.ndarray]:
     """Remove each point itself from its neighbour list (duplicates may come first)."""
     n = ind.shape[0]
     is_self = ind == np.arange(n)[:, None]

@@ -28,7 +28,13 @@ import scipy.sparse as sp
 
 from .._memory import block_rows
 
-__all__ = ["exact_knn", "approximate_knn", "pca_project", "APPROX_BACKENDS", "knn_search"]
+__all__ = [
+    "exact_knn",
+    "approximate_knn",
+    "pca_project",
+    "APPROX_BACKENDS",
+    "knn_search",
+]
 
 APPROX_BACKENDS = ("auto", "hnswlib", "pynndescent")
 
@@ -164,8 +170,12 @@ def approximate_knn(
 
         ef = ef or max(100, 2 * k)
         index = hnswlib.Index(space="l2", dim=d)
-        index.init_index(max_elements=n, ef_construction=ef, M=16,
-                         random_seed=0 if random_state is None else int(random_state))
+        index.init_index(
+            max_elements=n,
+            ef_construction=ef,
+            M=16,
+            random_seed=0 if random_state is None else int(random_state),
+        )
         index.set_num_threads(threads)
         index.add_items(X, np.arange(n))
         index.set_ef(ef)
@@ -176,7 +186,10 @@ def approximate_knn(
         import pynndescent
 
         nnd = pynndescent.NNDescent(
-            X, n_neighbors=max(k + 1, 15), random_state=random_state, n_jobs=threads,
+            X,
+            n_neighbors=max(k + 1, 15),
+            random_state=random_state,
+            n_jobs=threads,
             low_memory=True,
         )
         ind, dist = nnd.neighbor_graph
@@ -185,7 +198,9 @@ def approximate_knn(
     return _drop_query(ind, d2, np.arange(n), k)
 
 
-def pca_project(X: Any, n_components: int, *, random_state: int | None = 0) -> np.ndarray:
+def pca_project(
+    X: Any, n_components: int, *, random_state: int | None = 0
+) -> np.ndarray:
     """Project the centred rows of X on their top principal directions (float32).
 
     Randomized SVD (Halko et al. 2011) through scikit-learn's
@@ -210,8 +225,13 @@ def pca_project(X: Any, n_components: int, *, random_state: int | None = 0) -> n
 
 
 def knn_search(
-    X: Any, k: int, *, method: str = "exact", pca_components: int | None = None,
-    backend: str = "auto", random_state: int | None = 0,
+    X: Any,
+    k: int,
+    *,
+    method: str = "exact",
+    pca_components: int | None = None,
+    backend: str = "auto",
+    random_state: int | None = 0,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Dispatch: ``method='exact'`` or ``'approx'``, optionally on a PCA projection.
 

@@ -67,7 +67,10 @@ class LaplacianPower:
     def __matmul__(self, V: Any) -> np.ndarray:
         if self.power == 1:
             return np.asarray(self.base @ V)
-        if self._explicit is not None and self._explicit.nnz < self.power * self.base.nnz:
+        if (
+            self._explicit is not None
+            and self._explicit.nnz < self.power * self.base.nnz
+        ):
             return np.asarray(self._explicit @ V)
         out = np.asarray(self.base @ V)
         for _ in range(self.power - 1):

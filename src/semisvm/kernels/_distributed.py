@@ -135,7 +135,11 @@ class DistributedRowBlocks:
     """
 
     def __init__(
-        self, futures: list, offsets: np.ndarray, shape: tuple[int, int], dtype: Any,
+        self,
+        futures: list,
+        offsets: np.ndarray,
+        shape: tuple[int, int],
+        dtype: Any,
         client: Any,
     ) -> None:
         self.futures = futures
@@ -186,7 +190,9 @@ class DistributedRowBlocks:
         vec = V.ndim == 1
         V2 = V[:, None] if vec else V
         if V2.shape[0] != self.shape[0]:
-            raise ValueError(f"Cannot multiply the transpose of {self.shape} by {V.shape}.")
+            raise ValueError(
+                f"Cannot multiply the transpose of {self.shape} by {V.shape}."
+            )
         tasks = []
         for b, f in enumerate(self.futures):
             Vb = np.ascontiguousarray(V2[self.offsets[b] : self.offsets[b + 1]])
@@ -207,7 +213,9 @@ class DistributedRowBlocks:
         for b in np.unique(blk):
             sel = np.flatnonzero(blk == b)
             local = idx[sel] - self.offsets[b]
-            out[sel] = self.client.submit(lambda A, i: A[i], self.futures[b], local).result()
+            out[sel] = self.client.submit(
+                lambda A, i: A[i], self.futures[b], local
+            ).result()
         return out
 
     def __getitem__(self, idx: Any) -> np.ndarray:
@@ -231,9 +239,17 @@ class DistributedRowBlocks:
 
 
 def distributed_row_blocks(
-    X: Any, Z: Any = None, *, client: Any = None, block_rows: int | None = None,
-    kernel: str | Callable = "rbf", gamma: float = 1.0, degree: int = 3,
-    coef0: float = 1.0, kernel_params: dict | None = None, dtype: Any = np.float32,
+    X: Any,
+    Z: Any = None,
+    *,
+    client: Any = None,
+    block_rows: int | None = None,
+    kernel: str | Callable = "rbf",
+    gamma: float = 1.0,
+    degree: int = 3,
+    coef0: float = 1.0,
+    kernel_params: dict | None = None,
+    dtype: Any = np.float32,
 ) -> DistributedRowBlocks:
     """The (n, m) kernel matrix ``k(X, Z)`` computed and kept on the workers.
 
@@ -249,8 +265,14 @@ def distributed_row_blocks(
         Zm = np.asarray(Z)
         Zf = client.scatter(Zm, broadcast=True)
         m = Zm.shape[0]
-    params = dict(kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
-                  kernel_params=kernel_params, dtype=dtype)
+    params = dict(
+        kernel=kernel,
+        gamma=gamma,
+        degree=degree,
+        coef0=coef0,
+        kernel_params=kernel_params,
+        dtype=dtype,
+    )
     blocks = [client.submit(_kernel_block, f, Zf, params, pure=False) for f in futures]
     return DistributedRowBlocks(blocks, offsets, (X.shape[0], m), dtype, client)
 
@@ -285,18 +307,33 @@ class DistributedKernelOperator:
     """
 
     def __init__(
-        self, X: Any, *, store: str = "dense", client: Any = None,
-        block_rows: int | None = None, kernel: str | Callable = "rbf",
-        gamma: float = 1.0, degree: int = 3, coef0: float = 1.0,
-        kernel_params: dict | None = None, dtype: Any = np.float32, tile: int = 4096,
+        self,
+        X: Any,
+        *,
+        store: str = "dense",
+        client: Any = None,
+        block_rows: int | None = None,
+        kernel: str | Callable = "rbf",
+        gamma: float = 1.0,
+        degree: int = 3,
+        coef0: float = 1.0,
+        kernel_params: dict | None = None,
+        dtype: Any = np.float32,
+        tile: int = 4096,
     ) -> None:
         if store not in ("dense", "streamed"):
             raise ValueError(f"store must be 'dense' or 'streamed', got {store!r}.")
         self.client = get_dask_client(client)
         self._n_workers = _n_workers(self.client)
         self.store = store
-        self.params = dict(kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
-                           kernel_params=kernel_params, dtype=dtype)
+        self.params = dict(
+            kernel=kernel,
+            gamma=gamma,
+            degree=degree,
+            coef0=coef0,
+            kernel_params=kernel_params,
+            dtype=dtype,
+        )
         self.tile = int(tile)
         n = X.shape[0]
         self.shape = (n, n)
@@ -305,7 +342,9 @@ class DistributedKernelOperator:
         self._x_all = _all_rows_future(self._x_blocks, self.client)
         if store == "dense":
             blocks = [
-                self.client.submit(_kernel_block, f, self._x_all, self.params, pure=False)
+                self.client.submit(
+                    _kernel_block, f, self._x_all, self.params, pure=False
+                )
                 for f in self._x_blocks
             ]
             self.blocks: DistributedRowBlocks | None = DistributedRowBlocks(
@@ -337,21 +376,31 @@ class DistributedKernelOperator:
         else:
             self.bytes_sent_ += V2.nbytes * min(self._n_workers, len(self._x_blocks))
             Vf = self.client.scatter(V2, broadcast=True)
-        parts = self.client.gather([
-            self.client.submit(
-                _streamed_matmul, f, self._x_all, Vf, self.params, self.tile, pure=False
-            )
-            for f in self._x_blocks
-        ])
+        parts = self.client.gather(
+            [
+                self.client.submit(
+                    _streamed_matmul,
+                    f,
+                    self._x_all,
+                    Vf,
+                    self.params,
+                    self.tile,
+                    pure=False,
+                )
+                for f in self._x_blocks
+            ]
+        )
         self.bytes_received_ += sum(p.nbytes for p in parts)
         out = np.vstack(parts)
         return out[:, 0] if vec else out
 
     def diagonal(self) -> np.ndarray:
-        parts = self.client.gather([
-            self.client.submit(_kernel_diagonal, f, self.params, pure=False)
-            for f in self._x_blocks
-        ])
+        parts = self.client.gather(
+            [
+                self.client.submit(_kernel_diagonal, f, self.params, pure=False)
+                for f in self._x_blocks
+            ]
+        )
         return np.concatenate(parts)
 
     def dot_cross(self, X_test: np.ndarray, coef: np.ndarray) -> np.ndarray:
@@ -364,8 +413,12 @@ class DistributedKernelOperator:
         coef = np.asarray(coef, dtype=np.float64)
         tasks = [
             self.client.submit(
-                _cross_dot, Xt, f, coef[self.offsets[b] : self.offsets[b + 1]],
-                self.params, pure=False,
+                _cross_dot,
+                Xt,
+                f,
+                coef[self.offsets[b] : self.offsets[b + 1]],
+                self.params,
+                pure=False,
             )
             for b, f in enumerate(self._x_blocks)
         ]
@@ -414,11 +467,21 @@ class DistributedNystroemOperator:
     """
 
     def __init__(
-        self, X: Any, *, n_components: int = 1000, landmarks: Any = None,
-        random_state: int = 0, rcond: float = 1e-6, client: Any = None,
-        block_rows: int | None = None, kernel: str | Callable = "rbf",
-        gamma: float = 1.0, degree: int = 3, coef0: float = 1.0,
-        kernel_params: dict | None = None, dtype: Any = np.float32,
+        self,
+        X: Any,
+        *,
+        n_components: int = 1000,
+        landmarks: Any = None,
+        random_state: int = 0,
+        rcond: float = 1e-6,
+        client: Any = None,
+        block_rows: int | None = None,
+        kernel: str | Callable = "rbf",
+        gamma: float = 1.0,
+        degree: int = 3,
+        coef0: float = 1.0,
+        kernel_params: dict | None = None,
+        dtype: Any = np.float32,
     ) -> None:
         client = get_dask_client(client)
         n = X.shape[0]
@@ -430,14 +493,21 @@ class DistributedNystroemOperator:
         else:
             Z = np.asarray(landmarks)
         self.landmarks_ = Z
-        params = dict(kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
-                      kernel_params=kernel_params)
+        params = dict(
+            kernel=kernel,
+            gamma=gamma,
+            degree=degree,
+            coef0=coef0,
+            kernel_params=kernel_params,
+        )
         self._params = params
         W = kernel_matrix(Z, **params, dtype=np.float64)
         w, U = np.linalg.eigh(W)
         keep = w > rcond * max(w.max(), 0.0)
         if not keep.any():
-            raise ValueError("The landmark kernel matrix W is zero: choose other landmarks.")
+            raise ValueError(
+                "The landmark kernel matrix W is zero: choose other landmarks."
+            )
         self._U = U[:, keep]
         self._winv = 1.0 / w[keep]
         self.rank_ = int(keep.sum())
@@ -459,8 +529,10 @@ class DistributedNystroemOperator:
 
     def apply_winv(self, S: np.ndarray) -> np.ndarray:
         """:math:`W^{+} S` for S of shape (m,) or (m, C)."""
-        return self._U @ (self._winv[:, None] * (self._U.T @ S)) if S.ndim == 2 else (
-            self._U @ (self._winv * (self._U.T @ S))
+        return (
+            self._U @ (self._winv[:, None] * (self._U.T @ S))
+            if S.ndim == 2
+            else (self._U @ (self._winv * (self._U.T @ S)))
         )
 
     def __matmul__(self, V: np.ndarray) -> np.ndarray:
@@ -472,17 +544,25 @@ class DistributedNystroemOperator:
         # diag(C W+ C^T)_i = || diag(w)^{-1/2} U^T c_i ||^2, computed per block
         M = self._U * np.sqrt(self._winv)[None, :]
         Mf = self.client.scatter(M, broadcast=True)
-        parts = self.client.gather([
-            self.client.submit(lambda A, M: ((A @ M) ** 2).sum(axis=1), f, Mf, pure=False)
-            for f in self.C.futures
-        ])
+        parts = self.client.gather(
+            [
+                self.client.submit(
+                    lambda A, M: ((A @ M) ** 2).sum(axis=1), f, Mf, pure=False
+                )
+                for f in self.C.futures
+            ]
+        )
         return np.concatenate(parts).astype(np.float64)
 
     def dot_cross(self, X_test: np.ndarray, coef: np.ndarray) -> np.ndarray:
         r""":math:`k(X_{test}, Z)\, W^{+} C^T \mathrm{coef}` (the low-rank test kernel)."""
         S = self.apply_winv(self.C.rmatmul(np.asarray(coef, dtype=np.float64)))
-        return kernel_matrix(np.asarray(X_test), self.landmarks_, **self._params,
-                             dtype=np.float64) @ S
+        return (
+            kernel_matrix(
+                np.asarray(X_test), self.landmarks_, **self._params, dtype=np.float64
+            )
+            @ S
+        )
 
     def toarray(self) -> np.ndarray:
         Cm = self.C.toarray()
@@ -490,8 +570,13 @@ class DistributedNystroemOperator:
 
 
 def distributed_kernel_dot(
-    X_test: np.ndarray, X_train: Any, coef: np.ndarray, *, client: Any = None,
-    block_rows: int | None = None, **params: Any,
+    X_test: np.ndarray,
+    X_train: Any,
+    coef: np.ndarray,
+    *,
+    client: Any = None,
+    block_rows: int | None = None,
+    **params: Any,
 ) -> np.ndarray:
     """``k(X_test, X_train) @ coef`` with X_train a dask array, block by block."""
     client = get_dask_client(client)
@@ -499,8 +584,9 @@ def distributed_kernel_dot(
     Xt = client.scatter(np.asarray(X_test), broadcast=True)
     coef = np.asarray(coef, dtype=np.float64)
     tasks = [
-        client.submit(_cross_dot, Xt, f, coef[offsets[b] : offsets[b + 1]], params,
-                      pure=False)
+        client.submit(
+            _cross_dot, Xt, f, coef[offsets[b] : offsets[b + 1]], params, pure=False
+        )
         for b, f in enumerate(futures)
     ]
     return _sum(client.gather(tasks))
@@ -577,10 +663,12 @@ def distributed_gamma(
             q = np.sort(rng.choice(n, size=min(n, 2000), replace=False))
             Q = np.asarray(X[q].compute())
             futures, _ = _row_block_futures(X, client, None)
-            parts = client.gather([
-                client.submit(_block_query_neighbours, f, Q, k + 1, pure=False)
-                for f in futures
-            ])
+            parts = client.gather(
+                [
+                    client.submit(_block_query_neighbours, f, Q, k + 1, pure=False)
+                    for f in futures
+                ]
+            )
             d2 = np.sort(np.hstack(parts), axis=1)[:, k]
             sigma2 = float(np.mean(d2))
             if sigma2 > 0:
@@ -598,8 +686,15 @@ def distributed_gamma(
 
 
 def distributed_kernel(
-    X: Any, *, kernel: Any, gamma: Any, degree: int, coef0: float,
-    kernel_params: dict | None, store: str = "auto", client: Any = None,
+    X: Any,
+    *,
+    kernel: Any,
+    gamma: Any,
+    degree: int,
+    coef0: float,
+    kernel_params: dict | None,
+    store: str = "auto",
+    client: Any = None,
     n_neighbors: int = 10,
 ) -> tuple[DistributedKernelOperator, float | None]:
     """The training kernel of a dask-array X as a distributed operator, and gamma.
@@ -615,16 +710,26 @@ def distributed_kernel(
     if store == "auto":
         store = choose_store(X.shape[0], client, dtype)
     op = DistributedKernelOperator(
-        X, store=store, client=client, kernel=kernel,
-        gamma=g if g is not None else 1.0, degree=degree, coef0=coef0,
-        kernel_params=kernel_params, dtype=dtype,
+        X,
+        store=store,
+        client=client,
+        kernel=kernel,
+        gamma=g if g is not None else 1.0,
+        degree=degree,
+        coef0=coef0,
+        kernel_params=kernel_params,
+        dtype=dtype,
     )
     return op, g
 
 
 # ------------------------------------------------------------ Nyström factor
 def _pair_gram(
-    Cb: np.ndarray, Cc: np.ndarray, Lbc: Any, with_ones: bool, slab: int = 256,
+    Cb: np.ndarray,
+    Cc: np.ndarray,
+    Lbc: Any,
+    with_ones: bool,
+    slab: int = 256,
     rows: int = 16384,
 ) -> np.ndarray:
     r""":math:`\tilde C_b^T L_{bc} \tilde C_c` with :math:`\tilde C = [C, 1]` (float64).
@@ -655,8 +760,10 @@ def _pair_gram(
 def _tree_sum(client: Any, futures: list) -> np.ndarray:
     """Sum of the arrays behind ``futures``, reduced pairwise on the workers."""
     while len(futures) > 1:
-        nxt = [client.submit(np.add, futures[i], futures[i + 1], pure=False)
-               for i in range(0, len(futures) - 1, 2)]
+        nxt = [
+            client.submit(np.add, futures[i], futures[i + 1], pure=False)
+            for i in range(0, len(futures) - 1, 2)
+        ]
         if len(futures) % 2:
             nxt.append(futures[-1])
         futures = nxt
@@ -693,9 +800,17 @@ class DistributedNystroemFactor:
     """
 
     def __init__(
-        self, n_components: int = 1000, *, landmarks: str = "uniform",
-        kernel: Any = "rbf", gamma: float = 1.0, degree: int = 3, coef0: float = 1.0,
-        kernel_params: dict | None = None, rcond: float = 1e-6, random_state: Any = 0,
+        self,
+        n_components: int = 1000,
+        *,
+        landmarks: str = "uniform",
+        kernel: Any = "rbf",
+        gamma: float = 1.0,
+        degree: int = 3,
+        coef0: float = 1.0,
+        kernel_params: dict | None = None,
+        rcond: float = 1e-6,
+        random_state: Any = 0,
         client: Any = None,
     ) -> None:
         if landmarks != "uniform":
@@ -705,8 +820,13 @@ class DistributedNystroemFactor:
             )
         self.n_components = n_components
         self.landmarks = landmarks
-        self.params = dict(kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
-                           kernel_params=kernel_params)
+        self.params = dict(
+            kernel=kernel,
+            gamma=gamma,
+            degree=degree,
+            coef0=coef0,
+            kernel_params=kernel_params,
+        )
         self.rcond = rcond
         self.random_state = random_state
         self.client = client
@@ -723,7 +843,9 @@ class DistributedNystroemFactor:
         if m < 1:
             raise ValueError(f"n_components must be >= 1, got {self.n_components}.")
         # the in-process factor's draw, so that both use the same landmarks
-        idx = np.sort(check_random_state(self.random_state).choice(n, size=m, replace=False))
+        idx = np.sort(
+            check_random_state(self.random_state).choice(n, size=m, replace=False)
+        )
         Z = X[idx]
         Z = np.asarray(Z.compute() if is_distributed_array(Z) else Z)
         self.landmarks_ = Z
@@ -733,7 +855,9 @@ class DistributedNystroemFactor:
         )
         self.rank_ = int(self.eigenvalues_.size)
         dtype = np.float32 if X.dtype == np.float32 else np.float64
-        self.C_ = distributed_row_blocks(X, Z, client=client, dtype=dtype, **self.params)
+        self.C_ = distributed_row_blocks(
+            X, Z, client=client, dtype=dtype, **self.params
+        )
         from distributed import wait
 
         wait(self.C_.futures)  # C is built here, so that fit_times_['kernel'] holds it
@@ -782,7 +906,12 @@ class DistributedNystroemFactor:
 
 
 def resolve_distributed_operator(
-    requested: str, *, n: int, solver: str, client: Any = None, verbose: Any = 0,
+    requested: str,
+    *,
+    n: int,
+    solver: str,
+    client: Any = None,
+    verbose: Any = 0,
     name: str = "estimator",
 ) -> str:
     """The kernel operator for a dask-array X, from the workers' memory limits.
@@ -816,6 +945,8 @@ def resolve_distributed_operator(
             "solver='dual' needs the dense kernel matrix; use another solver."
         )
     if verbose:
-        print(f"{name}: X is a dask array; kernel operator {kind!r} on the cluster's "
-              "workers")
+        print(
+            f"{name}: X is a dask array; kernel operator {kind!r} on the cluster's "
+            "workers"
+        )
     return kind

@@ -176,7 +176,9 @@ def _available_memory() -> int | None:
 _GEMM_BLOCK_BYTES = 64 * 2**20
 
 
-def _gram_in_row_blocks(X: np.ndarray, Z: np.ndarray, symmetric: bool, dtype) -> np.ndarray:
+def _gram_in_row_blocks(
+    X: np.ndarray, Z: np.ndarray, symmetric: bool, dtype
+) -> np.ndarray:
     """``X @ Z.T`` by row blocks of plain GEMM calls (no n-by-n SYRK).
 
     OpenBLAS's SYRK path of ``X @ X.T`` crashed (segmentation fault) at

@@ -50,7 +50,9 @@ def landmark_components(W: np.ndarray, rcond: float) -> tuple[np.ndarray, np.nda
     s, U = sla.eigh(W)
     keep = s > rcond * max(float(s[-1]), np.finfo(float).tiny)
     if not keep.any():
-        raise ValueError("The kernel matrix of the landmarks is zero; check the kernel.")
+        raise ValueError(
+            "The kernel matrix of the landmarks is zero; check the kernel."
+        )
     return U[:, keep] / np.sqrt(s[keep]), s[keep]
 
 
@@ -123,8 +125,14 @@ class NystroemFactor:
     # ------------------------------------------------------------------
     def _k(self, A: Any, B: Any, **kw: Any) -> np.ndarray:
         return kernel_matrix(
-            A, B, kernel=self.kernel, gamma=self.gamma, degree=self.degree,
-            coef0=self.coef0, kernel_params=self.kernel_params, **kw,
+            A,
+            B,
+            kernel=self.kernel,
+            gamma=self.gamma,
+            degree=self.degree,
+            coef0=self.coef0,
+            kernel_params=self.kernel_params,
+            **kw,
         )
 
     def _choose_landmarks(self, X: Any, m: int) -> tuple[np.ndarray, np.ndarray | None]:
@@ -145,8 +153,12 @@ class NystroemFactor:
             # shared 2-core benchmark machine
             with threadpool_limits(limits=1):
                 km = MiniBatchKMeans(
-                    n_clusters=m, batch_size=max(1024, 2 * m), n_init=1, max_iter=20,
-                    random_state=rng.randint(2**31 - 1), init="random",
+                    n_clusters=m,
+                    batch_size=max(1024, 2 * m),
+                    n_init=1,
+                    max_iter=20,
+                    random_state=rng.randint(2**31 - 1),
+                    init="random",
                 ).fit(sub)
             return np.asarray(km.cluster_centers_, dtype=X.dtype), None
         raise ValueError(
@@ -201,7 +213,9 @@ class NystroemFactor:
         rows = block_rows(m, 8, cap_bytes=64 * 2**20, n_rows=n)
         for s in range(0, n, rows):
             out[s : s + rows] = self._k(
-                X[s : s + rows], self.landmarks_, dtype=dtype,
+                X[s : s + rows],
+                self.landmarks_,
+                dtype=dtype,
                 Z_norms_sq=zz if self.kernel == "rbf" else None,
             )
         return out
@@ -215,8 +229,12 @@ class NystroemFactor:
         zz = row_norms_sq(self.landmarks_).astype(np.float32)
         rows = block_rows(m + self.rank_, 4, cap_bytes=64 * 2**20, n_rows=n)
         for s in range(0, n, rows):
-            Kb = self._k(X[s : s + rows], self.landmarks_, dtype=np.float32,
-                         Z_norms_sq=zz if self.kernel == "rbf" else None)
+            Kb = self._k(
+                X[s : s + rows],
+                self.landmarks_,
+                dtype=np.float32,
+                Z_norms_sq=zz if self.kernel == "rbf" else None,
+            )
             np.matmul(Kb, T32, out=out[s : s + rows])
         return out
 

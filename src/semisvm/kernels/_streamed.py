@@ -46,8 +46,14 @@ class StreamedKernelOperator:
     """
 
     def __init__(
-        self, X: Any, *, kernel: Any = "rbf", gamma: float = 1.0, degree: int = 3,
-        coef0: float = 1.0, kernel_params: dict | None = None,
+        self,
+        X: Any,
+        *,
+        kernel: Any = "rbf",
+        gamma: float = 1.0,
+        degree: int = 3,
+        coef0: float = 1.0,
+        kernel_params: dict | None = None,
         tile_bytes: int | None = None,
     ) -> None:
         X = X.astype(np.float32) if sp.issparse(X) else np.asarray(X, dtype=np.float32)
@@ -68,9 +74,16 @@ class StreamedKernelOperator:
         """Rows ``idx`` of K (a slice or index array), float32."""
         Xr = self.X[idx]
         Kb = kernel_matrix(
-            Xr, self.X, kernel=self.kernel, gamma=self.gamma, degree=self.degree,
-            coef0=self.coef0, kernel_params=self.kernel_params, dtype=np.float32,
-            X_norms_sq=self.sq[idx], Z_norms_sq=self.sq,
+            Xr,
+            self.X,
+            kernel=self.kernel,
+            gamma=self.gamma,
+            degree=self.degree,
+            coef0=self.coef0,
+            kernel_params=self.kernel_params,
+            dtype=np.float32,
+            X_norms_sq=self.sq[idx],
+            Z_norms_sq=self.sq,
         )
         if self.kernel == "rbf":
             r = np.arange(self.X.shape[0])[idx]
@@ -97,10 +110,18 @@ class StreamedKernelOperator:
         step = 4096
         for s in range(0, n, step):
             Xs = self.X[s : s + step]
-            d[s : s + step] = np.diagonal(kernel_matrix(
-                Xs, Xs, kernel=self.kernel, gamma=self.gamma, degree=self.degree,
-                coef0=self.coef0, kernel_params=self.kernel_params, dtype=np.float64,
-            ))
+            d[s : s + step] = np.diagonal(
+                kernel_matrix(
+                    Xs,
+                    Xs,
+                    kernel=self.kernel,
+                    gamma=self.gamma,
+                    degree=self.degree,
+                    coef0=self.coef0,
+                    kernel_params=self.kernel_params,
+                    dtype=np.float64,
+                )
+            )
         return d
 
     def toarray(self) -> np.ndarray:

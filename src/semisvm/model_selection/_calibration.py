@@ -121,7 +121,9 @@ class LabeledCalibratedClassifierCV(ClassifierMixin, MetaEstimatorMixin, BaseEst
         self.n_jobs = n_jobs
         self.ensemble = ensemble
 
-    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> LabeledCalibratedClassifierCV:
+    def fit(
+        self, X: Any, y: Any, sample_weight: Any = None
+    ) -> LabeledCalibratedClassifierCV:
         """Calibrate on the labeled rows (``y != -1``); see the class docstring."""
         if self.estimator is None:
             from ..models import LapSVM
@@ -132,13 +134,18 @@ class LabeledCalibratedClassifierCV(ClassifierMixin, MetaEstimatorMixin, BaseEst
         y = np.asarray(y)
         mask = labeled_mask(y)
         if not mask.any():
-            raise ValueError("y has no labeled row (every y is -1): nothing to calibrate on.")
+            raise ValueError(
+                "y has no labeled row (every y is -1): nothing to calibrate on."
+            )
         lab, unl = np.flatnonzero(mask), np.flatnonzero(~mask)
         Xu = _safe_indexing(X, unl) if unl.size else None
         sw = None if sample_weight is None else np.asarray(sample_weight)[lab]
         self.calibrated_ = CalibratedClassifierCV(
-            _WithUnlabeled(base, Xu), method=self.method, cv=self.cv,
-            n_jobs=self.n_jobs, ensemble=self.ensemble,
+            _WithUnlabeled(base, Xu),
+            method=self.method,
+            cv=self.cv,
+            n_jobs=self.n_jobs,
+            ensemble=self.ensemble,
         ).fit(_safe_indexing(X, lab), y[lab], sample_weight=sw)
         self.classes_ = self.calibrated_.classes_
         return self
@@ -158,6 +165,10 @@ class LabeledCalibratedClassifierCV(ClassifierMixin, MetaEstimatorMixin, BaseEst
         mask = labeled_mask(y)
         rows = np.flatnonzero(mask)
         sw = None if sample_weight is None else np.asarray(sample_weight)[rows]
-        return float(accuracy_score(
-            np.asarray(y)[rows], self.predict(_safe_indexing(X, rows)), sample_weight=sw
-        ))
+        return float(
+            accuracy_score(
+                np.asarray(y)[rows],
+                self.predict(_safe_indexing(X, rows)),
+                sample_weight=sw,
+            )
+        )

@@ -13,6 +13,7 @@ from .._validation import labeled_mask
 
 __all__ = ["labeled_mask", "labeled_scorer", "make_labeled_scorer", "LabeledScorer"]
 
+
 class LabeledScorer:
     """Wrap a scikit-learn scorer so that it ignores the unlabeled rows.
 
@@ -87,7 +88,9 @@ def labeled_scorer(scoring: str | Callable = "accuracy") -> LabeledScorer:
     if isinstance(scoring, str):
         return LabeledScorer(get_scorer(scoring), name=scoring)
     if not callable(scoring):
-        raise TypeError(f"scoring must be a scorer name or a callable, got {scoring!r}.")
+        raise TypeError(
+            f"scoring must be a scorer name or a callable, got {scoring!r}."
+        )
     return LabeledScorer(scoring)
 
 
@@ -106,5 +109,6 @@ def make_labeled_scorer(score_func: Callable, **kwargs: Any) -> LabeledScorer:
     -------
     LabeledScorer
     """
-    return LabeledScorer(make_scorer(score_func, **kwargs),
-                         name=getattr(score_func, "__name__", None))
+    return LabeledScorer(
+        make_scorer(score_func, **kwargs), name=getattr(score_func, "__name__", None)
+    )

@@ -35,12 +35,15 @@ from ._spectral import SharedLaplacianSystem
 
 __all__ = ["LapSVMCV", "LapRLSCV"]
 
+
 def _accuracy(y_true: np.ndarray, y_pred: np.ndarray) -> float:
     return float(np.mean(y_true == y_pred))
 
 
 def _balanced_accuracy(y_true: np.ndarray, y_pred: np.ndarray) -> float:
-    return float(np.mean([np.mean(y_pred[y_true == c] == c) for c in np.unique(y_true)]))
+    return float(
+        np.mean([np.mean(y_pred[y_true == c] == c) for c in np.unique(y_true)])
+    )
 
 
 _SCORERS = {"accuracy": _accuracy, "balanced_accuracy": _balanced_accuracy}
@@ -100,8 +103,12 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
     _parameter_constraints: dict = {
         "gamma_a": ["array-like", Interval(numbers.Real, 0, None, closed="neither")],
         "gamma_i": ["array-like", Interval(numbers.Real, 0, None, closed="left")],
-        "gamma": [None, "array-like", Interval(numbers.Real, 0, None, closed="neither"),
-                  Options(("median", "scale"))],
+        "gamma": [
+            None,
+            "array-like",
+            Interval(numbers.Real, 0, None, closed="neither"),
+            Options(("median", "scale")),
+        ],
         "n_neighbors": [None, "array-like", Interval(numbers.Integral, 1, None)],
         "kernel": [None, "array-like", str],
         "normalize_laplacian": [None, "array-like", "boolean"],
@@ -157,8 +164,15 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
         for key, value in self._refit_defaults.items():
             params.setdefault(key, value)
         est = self._base(**params)
-        for p in ("gamma_a", "gamma_i", "gamma", "n_neighbors", "kernel",
-                  "normalize_laplacian", "laplacian_power"):
+        for p in (
+            "gamma_a",
+            "gamma_i",
+            "gamma",
+            "n_neighbors",
+            "kernel",
+            "normalize_laplacian",
+            "laplacian_power",
+        ):
             fixable = p in ("kernel", "normalize_laplacian", "laplacian_power")
             if fixable and getattr(self, p) is None:
                 continue  # a value in estimator_params fixes it (not searched)
@@ -228,8 +242,14 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
         validate_params(self.get_params(deep=False), self._parameter_constraints)
         check_numeric_frame(X)
         X, y = validate_data(
-            self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32],
-            ensure_min_samples=2, ensure_all_finite=False, y_numeric=False,
+            self,
+            X,
+            y,
+            accept_sparse="csr",
+            dtype=[np.float64, np.float32],
+            ensure_min_samples=2,
+            ensure_all_finite=False,
+            y_numeric=False,
         )
         check_finite(X, "X")
         check_classification_targets(y)
@@ -276,7 +296,9 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
         self.best_estimator_ = est
         self.classes_ = est.classes_
 
-    def _search(self, template: Any, X: Any, y: np.ndarray, lab_mask: np.ndarray) -> None:
+    def _search(
+        self, template: Any, X: Any, y: np.ndarray, lab_mask: np.ndarray
+    ) -> None:
         Q = np.flatnonzero(lab_mask)
         yq = y[Q]
         classes, counts = np.unique(yq, return_counts=True)
@@ -309,14 +331,26 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
         t_factor = 0.0
         n_fallback = 0
         n_lu = 0
-        ctx = dict(folds=folds, Tq=Tq, yq=yq, Q=Q, classes=classes, score=score,
-                   gas=gas, gis=gis, need_graph=need_graph, fold_weights=fold_weights,
-                   default_width=self._default_width)
+        ctx = dict(
+            folds=folds,
+            Tq=Tq,
+            yq=yq,
+            Q=Q,
+            classes=classes,
+            score=score,
+            gas=gas,
+            gis=gis,
+            need_graph=need_graph,
+            fold_weights=fold_weights,
+            default_width=self._default_width,
+        )
         # one job per (width, n_neighbors): its own K, L and factorizations; the
         # jobs run in turn (n_jobs=None), on local processes, or on a Dask cluster
         # under joblib.parallel_backend("dask")
         jobs = (
-            delayed(self._search_group)(template, X, w, k, ctx) for w in widths for k in ks
+            delayed(self._search_group)(template, X, w, k, ctx)
+            for w in widths
+            for k in ks
         )
         try:
             for g_rows, g_factor, g_fallback, g_lu in Parallel(
@@ -345,8 +379,10 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
         n = X.shape[0]
         fixed = self.estimator_params or {}
         kernels = _grid(self.kernel, "kernel") or (
-            [template.kernel] if "kernel" in fixed or template.kernel != "rbf"
-            else [template.kernel, "linear"])
+            [template.kernel]
+            if "kernel" in fixed or template.kernel != "rbf"
+            else [template.kernel, "linear"]
+        )
         kconfs: list[dict] = []
         for kern in dict.fromkeys(kernels):
             est = clone(template).set_params(kernel=kern)
@@ -362,16 +398,24 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
         ks = _grid(self.n_neighbors, "n_neighbors") or [k0, max(2, k0 // 2), 2 * k0]
         ks = [k for k in dict.fromkeys(ks) if k < n]
         norms = _grid(self.normalize_laplacian, "normalize_laplacian") or (
-            [template.normalize_laplacian] if "normalize_laplacian" in fixed
-            else [template.normalize_laplacian, not template.normalize_laplacian])
+            [template.normalize_laplacian]
+            if "normalize_laplacian" in fixed
+            else [template.normalize_laplacian, not template.normalize_laplacian]
+        )
         powers = _grid(self.laplacian_power, "laplacian_power") or (
-            [template.laplacian_power] if "laplacian_power" in fixed
-            else [template.laplacian_power, template.laplacian_power + 1])
+            [template.laplacian_power]
+            if "laplacian_power" in fixed
+            else [template.laplacian_power, template.laplacian_power + 1]
+        )
         gconfs = [
-            {"n_neighbors": int(k), "normalize_laplacian": bool(nl),
-             "laplacian_power": int(p)}
-            for k, nl, p in itertools.product(ks, dict.fromkeys(norms),
-                                               dict.fromkeys(powers))
+            {
+                "n_neighbors": int(k),
+                "normalize_laplacian": bool(nl),
+                "laplacian_power": int(p),
+            }
+            for k, nl, p in itertools.product(
+                ks, dict.fromkeys(norms), dict.fromkeys(powers)
+            )
         ]
         return kconfs, gconfs
 
@@ -402,8 +446,9 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
         graph_pairs = [(a, i) for a in gas for i in gis if i > 0]
         kconfs, gconfs = self._configs(template, X)
         n = X.shape[0]
-        progress = _Progress(len(kconfs) * (len(gconfs) + 1), type(self).__name__,
-                             self.verbose)
+        progress = _Progress(
+            len(kconfs) * (len(gconfs) + 1), type(self).__name__, self.verbose
+        )
         loss = template._loss
 
         def kernel_parts(kc: dict, r: int | None):
@@ -418,8 +463,13 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
         rows: list[tuple[dict, LOOEvidence]] = []
         t_factor = 0.0
 
-        def score_kernel(kc: dict, graphs: list[dict], r: int | None,
-                         with_sup: bool, with_default_pair: bool) -> None:
+        def score_kernel(
+            kc: dict,
+            graphs: list[dict],
+            r: int | None,
+            with_sup: bool,
+            with_default_pair: bool,
+        ) -> None:
             # round 1 (r given) balances on fewer unlabeled points
             u_max = 500 if r is not None else MAX_UNLABELED
             # round 1 screens LapSVM candidates with the LapRLS closed form (the
@@ -431,32 +481,60 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
             est, K, labeled, Y, sw, cols, Phi = kernel_parts(kc, r)
             t_factor += time.perf_counter() - t0
             # round 2 also scores the "auto" rule's supervised candidates
-            sup = sup_pairs if r is not None else list(dict.fromkeys(
-                sup_pairs + [(a, 0.0) for a in GRID_A]))
+            sup = (
+                sup_pairs
+                if r is not None
+                else list(dict.fromkeys(sup_pairs + [(a, 0.0) for a in GRID_A]))
+            )
             if with_sup and sup:
-                ev = loo_evidence(est, columns=cols, L=None, Y=Y, labeled=labeled,
-                                  sample_weight=sw, loss=loss_r, pairs=sup,
-                                  features=Phi, max_unlabeled=u_max)
+                ev = loo_evidence(
+                    est,
+                    columns=cols,
+                    L=None,
+                    Y=Y,
+                    labeled=labeled,
+                    sample_weight=sw,
+                    loss=loss_r,
+                    pairs=sup,
+                    features=Phi,
+                    max_unlabeled=u_max,
+                )
                 rows.append(({**kc, "graph": None}, ev))
             for gc in graphs:
                 t0 = time.perf_counter()
                 e_g = clone(est).set_params(**gc)
                 L = build_laplacian(
-                    X, K, kernel=e_g.kernel, gamma_=est.gamma_,
-                    n_neighbors=gc["n_neighbors"], graph_weight=e_g.graph_weight,
-                    heat_t=e_g.heat_t, normalize_laplacian=gc["normalize_laplacian"],
+                    X,
+                    K,
+                    kernel=e_g.kernel,
+                    gamma_=est.gamma_,
+                    n_neighbors=gc["n_neighbors"],
+                    graph_weight=e_g.graph_weight,
+                    heat_t=e_g.heat_t,
+                    normalize_laplacian=gc["normalize_laplacian"],
                     laplacian_power=gc["laplacian_power"],
                 )
                 t_factor += time.perf_counter() - t0
                 pairs = list(graph_pairs)
                 if with_default_pair and default_pair not in pairs:
                     pairs.insert(0, default_pair)
-                ev = loo_evidence(e_g, columns=cols, L=L, Y=Y, labeled=labeled,
-                                  sample_weight=sw, loss=loss_r, pairs=pairs,
-                                  features=Phi, max_unlabeled=u_max)
+                ev = loo_evidence(
+                    e_g,
+                    columns=cols,
+                    L=L,
+                    Y=Y,
+                    labeled=labeled,
+                    sample_weight=sw,
+                    loss=loss_r,
+                    pairs=pairs,
+                    features=Phi,
+                    max_unlabeled=u_max,
+                )
                 rows.append(({**kc, "graph": gc, "gamma_": est.gamma_}, ev))
-                progress.step(f"{kc} {gc} best so far "
-                              f"{min(float(e.scores.min()) for _, e in rows):.4f}")
+                progress.step(
+                    f"{kc} {gc} best so far "
+                    f"{min(float(e.scores.min()) for _, e in rows):.4f}"
+                )
 
         # round 1: every configuration on a coarse factor (MIN_FEATURES landmarks)
         try:
@@ -480,35 +558,61 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
             kc = {k: v for k, v in conf.items() if k in ("kernel", "gamma")}
             seen.setdefault(tuple(sorted(kc.items())), []).append(conf["graph"])
         for key, graphs in seen.items():
-            score_kernel(dict(key), [g for g in graphs if g is not None], None,
-                         None in graphs, True)
+            score_kernel(
+                dict(key),
+                [g for g in graphs if g is not None],
+                None,
+                None in graphs,
+                True,
+            )
         flat2 = self._flatten(rows)
         ev2 = LOOEvidence.concatenate([e for _, e in rows])
-        k_def = next(i for i, (conf, pair) in enumerate(flat2)
-                     if conf["graph"] is not None and pair == default_pair
-                     and conf["kernel"] == kconfs[0]["kernel"]
-                     and conf.get("gamma") == kconfs[0].get("gamma")
-                     and conf["graph"] == gconfs[0])
+        k_def = next(
+            i
+            for i, (conf, pair) in enumerate(flat2)
+            if conf["graph"] is not None
+            and pair == default_pair
+            and conf["kernel"] == kconfs[0]["kernel"]
+            and conf.get("gamma") == kconfs[0].get("gamma")
+            and conf["graph"] == gconfs[0]
+        )
         # the prior is what the plain estimator would fit: its "auto" rule on the
         # defaults' kernel and graph (same engine, same candidates, same test)
         auto = [k_def] + [
-            i for i, (conf, pair) in enumerate(flat2)
-            if conf["graph"] is None and pair[1] == 0.0 and pair[0] in GRID_A
+            i
+            for i, (conf, pair) in enumerate(flat2)
+            if conf["graph"] is None
+            and pair[1] == 0.0
+            and pair[0] in GRID_A
             and conf["kernel"] == kconfs[0]["kernel"]
             and conf.get("gamma") == kconfs[0].get("gamma")
         ]
-        sub = LOOEvidence([flat2[i][1] for i in auto], ev2.per_point[auto],
-                          ev2.scores[auto], ev2.errors[auto], ev2.n_features,
-                          ev2.n_unlabeled, 0.0)
+        sub = LOOEvidence(
+            [flat2[i][1] for i in auto],
+            ev2.per_point[auto],
+            ev2.scores[auto],
+            ev2.errors[auto],
+            ev2.n_features,
+            ev2.n_unlabeled,
+            0.0,
+        )
         k_prior = auto[choose(sub, 0, Z_SWITCH)[0]]
-        k, z, k_best, why = choose(ev2, k_prior, z_threshold(n_candidates),
-                                   prior_name="the plain estimator's choice")
+        k, z, k_best, why = choose(
+            ev2,
+            k_prior,
+            z_threshold(n_candidates),
+            prior_name="the plain estimator's choice",
+        )
         self.factor_time_ = t_factor
         self.n_newton_fallbacks_ = 0
         self.n_factorizations_ = 0
         self.n_splits_ = int(lab_mask.sum())
-        self.selection_ = dict(reason=why, z=float(z), n_candidates=n_candidates,
-                               threshold=z_threshold(n_candidates))
+        self.selection_ = dict(
+            reason=why,
+            z=float(z),
+            n_candidates=n_candidates,
+            threshold=z_threshold(n_candidates),
+        )
         self._store_loo_results(flat, rows, flat2, ev2, k)
 
     @staticmethod
@@ -516,8 +620,11 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
         return [(conf, pair) for conf, ev in rows for pair in ev.pairs]
 
     def _params_of(self, conf: dict, pair: tuple) -> dict:
-        p: dict[str, Any] = {"kernel": conf["kernel"], "gamma_a": pair[0],
-                             "gamma_i": pair[1]}
+        p: dict[str, Any] = {
+            "kernel": conf["kernel"],
+            "gamma_a": pair[0],
+            "gamma_i": pair[1],
+        }
         if "gamma" in conf:
             p["gamma"] = conf["gamma"]
         if conf["graph"] is not None:
@@ -532,8 +639,15 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
         rank = np.empty(err.size, dtype=np.int32)
         rank[order] = np.arange(1, err.size + 1)
         res: dict[str, Any] = {"params": params}
-        for key in ("kernel", "gamma", "gamma_a", "gamma_i", "n_neighbors",
-                    "normalize_laplacian", "laplacian_power"):
+        for key in (
+            "kernel",
+            "gamma",
+            "gamma_a",
+            "gamma_i",
+            "n_neighbors",
+            "normalize_laplacian",
+            "laplacian_power",
+        ):
             res[f"param_{key}"] = np.array([q.get(key) for q in params], dtype=object)
         res["mean_test_score"] = 1.0 - err
         res["mean_test_loss"] = ev2.scores
@@ -575,8 +689,19 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
                 wts = system.weights(g_a, g_i if L is not None else 0.0, full=balance)
                 t_factor += time.perf_counter() - t0
                 O, O_all, nf = self._fold_outputs(
-                    wts, tr, Tq, c, E_prev, f, K, L, Q, g_a, g_i,
-                    template.intrinsic_bias, balance,
+                    wts,
+                    tr,
+                    Tq,
+                    c,
+                    E_prev,
+                    f,
+                    K,
+                    L,
+                    Q,
+                    g_a,
+                    g_i,
+                    template.intrinsic_bias,
+                    balance,
                 )
                 n_fallback += nf
                 if balance and O_all is not None:
@@ -588,15 +713,23 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
                     pred = classes[np.argmax(O_te, axis=1)]
                 scores.append(score(yq[te], pred))
                 losses.append(self._loss(O_te, Tq[te]))
-            rows.append({
-                "gamma_a": ga, "gamma_i": gi, "gamma": width_value,
-                "n_neighbors": k, "scores": scores, "loss": float(np.mean(losses)),
-                "losses": losses,
-                "is_default": bool(
-                    w == ctx.get("default_width") and k == template.n_neighbors
-                    and ga == _defaults.GAMMA_A and gi == _defaults.GAMMA_I
-                ),
-            })
+            rows.append(
+                {
+                    "gamma_a": ga,
+                    "gamma_i": gi,
+                    "gamma": width_value,
+                    "n_neighbors": k,
+                    "scores": scores,
+                    "loss": float(np.mean(losses)),
+                    "losses": losses,
+                    "is_default": bool(
+                        w == ctx.get("default_width")
+                        and k == template.n_neighbors
+                        and ga == _defaults.GAMMA_A
+                        and gi == _defaults.GAMMA_I
+                    ),
+                }
+            )
         return rows, t_factor, n_fallback, system.n_factorizations
 
     def _fold_outputs(
@@ -613,8 +746,10 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
         mean, std = S.mean(axis=1), S.std(axis=1)
         loss = np.array([r["loss"] for r in rows])
         LS = np.array([r["losses"] for r in rows])
-        loss_se = LS.std(axis=1, ddof=1) / np.sqrt(LS.shape[1]) if LS.shape[1] > 1 else (
-            np.zeros(len(rows))
+        loss_se = (
+            LS.std(axis=1, ddof=1) / np.sqrt(LS.shape[1])
+            if LS.shape[1] > 1
+            else (np.zeros(len(rows)))
         )
         # ranked by the held-out loss (smooth, far less variance than accuracy with
         # few labels), then score, then grid order; one-standard-error rule: the
@@ -694,7 +829,12 @@ def _solver_weights(
     from ..models._adaptive import paper_regularization
 
     return paper_regularization(
-        mode, gamma_a, gamma_i, n=n, weight_sum=weight_sum, L=L,
+        mode,
+        gamma_a,
+        gamma_i,
+        n=n,
+        weight_sum=weight_sum,
+        L=L,
         power=template.laplacian_power,
     )
 
@@ -717,7 +857,10 @@ def _full_weights(c: np.ndarray, idx: np.ndarray, K: np.ndarray) -> np.ndarray:
 
 
 def _balance_offsets(
-    template: Any, O_all: np.ndarray, train_idx: np.ndarray, y_tr: np.ndarray,
+    template: Any,
+    O_all: np.ndarray,
+    train_idx: np.ndarray,
+    y_tr: np.ndarray,
     classes: np.ndarray,
 ) -> np.ndarray:
     """The estimator's class-balance shift for one fold: the same core
@@ -731,9 +874,13 @@ def _balance_offsets(
     # adapt_outputs needs the labeled rows in index order
     order = np.argsort(train_idx)
     _, off, _, _ = adapt_outputs(
-        O_all, lab, y_idx[order], classes.size,
+        O_all,
+        lab,
+        y_idx[order],
+        classes.size,
         class_balance=template.class_balance,
-        class_prior=getattr(template, "class_prior", None), classes=classes,
+        class_prior=getattr(template, "class_prior", None),
+        classes=classes,
     )
     return off
 
@@ -941,7 +1088,11 @@ class LapSVMCV(_ManifoldCV):
                 Y = np.zeros((K.shape[0], 1))
                 Y[Q[tr], 0] = y_tr
                 res = lapsvm_newton(
-                    K, Y, L=L, gamma_a=ga, gamma_i=gi if L is not None else 0.0,
+                    K,
+                    Y,
+                    L=L,
+                    gamma_a=ga,
+                    gamma_i=gi if L is not None else 0.0,
                     intrinsic_bias=intrinsic_bias,
                     sample_weight=None if c is None else _full_weights(c, Q[tr], K),
                 )

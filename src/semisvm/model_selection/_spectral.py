@@ -74,8 +74,12 @@ class SharedLaplacianSystem:
         :math:`K\\alpha` only.
     """
 
-    def __init__(self, K: Any, L: Any, labeled: np.ndarray, intrinsic_bias: bool) -> None:
-        self.K = np.asarray(K.toarray() if hasattr(K, "toarray") else K, dtype=np.float64)
+    def __init__(
+        self, K: Any, L: Any, labeled: np.ndarray, intrinsic_bias: bool
+    ) -> None:
+        self.K = np.asarray(
+            K.toarray() if hasattr(K, "toarray") else K, dtype=np.float64
+        )
         n = self.K.shape[0]
         self.Q = np.asarray(labeled)
         self.KQ = self.K[self.Q]
@@ -127,8 +131,13 @@ class SharedLaplacianSystem:
             return _Weighted(self.KQQ / gamma_a, np.zeros(m), 0.0, 0.0, 0.0, Gnq, gln)
         Gqq, gl, s, Gn = self._ratio(gamma_i / gamma_a, full)
         return _Weighted(
-            Gqq / gamma_a, gl / gamma_a, s / gamma_a, self.one_ell, self.beta * gamma_i,
-            Gn[:, :-1] / gamma_a if full else None, Gn[:, -1] / gamma_a if full else None,
+            Gqq / gamma_a,
+            gl / gamma_a,
+            s / gamma_a,
+            self.one_ell,
+            self.beta * gamma_i,
+            Gn[:, :-1] / gamma_a if full else None,
+            Gn[:, -1] / gamma_a if full else None,
         )
 
 
@@ -143,7 +152,10 @@ class _Weighted:
     gln: np.ndarray | None = None  # G ell
 
     def solve(
-        self, E: np.ndarray, Y: np.ndarray, c: np.ndarray | None = None,
+        self,
+        E: np.ndarray,
+        Y: np.ndarray,
+        c: np.ndarray | None = None,
         full: bool = False,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
         r"""Exact minimiser with (weighted) loss on the positions E (into Q).
@@ -203,7 +215,10 @@ class _Weighted:
         return o, b, o_all
 
     def laprls(
-        self, train: np.ndarray, Y: np.ndarray, c: np.ndarray | None = None,
+        self,
+        train: np.ndarray,
+        Y: np.ndarray,
+        c: np.ndarray | None = None,
         full: bool = False,
     ) -> tuple[np.ndarray, np.ndarray | None]:
         """LapRLS outputs on Q (and on every point with ``full``), loss on ``train``."""
@@ -211,8 +226,13 @@ class _Weighted:
         return o, o_all
 
     def lapsvm(
-        self, train: np.ndarray, y: np.ndarray, E0: np.ndarray | None = None,
-        c: np.ndarray | None = None, full: bool = False, max_iter: int = 50,
+        self,
+        train: np.ndarray,
+        y: np.ndarray,
+        E0: np.ndarray | None = None,
+        c: np.ndarray | None = None,
+        full: bool = False,
+        max_iter: int = 50,
     ) -> tuple[np.ndarray | None, np.ndarray, int, np.ndarray | None]:
         """LapSVM (squared hinge) by primal Newton on error-vector sets, one column.
 

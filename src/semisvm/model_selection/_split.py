@@ -69,7 +69,8 @@ class _LabeledFolds(BaseCrossValidator):
         """
         y, lab = self._labeled(X, y)
         inner = self._inner(
-            n_splits=self.n_splits, shuffle=self.shuffle,
+            n_splits=self.n_splits,
+            shuffle=self.shuffle,
             random_state=self.random_state if self.shuffle else None,
         )
         n = y.shape[0]
@@ -80,8 +81,10 @@ class _LabeledFolds(BaseCrossValidator):
             yield np.flatnonzero(keep), test
 
     def __repr__(self) -> str:
-        return (f"{type(self).__name__}(n_splits={self.n_splits}, shuffle={self.shuffle},"
-                f" random_state={self.random_state!r})")
+        return (
+            f"{type(self).__name__}(n_splits={self.n_splits}, shuffle={self.shuffle},"
+            f" random_state={self.random_state!r})"
+        )
 
 
 class LabeledKFold(_LabeledFolds):

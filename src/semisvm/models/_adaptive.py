@@ -112,11 +112,15 @@ def label_weights(
             )
         bad = [k for k, v in class_weight.items() if not (np.isfinite(v) and v > 0)]
         if bad:
-            raise ValueError(f"class_weight must be > 0 for every class; got {class_weight!r}.")
-    cw = compute_class_weight(
-        class_weight, classes=np.arange(classes.size), y=y_enc[labeled]
-    ) if class_weight == "balanced" else np.array(
-        [float(class_weight.get(c, 1.0)) for c in classes.tolist()]
+            raise ValueError(
+                f"class_weight must be > 0 for every class; got {class_weight!r}."
+            )
+    cw = (
+        compute_class_weight(
+            class_weight, classes=np.arange(classes.size), y=y_enc[labeled]
+        )
+        if class_weight == "balanced"
+        else np.array([float(class_weight.get(c, 1.0)) for c in classes.tolist()])
     )
     w = np.ones(y_enc.shape[0])
     w[labeled] = cw[y_enc[labeled]]
@@ -132,8 +136,14 @@ def laplacian_mean_diagonal(L: Any) -> float:
 
 
 def paper_regularization(
-    mode: str, gamma_a: float, gamma_i: float, *, n: int, weight_sum: float,
-    L: Any, power: int,
+    mode: str,
+    gamma_a: float,
+    gamma_i: float,
+    *,
+    n: int,
+    weight_sum: float,
+    L: Any,
+    power: int,
 ) -> tuple[float, float]:
     r"""The paper's :math:`(\gamma_A, \gamma_I)` for the estimator's parameters.
 
@@ -224,7 +234,9 @@ def fit_proba_slope(F_lab: np.ndarray, y_idx: np.ndarray, n_classes: int) -> flo
         return float(-(T * log_proba_from_scores(F_lab, np.exp(log_a))).sum())
 
     res = minimize_scalar(
-        nll, bounds=(np.log(1e-3), np.log(1e3)), method="bounded",
+        nll,
+        bounds=(np.log(1e-3), np.log(1e3)),
+        method="bounded",
         options={"xatol": 1e-6},
     )
     return float(np.exp(res.x))
@@ -238,11 +250,22 @@ def resolve_class_prior(
         return np.bincount(y_idx, minlength=n_classes) / max(y_idx.size, 1)
     if isinstance(class_prior, str):
         if class_prior != "auto":
-            raise ValueError(f"class_prior must be None, 'auto' or an array; got {class_prior!r}.")
+            raise ValueError(
+                f"class_prior must be None, 'auto' or an array; got {class_prior!r}."
+            )
         return "auto"
     p = np.asarray(class_prior, dtype=np.float64).ravel()
-    if p.shape != (n_classes,) or not np.isfinite(p).all() or (p < 0).any() or p.sum() <= 0:
-        names = "" if classes is None else f" (in the order of classes_ = {list(classes)!r})"
+    if (
+        p.shape != (n_classes,)
+        or not np.isfinite(p).all()
+        or (p < 0).any()
+        or p.sum() <= 0
+    ):
+        names = (
+            ""
+            if classes is None
+            else f" (in the order of classes_ = {list(classes)!r})"
+        )
         raise ValueError(
             f"class_prior must hold {n_classes} non-negative numbers, one per "
             f"class{names}; got {class_prior!r}."
@@ -275,7 +298,10 @@ def ratio_cut(laplacian: Any, side: np.ndarray) -> float:
 
 
 def auto_offsets(
-    F: np.ndarray, unlabeled: np.ndarray, label_prior: np.ndarray, rule: str = "mass",
+    F: np.ndarray,
+    unlabeled: np.ndarray,
+    label_prior: np.ndarray,
+    rule: str = "mass",
     laplacian: Any = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     r"""``class_prior='auto'``: move the boundary into a clear gap (two classes).
@@ -332,15 +358,17 @@ def auto_offsets(
         n_pos = int(np.sum(fu + d_star > 0))
         left, right = dens[grid < d_star], dens[grid > d_star]
         valley = (
-            min(n_pos, m - n_pos) >= 0.03 * m and left.size and right.size
+            min(n_pos, m - n_pos) >= 0.03 * m
+            and left.size
+            and right.size
             and dens[k] <= VALLEY_DEPTH * min(left.max(), right.max())
         )
         sparse_cut = True
         if valley and laplacian is not None:
             sparse_cut = ratio_cut(laplacian, F[:, 0] + d_star > 0) <= 1.5 * ratio_cut(
-                laplacian, F[:, 0] + cand[0] > 0)
-        if (valley and sparse_cut
-                and boundary_density(fu + cand[0]) >= 2.0 * dens[k]):
+                laplacian, F[:, 0] + cand[0] > 0
+            )
+        if valley and sparse_cut and boundary_density(fu + cand[0]) >= 2.0 * dens[k]:
             off = np.array([d_star])
     p1 = float(np.mean(fu + off[0] > 0))
     return off, np.array([1.0 - p1, p1])
@@ -395,8 +423,9 @@ def adapt_outputs(
             counts = np.bincount(y_idx, minlength=n_classes)
             label_prior = counts / max(y_idx.size, 1)
             if counts.min() >= 2:
-                off, prior = auto_offsets(F, ~labeled, label_prior, class_balance,
-                                          laplacian=laplacian)
+                off, prior = auto_offsets(
+                    F, ~labeled, label_prior, class_balance, laplacian=laplacian
+                )
             else:  # one label of a class: too little to read a gap from
                 off = balance_offsets(F, ~labeled, label_prior, class_balance)
                 prior = label_prior

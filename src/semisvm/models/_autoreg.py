@@ -181,8 +181,10 @@ def select_regularization(
     gi0 = _defaults.GAMMA_I if auto_i else float(est.gamma_i)
     lab = np.flatnonzero(labeled)
     Yl = Y[lab]
-    counts = (Yl > 0).sum(axis=0) if Yl.shape[1] > 1 else np.array(
-        [(Yl[:, 0] > 0).sum(), (Yl[:, 0] < 0).sum()]
+    counts = (
+        (Yl > 0).sum(axis=0)
+        if Yl.shape[1] > 1
+        else np.array([(Yl[:, 0] > 0).sum(), (Yl[:, 0] < 0).sum()])
     )
     info: dict[str, Any] = {"rule": "defaults"}
     if not (auto_a or auto_i):
@@ -202,22 +204,36 @@ def select_regularization(
     if len(pairs) == 1:
         info["reason"] = "no alternative to the given weights"
         return ga0, gi0, info
-    ev = loo_evidence(est, columns=columns, L=L, Y=Y, labeled=labeled,
-                      sample_weight=sample_weight, loss=loss, pairs=pairs)
+    ev = loo_evidence(
+        est,
+        columns=columns,
+        L=L,
+        Y=Y,
+        labeled=labeled,
+        sample_weight=sample_weight,
+        loss=loss,
+        pairs=pairs,
+    )
     k, z, k_best, why = choose(ev, 0, Z_SWITCH)
-    info.update(ev.summary(), rule="loo", reason=why, z=float(z),
-                best_alternative=pairs[k_best])
+    info.update(
+        ev.summary(), rule="loo", reason=why, z=float(z), best_alternative=pairs[k_best]
+    )
     return pairs[k][0], pairs[k][1], info
 
 
-def features_for(est: Any, columns: Any, n: int, lab: np.ndarray,
-                 max_features: int | None = None) -> np.ndarray:
+def features_for(
+    est: Any, columns: Any, n: int, lab: np.ndarray, max_features: int | None = None
+) -> np.ndarray:
     """The LOO features of :func:`loo_evidence` (landmarks: every labeled point
     of ``lab`` and others drawn with ``est.random_state``, 0 when None)."""
-    r = feature_count(n) if max_features is None else min(feature_count(n),
-                                                          max_features)
-    return loo_features(columns, n, lab, max_features=r,
-                        random_state=_seed(est.random_state))
+    r = (
+        feature_count(n)
+        if max_features is None
+        else min(feature_count(n), max_features)
+    )
+    return loo_features(
+        columns, n, lab, max_features=r, random_state=_seed(est.random_state)
+    )
 
 
 class LOOEvidence:
@@ -235,8 +251,17 @@ class LOOEvidence:
         Weighted balanced LOO error rate.
     """
 
-    def __init__(self, pairs, per_point, scores, errors, n_features, n_unlabeled,
-                 seconds, n_labels=None):
+    def __init__(
+        self,
+        pairs,
+        per_point,
+        scores,
+        errors,
+        n_features,
+        n_unlabeled,
+        seconds,
+        n_labels=None,
+    ):
         self.pairs = list(pairs)
         self.per_point = np.asarray(per_point)
         self.scores = np.asarray(scores, dtype=np.float64)
@@ -253,17 +278,24 @@ class LOOEvidence:
             np.concatenate([e.per_point for e in parts]),
             np.concatenate([e.scores for e in parts]),
             np.concatenate([e.errors for e in parts]),
-            max(e.n_features for e in parts), max(e.n_unlabeled for e in parts),
+            max(e.n_features for e in parts),
+            max(e.n_unlabeled for e in parts),
             sum(e.seconds for e in parts),
         )
 
     def summary(self) -> dict:
         return dict(
-            criterion=CRITERION, pairs=self.pairs, scores=self.scores,
-            loo_error=self.errors, loo_loss=self.scores,
-            default_score=float(self.scores[0]), default_loss=float(self.scores[0]),
-            n_features=self.n_features, n_unlabeled_sample=self.n_unlabeled,
-            n_loo_labels=self.n_labels, time=self.seconds,
+            criterion=CRITERION,
+            pairs=self.pairs,
+            scores=self.scores,
+            loo_error=self.errors,
+            loo_loss=self.scores,
+            default_score=float(self.scores[0]),
+            default_loss=float(self.scores[0]),
+            n_features=self.n_features,
+            n_unlabeled_sample=self.n_unlabeled,
+            n_loo_labels=self.n_labels,
+            time=self.seconds,
         )
 
 
@@ -304,11 +336,16 @@ def loo_evidence(
     if lab.size > MAX_LOO_LABELS:
         rng = np.random.default_rng(_seed(est.random_state))
         cls = Yl.argmax(axis=1) if Yl.shape[1] > 1 else (Yl[:, 0] > 0).astype(int)
-        keep = np.concatenate([
-            rng.choice(np.flatnonzero(cls == c),
-                       max(1, round(MAX_LOO_LABELS * np.mean(cls == c))), replace=False)
-            for c in np.unique(cls)
-        ])
+        keep = np.concatenate(
+            [
+                rng.choice(
+                    np.flatnonzero(cls == c),
+                    max(1, round(MAX_LOO_LABELS * np.mean(cls == c))),
+                    replace=False,
+                )
+                for c in np.unique(cls)
+            ]
+        )
         lab = np.sort(lab[keep])
         Yl = Y[lab]
     w = None if sample_weight is None else np.asarray(sample_weight)[lab]
@@ -318,28 +355,46 @@ def loo_evidence(
         unl = unl[np.linspace(0, unl.size - 1, max_unlabeled).round().astype(np.intp)]
     raw = [
         paper_regularization(
-            est.regularization, a, i, n=n, weight_sum=wsum,
-            L=L if i > 0 else None, power=est.laplacian_power,
+            est.regularization,
+            a,
+            i,
+            n=n,
+            weight_sum=wsum,
+            L=L if i > 0 else None,
+            power=est.laplacian_power,
         )
         for a, i in pairs
     ]
-    Phi = features if features is not None else features_for(
-        est, columns, n, lab, max_features)
+    Phi = (
+        features
+        if features is not None
+        else features_for(est, columns, n, lab, max_features)
+    )
     need_graph = L is not None and any(i > 0 for _, i in pairs)
     # one eigendecomposition of Phi^T L Phi pays off for many graph pairs; for
     # the few of the "auto" rule a Cholesky solve per pair is cheaper
     n_graph = len({p for p in raw if p[1] > 0})
-    engine = SpectralLOO(Phi, L if need_graph else None, lab, Yl, weights=w,
-                         unlabeled_idx=unl if unl.size else None,
-                         spectral=n_graph > 3)
+    engine = SpectralLOO(
+        Phi,
+        L if need_graph else None,
+        lab,
+        Yl,
+        weights=w,
+        unlabeled_idx=unl if unl.size else None,
+        spectral=n_graph > 3,
+    )
     balance = getattr(est, "class_balance", None) if unl.size else None
     targets = None
     if balance is not None:
         n_cls = max(2, Yl.shape[1])
         y_idx = Yl.argmax(axis=1) if Yl.shape[1] > 1 else (Yl[:, 0] > 0).astype(int)
         prior = resolve_class_prior(
-            None if isinstance(getattr(est, "class_prior", None), str)
-            else getattr(est, "class_prior", None), y_idx, n_cls)
+            None
+            if isinstance(getattr(est, "class_prior", None), str)
+            else getattr(est, "class_prior", None),
+            y_idx,
+            n_cls,
+        )
         prior = np.asarray(prior, dtype=np.float64)
         targets = 2.0 * (prior[1:2] if Yl.shape[1] == 1 else prior) - 1.0
     per_point, scores, errors = [], [], []
@@ -350,8 +405,13 @@ def loo_evidence(
         else:
             O, FU, D = engine.fold_outputs(ga, gi, loss)
             if balance == "mean":
-                O = O + np.stack([targets[c] - (FU[:, c][:, None] + D[c]).mean(axis=0)
-                                  for c in range(O.shape[1])], axis=1)
+                O = O + np.stack(
+                    [
+                        targets[c] - (FU[:, c][:, None] + D[c]).mean(axis=0)
+                        for c in range(O.shape[1])
+                    ],
+                    axis=1,
+                )
             else:
                 O, _ = balanced_loo(O, FU, D, targets)
         m = margins(O, Yl)
@@ -359,8 +419,15 @@ def loo_evidence(
         scores.append(value)
         per_point.append(pts * ww / ww.mean())
         errors.append(float(ww[m <= 0].sum() / ww.sum()))
-    return LOOEvidence(pairs, per_point, scores, errors, Phi.shape[1], int(unl.size),
-                       time.perf_counter() - t0)
+    return LOOEvidence(
+        pairs,
+        per_point,
+        scores,
+        errors,
+        Phi.shape[1],
+        int(unl.size),
+        time.perf_counter() - t0,
+    )
 
 
 def choose(
@@ -380,14 +447,22 @@ def choose(
     gain = float(diff.mean())
     z = gain / se if se > 0 else (np.inf if gain > 0 else 0.0)
     switch = z > z_switch and ev.errors[k_best] <= ev.errors[k_default]
-    desc = (f"{ev.scores[k_best]:.4g} (LOO error {ev.errors[k_best]:.1%}) vs "
-            f"{ev.scores[k_default]:.4g} ({ev.errors[k_default]:.1%}) for "
-            f"{prior_name}, z = {z:.2f}")
+    desc = (
+        f"{ev.scores[k_best]:.4g} (LOO error {ev.errors[k_best]:.1%}) vs "
+        f"{ev.scores[k_default]:.4g} ({ev.errors[k_default]:.1%}) for "
+        f"{prior_name}, z = {z:.2f}"
+    )
     if switch:
         return k_best, z, k_best, f"{CRITERION} {desc} > {z_switch:.3g}"
-    return k_default, z, k_best, (
-        f"{prior_name} kept: best alternative scores {desc} (leaves {prior_name} "
-        f"only when z > {z_switch:.3g} with no more errors)")
+    return (
+        k_default,
+        z,
+        k_best,
+        (
+            f"{prior_name} kept: best alternative scores {desc} (leaves {prior_name} "
+            f"only when z > {z_switch:.3g} with no more errors)"
+        ),
+    )
 
 
 def z_threshold(n_candidates: int) -> float:

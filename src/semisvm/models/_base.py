@@ -45,7 +45,12 @@ from ._scale import (
     decision_in_blocks,
 )
 
-__all__ = ["ManifoldClassifierMixin", "KERNEL_CONSTRAINTS", "build_kernel", "build_laplacian"]
+__all__ = [
+    "ManifoldClassifierMixin",
+    "KERNEL_CONSTRAINTS",
+    "build_kernel",
+    "build_laplacian",
+]
 
 KERNEL_CONSTRAINTS: dict[str, list] = {
     "kernel": [Options(("rbf", "poly", "linear", "precomputed")), "callable"],
@@ -73,7 +78,10 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
 
     _parameter_constraints: dict[str, list] = {
         **KERNEL_CONSTRAINTS,
-        "gamma_a": [Interval(numbers.Real, 0, None, closed="neither"), Options(("auto",))],
+        "gamma_a": [
+            Interval(numbers.Real, 0, None, closed="neither"),
+            Options(("auto",)),
+        ],
         "gamma_i": [Interval(numbers.Real, 0, None, closed="left"), Options(("auto",))],
         "verbose": [Interval(numbers.Integral, 0, None), "boolean"],
         # data-adaptive defaults (see models/_adaptive.py)
@@ -112,7 +120,10 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
 
     def _build(self, X: Any, adjacency: Any, need_graph: bool) -> tuple[Any, Any]:
         K, L, g, times = prepare_operators(
-            self, X, adjacency=adjacency, need_graph=need_graph,
+            self,
+            X,
+            adjacency=adjacency,
+            need_graph=need_graph,
             kind=getattr(self, "kernel_operator_", "dense"),
         )
         self.gamma_ = g
@@ -120,7 +131,11 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
         return K, L
 
     def _validation_split(
-        self, X: Any, y: np.ndarray, labeled: np.ndarray, fraction: float | None,
+        self,
+        X: Any,
+        y: np.ndarray,
+        labeled: np.ndarray,
+        fraction: float | None,
         random_state: Any,
     ) -> tuple[np.ndarray, np.ndarray | None]:
         """Hold out ``fraction`` of the labeled points (at least one per class)."""
@@ -148,8 +163,14 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
         return y_train, val_idx
 
     def _finish(
-        self, res: Any, K: np.ndarray, X: Any, y: np.ndarray, labeled: np.ndarray,
-        classes: np.ndarray, t_solver: float,
+        self,
+        res: Any,
+        K: np.ndarray,
+        X: Any,
+        y: np.ndarray,
+        labeled: np.ndarray,
+        classes: np.ndarray,
+        t_solver: float,
     ) -> None:
         self.classes_ = classes
         self.dual_coef_ = res.alpha
@@ -157,8 +178,12 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
         self.n_iter_ = int(res.n_iter.max()) if res.n_iter.size == 1 else res.n_iter
         if res.n_iter.size == 1:
             self.n_iter_ = int(res.n_iter[0])
-        self.termination_condition_ = res.reason[0] if len(res.reason) == 1 else res.reason
-        self.objective_ = float(res.objective[0]) if res.objective.size == 1 else res.objective
+        self.termination_condition_ = (
+            res.reason[0] if len(res.reason) == 1 else res.reason
+        )
+        self.objective_ = (
+            float(res.objective[0]) if res.objective.size == 1 else res.objective
+        )
         self.n_ls_iter_ = res.n_ls_iter
         self.history_ = res.history
         self.fit_times_["solver"] = t_solver
@@ -186,14 +211,18 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
         if any(r == "max_iter" for r in res.reason):
             hit = [i for i, r in enumerate(res.reason) if r == "max_iter"]
             which = (
-                "" if len(res.reason) == 1
+                ""
+                if len(res.reason) == 1
                 else f" on {len(hit)} of {len(res.reason)} one-vs-rest problems "
                 f"(classes {', '.join(str(c) for c in classes[hit].tolist())})"
             )
             # the rule actually used ('auto' resolved for this solver)
             resolve = getattr(self, "_resolve_early_stopping", None)
-            rule = (resolve(self.solver_) if resolve is not None
-                    else getattr(self, "early_stopping", None))
+            rule = (
+                resolve(self.solver_)
+                if resolve is not None
+                else getattr(self, "early_stopping", None)
+            )
             crit = f"tol={getattr(self, 'tol', None)!r}"
             if getattr(self, "tol_criterion", None) is not None:
                 crit += f" on the {self.tol_criterion!r} criterion"
@@ -202,14 +231,16 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
                 advice = (
                     f"Loosen the {rule!r} rule (a larger stability_tol or "
                     "stability_value_tol, or another check_every) or loosen tol."
-                    if rule in ("stability", "mixed") else
-                    f"Loosen the {rule!r} rule (a smaller check_every) or loosen "
+                    if rule in ("stability", "mixed")
+                    else f"Loosen the {rule!r} rule (a smaller check_every) or loosen "
                     "tol."
                 )
             else:
                 advice = "Increase max_iter or loosen tol" + (
-                    ", or use early_stopping='stability'." if self.solver_ == "pcg"
-                    else ".")
+                    ", or use early_stopping='stability'."
+                    if self.solver_ == "pcg"
+                    else "."
+                )
             obj = np.atleast_1d(res.objective)[hit]
             warnings.warn(
                 f"{type(self).__name__} solver {self.solver_!r} stopped at max_iter="
@@ -228,9 +259,13 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
 
         y_idx = np.searchsorted(self.classes_, y[labeled])
         F, off, slope, prior = adapt_outputs(
-            F, labeled, y_idx, self.classes_.size,
+            F,
+            labeled,
+            y_idx,
+            self.classes_.size,
             class_balance=getattr(self, "class_balance", None),
-            class_prior=getattr(self, "class_prior", None), classes=self.classes_,
+            class_prior=getattr(self, "class_prior", None),
+            classes=self.classes_,
             laplacian=getattr(self, "_graph_laplacian", None),
         )
         self._graph_laplacian = None  # used once, not kept with the model
@@ -250,7 +285,11 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
         check_is_fitted(self, "dual_coef_")
         check_numeric_frame(X)
         X = validate_data(
-            self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False,
+            self,
+            X,
+            accept_sparse="csr",
+            dtype=[np.float64, np.float32],
+            reset=False,
             ensure_all_finite=False,
         )
         check_finite(X, "X")
@@ -263,9 +302,13 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
                 )
             return np.asarray(X.toarray() if sp.issparse(X) else X)
         return kernel_matrix(
-            X, self.X_fit_, kernel=self.kernel,
-            gamma=self.gamma_ if self.gamma_ is not None else 1.0, degree=self.degree,
-            coef0=self.coef0, kernel_params=self.kernel_params,
+            X,
+            self.X_fit_,
+            kernel=self.kernel,
+            gamma=self.gamma_ if self.gamma_ is not None else 1.0,
+            degree=self.degree,
+            coef0=self.coef0,
+            kernel_params=self.kernel_params,
         )
 
     def decision_function(self, X: Any) -> np.ndarray:
@@ -290,8 +333,12 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
             check_is_fitted(self, "dual_coef_")
             check_numeric_frame(X)
             X = validate_data(
-                self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
-                reset=False, ensure_all_finite=False,
+                self,
+                X,
+                accept_sparse="csr",
+                dtype=[np.float64, np.float32],
+                reset=False,
+                ensure_all_finite=False,
             )
             check_finite(X, "X")
         if self.kernel == "precomputed" and X.shape[1] != self.dual_coef_.shape[0]:
@@ -305,21 +352,37 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
             centers = self.X_fit_
         if is_distributed_array(centers):
             # training points on the cluster: each worker multiplies its own columns
-            return distributed_kernel_dot(
-                X, centers, self.dual_coef_, kernel=self.kernel,
-                gamma=self.gamma_ if self.gamma_ is not None else 1.0,
-                degree=self.degree, coef0=self.coef0, kernel_params=self.kernel_params,
-            ) + self.intercept_
+            return (
+                distributed_kernel_dot(
+                    X,
+                    centers,
+                    self.dual_coef_,
+                    kernel=self.kernel,
+                    gamma=self.gamma_ if self.gamma_ is not None else 1.0,
+                    degree=self.degree,
+                    coef0=self.coef0,
+                    kernel_params=self.kernel_params,
+                )
+                + self.intercept_
+            )
 
         def kfn(A, B):
             return kernel_matrix(
-                A, B, kernel=self.kernel,
+                A,
+                B,
+                kernel=self.kernel,
                 gamma=self.gamma_ if self.gamma_ is not None else 1.0,
-                degree=self.degree, coef0=self.coef0, kernel_params=self.kernel_params,
+                degree=self.degree,
+                coef0=self.coef0,
+                kernel_params=self.kernel_params,
             )
 
         return decision_in_blocks(
-            X, centers, self.dual_coef_, self.intercept_, kfn,
+            X,
+            centers,
+            self.dual_coef_,
+            self.intercept_,
+            kfn,
             precomputed=self.kernel == "precomputed",
         )
 
@@ -403,12 +466,18 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
                 "score; pass the true labels of the rows to evaluate."
             )
         if mask.all():
-            return float(accuracy_score(y, self.predict(X), sample_weight=sample_weight))
+            return float(
+                accuracy_score(y, self.predict(X), sample_weight=sample_weight)
+            )
         rows = np.flatnonzero(mask)
         sw = None if sample_weight is None else np.asarray(sample_weight)[rows]
-        return float(accuracy_score(
-            np.asarray(y)[rows], self.predict(_safe_indexing(X, rows)), sample_weight=sw
-        ))
+        return float(
+            accuracy_score(
+                np.asarray(y)[rows],
+                self.predict(_safe_indexing(X, rows)),
+                sample_weight=sw,
+            )
+        )
 
     def __sklearn_tags__(self):  # noqa: D105
         tags = super().__sklearn_tags__()

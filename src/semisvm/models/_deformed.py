@@ -240,8 +240,12 @@ class SemiSupervisedKernel(BaseEstimator):
                 f"SemiSupervisedKernel needs at least 2 points, got n_samples={n}."
             )
         K, gamma = build_kernel(
-            X, kernel=self.kernel, gamma=self.gamma, degree=self.degree,
-            coef0=self.coef0, kernel_params=self.kernel_params,
+            X,
+            kernel=self.kernel,
+            gamma=self.gamma,
+            degree=self.degree,
+            coef0=self.coef0,
+            kernel_params=self.kernel_params,
             n_neighbors=self.n_neighbors,
         )
         K = np.asarray(K, dtype=np.float64)
@@ -249,10 +253,16 @@ class SemiSupervisedKernel(BaseEstimator):
         if adjacency is not None:
             adjacency = check_adjacency(adjacency, n)
         L = build_laplacian(
-            X, K, kernel=self.kernel, gamma_=gamma if isinstance(self.kernel, str)
-            else None, n_neighbors=self.n_neighbors, graph_weight=self.graph_weight,
-            heat_t=self.heat_t, normalize_laplacian=self.normalize_laplacian,
-            laplacian_power=self.laplacian_power, adjacency=adjacency,
+            X,
+            K,
+            kernel=self.kernel,
+            gamma_=gamma if isinstance(self.kernel, str) else None,
+            n_neighbors=self.n_neighbors,
+            graph_weight=self.graph_weight,
+            heat_t=self.heat_t,
+            normalize_laplacian=self.normalize_laplacian,
+            laplacian_power=self.laplacian_power,
+            adjacency=adjacency,
         )
         L = L.tocsr() if hasattr(L, "tocsr") else L
         L_op = _as_product_operand(L)

@@ -33,7 +33,9 @@ _PCG_CONSTRAINTS: dict[str, list] = {
     "stability_value_tol": [None, Interval(numbers.Real, 0, None, closed="neither")],
     "stability_window": [Options(("last", "half"))],
     "preconditioner": [Options(("paper", "nystroem"))],
-    "tol_criterion": [Options(("mixed", "gradient", "preconditioned_gradient", "objective"))],
+    "tol_criterion": [
+        Options(("mixed", "gradient", "preconditioned_gradient", "objective"))
+    ],
     "max_iter": [Interval(numbers.Integral, 1, None)],
     "tol": [Interval(numbers.Real, 0, None, closed="left")],
     "random_state": ["random_state"],
@@ -136,31 +138,45 @@ class _PrimalMixin(ManifoldClassifierMixin):
         wsum = float(labeled.sum() if sw is None else sw[labeled].sum())
         t_sel = time.perf_counter()
         gamma_a, gamma_i, info = select_regularization(
-            self, columns=self._kernel_columns(X, K), L=L, Y=Y, labeled=labeled,
-            sample_weight=sw, loss=self._loss,
+            self,
+            columns=self._kernel_columns(X, K),
+            L=L,
+            Y=Y,
+            labeled=labeled,
+            sample_weight=sw,
+            loss=self._loss,
         )
         self.fit_times_["selection"] = time.perf_counter() - t_sel
         self.regularization_selection_ = dict(info, gamma_a=gamma_a, gamma_i=gamma_i)
         if self.verbose:
             name = type(self).__name__
             if info["rule"] == "loo":
-                print(f"[{name}] choosing (gamma_a, gamma_i) by {info['criterion']} "
-                      f"on {Y[labeled].shape[0]} labeled points "
-                      f"({self.fit_times_['selection']:.2f} s):")
-                for p, v, e in zip(info["pairs"], info["scores"], info["loo_error"],
-                                   strict=True):
+                print(
+                    f"[{name}] choosing (gamma_a, gamma_i) by {info['criterion']} "
+                    f"on {Y[labeled].shape[0]} labeled points "
+                    f"({self.fit_times_['selection']:.2f} s):"
+                )
+                for p, v, e in zip(
+                    info["pairs"], info["scores"], info["loo_error"], strict=True
+                ):
                     mark = " <- chosen" if p == (gamma_a, gamma_i) else ""
-                    print(f"[{name}]   gamma_a={p[0]:g}, gamma_i={p[1]:g}: "
-                          f"criterion {v:.4g}, LOO error {e:.1%}{mark}")
+                    print(
+                        f"[{name}]   gamma_a={p[0]:g}, gamma_i={p[1]:g}: "
+                        f"criterion {v:.4g}, LOO error {e:.1%}{mark}"
+                    )
             print(
-                f"[{name}] gamma_a={gamma_a:g}, gamma_i={gamma_i:g} "
-                f"({info['reason']})"
+                f"[{name}] gamma_a={gamma_a:g}, gamma_i={gamma_i:g} ({info['reason']})"
             )
         if gamma_i == 0:
             L = None
         self.gamma_a_, self.gamma_i_ = paper_regularization(
-            self.regularization, gamma_a, gamma_i, n=X.shape[0], weight_sum=wsum,
-            L=L, power=self.laplacian_power,
+            self.regularization,
+            gamma_a,
+            gamma_i,
+            n=X.shape[0],
+            weight_sum=wsum,
+            L=L,
+            power=self.laplacian_power,
         )
         if es in ("validation", "mixed") or X_val is not None:
             if val_idx is not None:
@@ -174,22 +190,35 @@ class _PrimalMixin(ManifoldClassifierMixin):
             Y_val = self._val_targets(yv, classes)
         t0 = time.perf_counter()
         res = None
-        if self.gamma_i_ == 0 and kind in ("dense", "streamed") and (
-            getattr(self, "loss", "squared_hinge") != "hinge"
+        if (
+            self.gamma_i_ == 0
+            and kind in ("dense", "streamed")
+            and (getattr(self, "loss", "squared_hinge") != "hinge")
         ):
             res = self._solve_supervised(K, Y, sw)
         if res is None:
             res = self._solve(
-                K, L, Y, solver=solver, K_val=K_val, Y_val=Y_val, es=es,
+                K,
+                L,
+                Y,
+                solver=solver,
+                K_val=K_val,
+                Y_val=Y_val,
+                es=es,
                 sample_weight=sw,
             )
-            self.solver_ = solver if kind != "nystroem" else (
-                "lowrank-direct" if self._loss == "squared" else "lowrank-newton"
+            self.solver_ = (
+                solver
+                if kind != "nystroem"
+                else ("lowrank-direct" if self._loss == "squared" else "lowrank-newton")
             )
         t_solver = time.perf_counter() - t0
         # the graph for class_prior='auto''s cut test (dense graphs only)
-        self._graph_laplacian = L if hasattr(L, "shape") and L.shape[0] == X.shape[0] \
-            and kind == "dense" else None
+        self._graph_laplacian = (
+            L
+            if hasattr(L, "shape") and L.shape[0] == X.shape[0] and kind == "dense"
+            else None
+        )
         self._finish(res, K, X, y, labeled, classes, t_solver)
         # the entries sum to the whole fit: validation, targets, weights, the
         # output adaptation are 'other'
@@ -219,12 +248,20 @@ class _PrimalMixin(ManifoldClassifierMixin):
         w = None if sw is None else np.asarray(sw)[lab]
         if self._loss == "squared":
             res = laprls_direct(
-                KLL, Y[lab], gamma_a=self.gamma_a_, gamma_i=0.0, sample_weight=w,
+                KLL,
+                Y[lab],
+                gamma_a=self.gamma_a_,
+                gamma_i=0.0,
+                sample_weight=w,
             )
             self.solver_ = "direct-labeled"
         else:
             res = lapsvm_newton(
-                KLL, Y[lab], gamma_a=self.gamma_a_, gamma_i=0.0, sample_weight=w,
+                KLL,
+                Y[lab],
+                gamma_a=self.gamma_a_,
+                gamma_i=0.0,
+                sample_weight=w,
                 max_iter=max(self.max_iter, 50),
             )
             self.solver_ = "newton-labeled"
@@ -244,11 +281,18 @@ class _PrimalMixin(ManifoldClassifierMixin):
         from ..kernels import kernel_matrix
 
         def columns(idx: np.ndarray) -> np.ndarray:
-            return np.asarray(kernel_matrix(
-                X, X[idx], kernel=self.kernel,
-                gamma=self.gamma_ if self.gamma_ is not None else 1.0,
-                degree=self.degree, coef0=self.coef0, kernel_params=self.kernel_params,
-            ), dtype=np.float64)
+            return np.asarray(
+                kernel_matrix(
+                    X,
+                    X[idx],
+                    kernel=self.kernel,
+                    gamma=self.gamma_ if self.gamma_ is not None else 1.0,
+                    degree=self.degree,
+                    coef0=self.coef0,
+                    kernel_params=self.kernel_params,
+                ),
+                dtype=np.float64,
+            )
 
         return columns
 
@@ -274,28 +318,41 @@ class _PrimalMixin(ManifoldClassifierMixin):
     def _resolve_operator(self, X, solver, n_columns, adjacency) -> str:
         """Choose the kernel operator (``kernel_operator_``), memory checked first."""
         if self.kernel == "precomputed" and self.kernel_approximation in (
-            "streamed", "nystroem"
+            "streamed",
+            "nystroem",
         ):
             raise ValueError(
                 f"kernel_approximation={self.kernel_approximation!r} computes kernel "
                 "values from the features; with kernel='precomputed' use 'dense' "
                 "(or 'auto')."
             )
-        requested = "dense" if self.kernel == "precomputed" else self.kernel_approximation
+        requested = (
+            "dense" if self.kernel == "precomputed" else self.kernel_approximation
+        )
         if is_distributed_array(X):
             kind = resolve_distributed_operator(
-                requested, n=X.shape[0], solver=solver, verbose=self.verbose,
+                requested,
+                n=X.shape[0],
+                solver=solver,
+                verbose=self.verbose,
                 name=type(self).__name__,
             )
             self.kernel_operator_ = kind
             return kind
         kind = resolve_operator(
-            requested, n=X.shape[0], d=X.shape[1], n_columns=n_columns,
-            itemsize=X.dtype.itemsize, n_neighbors=self.n_neighbors,
-            n_components=self.n_components, graph=self.graph_method,
+            requested,
+            n=X.shape[0],
+            d=X.shape[1],
+            n_columns=n_columns,
+            itemsize=X.dtype.itemsize,
+            n_neighbors=self.n_neighbors,
+            n_components=self.n_components,
+            graph=self.graph_method,
             need_graph=self._needs_graph() and adjacency is None,
-            solver=solver, dense_only_solvers=("dual",),
-            verbose=self.verbose, name=type(self).__name__,
+            solver=solver,
+            dense_only_solvers=("dual",),
+            verbose=self.verbose,
+            name=type(self).__name__,
         )
         self.kernel_operator_ = kind
         return kind
@@ -304,7 +361,11 @@ class _PrimalMixin(ManifoldClassifierMixin):
         from ..kernels import kernel_matrix
 
         X_val = validate_data(
-            self, X_val, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False,
+            self,
+            X_val,
+            accept_sparse="csr",
+            dtype=[np.float64, np.float32],
+            reset=False,
             ensure_all_finite=False,
         )
         check_finite(X_val, "X_val")
@@ -316,8 +377,13 @@ class _PrimalMixin(ManifoldClassifierMixin):
         if self.kernel == "precomputed":
             return np.asarray(X_val), y_val
         Kv = kernel_matrix(
-            X_val, X, kernel=self.kernel, gamma=self.gamma_ if self.gamma_ else 1.0,
-            degree=self.degree, coef0=self.coef0, kernel_params=self.kernel_params,
+            X_val,
+            X,
+            kernel=self.kernel,
+            gamma=self.gamma_ if self.gamma_ else 1.0,
+            degree=self.degree,
+            coef0=self.coef0,
+            kernel_params=self.kernel_params,
         )
         return Kv, y_val
 
@@ -341,9 +407,16 @@ class _PrimalMixin(ManifoldClassifierMixin):
         if L is not None and self.gamma_i_ != 0 and hasattr(factor, "feature_gram"):
             M = factor.feature_gram(L, intrinsic_bias=self.intrinsic_bias)
         return lapsvm_lowrank(
-            factor.C_, Y, L=L, gamma_a=self.gamma_a_, gamma_i=self.gamma_i_,
-            loss=self._loss, intrinsic_bias=self.intrinsic_bias,
-            max_iter=max(self.max_iter, 1), T=factor.components_, M=M,
+            factor.C_,
+            Y,
+            L=L,
+            gamma_a=self.gamma_a_,
+            gamma_i=self.gamma_i_,
+            loss=self._loss,
+            intrinsic_bias=self.intrinsic_bias,
+            max_iter=max(self.max_iter, 1),
+            T=factor.components_,
+            M=M,
         )
 
     def _pcg_kwargs(self, K_val, Y_val, es):
@@ -727,8 +800,13 @@ class LapSVM(_PrimalMixin):
             return self._solve_lowrank(K, L, Y, sample_weight)
         if solver == "newton":
             return lapsvm_newton(
-                K, Y, L=L, gamma_a=ga, gamma_i=gi,
-                max_iter=self.max_iter, intrinsic_bias=self.intrinsic_bias,
+                K,
+                Y,
+                L=L,
+                gamma_a=ga,
+                gamma_i=gi,
+                max_iter=self.max_iter,
+                intrinsic_bias=self.intrinsic_bias,
                 sample_weight=sample_weight,
             )
         if solver == "dual":
@@ -745,13 +823,24 @@ class LapSVM(_PrimalMixin):
                         "use solver='newton' or 'pcg'."
                     )
             return lapsvm_dual(
-                K, L, Y, gamma_a=ga, gamma_i=gi, loss=self.loss,
-                sample_weight=sample_weight, tol=self.tol if self.tol > 0 else 1e-12,
+                K,
+                L,
+                Y,
+                gamma_a=ga,
+                gamma_i=gi,
+                loss=self.loss,
+                sample_weight=sample_weight,
+                tol=self.tol if self.tol > 0 else 1e-12,
                 max_iter=self.max_iter,
             )
         return lapsvm_pcg(
-            as_operator(K), Y, L=L, gamma_a=ga, gamma_i=gi,
-            loss="squared_hinge", sample_weight=sample_weight,
+            as_operator(K),
+            Y,
+            L=L,
+            gamma_a=ga,
+            gamma_i=gi,
+            loss="squared_hinge",
+            sample_weight=sample_weight,
             **self._pcg_kwargs(K_val, Y_val, es),
         )
 
@@ -893,12 +982,22 @@ class LapRLS(_PrimalMixin):
             return self._solve_lowrank(K, L, Y, sample_weight)
         if solver == "direct":
             return laprls_direct(
-                K, Y, L=L, gamma_a=ga, gamma_i=gi,
-                intrinsic_bias=self.intrinsic_bias, sample_weight=sample_weight,
+                K,
+                Y,
+                L=L,
+                gamma_a=ga,
+                gamma_i=gi,
+                intrinsic_bias=self.intrinsic_bias,
+                sample_weight=sample_weight,
             )
         return lapsvm_pcg(
-            as_operator(K), Y, L=L, gamma_a=ga, gamma_i=gi,
-            loss="squared", sample_weight=sample_weight,
+            as_operator(K),
+            Y,
+            L=L,
+            gamma_a=ga,
+            gamma_i=gi,
+            loss="squared",
+            sample_weight=sample_weight,
             **self._pcg_kwargs(K_val, Y_val, es),
         )
 

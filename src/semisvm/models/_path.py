@@ -358,15 +358,24 @@ class LapSVMPath(ClassifierMixin, BaseEstimator):
         lab = np.flatnonzero(labeled)
 
         K, g = build_kernel(
-            X, kernel=self.kernel, gamma=self.gamma, degree=self.degree,
-            coef0=self.coef0, kernel_params=self.kernel_params,
+            X,
+            kernel=self.kernel,
+            gamma=self.gamma,
+            degree=self.degree,
+            coef0=self.coef0,
+            kernel_params=self.kernel_params,
             n_neighbors=self.n_neighbors,
         )
         K = np.asarray(K, dtype=np.float64)
         self.gamma_ = 1.0 if g is None else g
         L = build_laplacian(
-            X, K, kernel=self.kernel, gamma_=g, n_neighbors=self.n_neighbors,
-            graph_weight=self.graph_weight, heat_t=None,
+            X,
+            K,
+            kernel=self.kernel,
+            gamma_=g,
+            n_neighbors=self.n_neighbors,
+            graph_weight=self.graph_weight,
+            heat_t=None,
             normalize_laplacian=self.normalize_laplacian,
             laplacian_power=self.laplacian_power,
         )
@@ -390,7 +399,9 @@ class LapSVMPath(ClassifierMixin, BaseEstimator):
         self.paths_ = paths
         self.labeled_ = lab
         self.n_events_ = (
-            paths[0].n_events if len(paths) == 1 else np.array([p.n_events for p in paths])
+            paths[0].n_events
+            if len(paths) == 1
+            else np.array([p.n_events for p in paths])
         )
         self.stop_reason_ = (
             paths[0].stop_reason if len(paths) == 1 else [p.stop_reason for p in paths]
@@ -403,7 +414,9 @@ class LapSVMPath(ClassifierMixin, BaseEstimator):
         if X_val is not None:
             self.select_lambda(X_val, y_val)
         else:
-            choices = [self._select_cv(M, t, p) for t, p in zip(targets, paths, strict=True)]
+            choices = [
+                self._select_cv(M, t, p) for t, p in zip(targets, paths, strict=True)
+            ]
             self._store_selection(choices)
         return self
 
@@ -476,8 +489,9 @@ class LapSVMPath(ClassifierMixin, BaseEstimator):
         from sklearn.model_selection import StratifiedKFold
 
         skf = StratifiedKFold(
-            n_splits=min(self.cv, n_min), shuffle=True,
-            random_state=resolve_seed(self.random_state)
+            n_splits=min(self.cv, n_min),
+            shuffle=True,
+            random_state=resolve_seed(self.random_state),
         )
         folds = []
         for tr, va in skf.split(np.zeros(y_l.size), y_l):
@@ -545,7 +559,10 @@ class LapSVMPath(ClassifierMixin, BaseEstimator):
                 f"(each class at its own lambda_); got an array of shape {np.shape(lam)}."
             )
         return np.column_stack(
-            [p.decision_function(Kt, float(lm)) for p, lm in zip(self.paths_, lams, strict=True)]
+            [
+                p.decision_function(Kt, float(lm))
+                for p, lm in zip(self.paths_, lams, strict=True)
+            ]
         )
 
     def predict(self, X: Any, lam: Any = None) -> np.ndarray:

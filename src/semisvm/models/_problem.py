@@ -137,8 +137,14 @@ def one_vs_rest(y: Any, classes: np.ndarray) -> np.ndarray:
 
 
 def build_kernel(
-    X: Any, *, kernel: Any, gamma: Any, degree: int, coef0: float,
-    kernel_params: dict | None, n_neighbors: int = 10,
+    X: Any,
+    *,
+    kernel: Any,
+    gamma: Any,
+    degree: int,
+    coef0: float,
+    kernel_params: dict | None,
+    n_neighbors: int = 10,
 ) -> tuple[Any, float | None]:
     """Gram matrix of the training points and the resolved RBF/poly ``gamma``.
 
@@ -147,8 +153,14 @@ def build_kernel(
     """
     if is_distributed_array(X):
         return distributed_kernel(
-            X, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
-            kernel_params=kernel_params, store="dense", n_neighbors=n_neighbors,
+            X,
+            kernel=kernel,
+            gamma=gamma,
+            degree=degree,
+            coef0=coef0,
+            kernel_params=kernel_params,
+            store="dense",
+            n_neighbors=n_neighbors,
         )
     if kernel == "precomputed":
         K = np.asarray(X.toarray() if sp.issparse(X) else X)
@@ -161,20 +173,33 @@ def build_kernel(
             raise ValueError("The precomputed kernel matrix X is not symmetric.")
         return K, None
     g = (
-        None if callable(kernel) or kernel == "linear"
+        None
+        if callable(kernel) or kernel == "linear"
         else resolve_gamma(X, gamma, kernel, n_neighbors)
     )
     K = kernel_matrix(
-        X, kernel=kernel, gamma=g if g is not None else 1.0, degree=degree, coef0=coef0,
+        X,
+        kernel=kernel,
+        gamma=g if g is not None else 1.0,
+        degree=degree,
+        coef0=coef0,
         kernel_params=kernel_params,
     )
     return K, g
 
 
 def build_laplacian(
-    X: Any, K: np.ndarray, *, kernel: Any, gamma_: float | None, n_neighbors: int,
-    graph_weight: str, heat_t: float | None, normalize_laplacian: bool,
-    laplacian_power: int, adjacency: Any = None,
+    X: Any,
+    K: np.ndarray,
+    *,
+    kernel: Any,
+    gamma_: float | None,
+    n_neighbors: int,
+    graph_weight: str,
+    heat_t: float | None,
+    normalize_laplacian: bool,
+    laplacian_power: int,
+    adjacency: Any = None,
 ) -> sp.csr_array:
     """Graph Laplacian of the training points.
 
@@ -202,7 +227,9 @@ def build_laplacian(
         d = np.diag(K)
         D2 = np.maximum(d[:, None] + d[None, :] - 2 * K, 0.0)
         # a monotone map of the kernel distance into (0, 1] for the kNN search
-        W = knn_graph_from_kernel(np.exp(-D2), 1.0, n_neighbors, weight=graph_weight, t=heat_t)
+        W = knn_graph_from_kernel(
+            np.exp(-D2), 1.0, n_neighbors, weight=graph_weight, t=heat_t
+        )
     else:
         W = knn_graph(X, n_neighbors, weight=graph_weight, t=heat_t)
     return graph_laplacian(
@@ -211,7 +238,11 @@ def build_laplacian(
 
 
 def prepare_operators(
-    est: Any, X: Any, *, adjacency: Any = None, need_graph: bool = True,
+    est: Any,
+    X: Any,
+    *,
+    adjacency: Any = None,
+    need_graph: bool = True,
     kind: str = "dense",
 ) -> tuple[Any, Any, float | None, dict]:
     """Kernel operator and Laplacian from an estimator's parameters.
@@ -246,8 +277,12 @@ def prepare_operators(
         print(f"[{name}] kernel: {X.shape[0]} points, {kind} operator ...", flush=True)
     if kind == "dense":
         K, g = build_kernel(
-            X, kernel=est.kernel, gamma=est.gamma, degree=est.degree,
-            coef0=est.coef0, kernel_params=est.kernel_params,
+            X,
+            kernel=est.kernel,
+            gamma=est.gamma,
+            degree=est.degree,
+            coef0=est.coef0,
+            kernel_params=est.kernel_params,
             n_neighbors=est.n_neighbors,
         )
     else:
@@ -259,17 +294,28 @@ def prepare_operators(
     graph_method = getattr(est, "graph_method", "auto")
     if need_graph and adjacency is None and is_distributed_array(X):
         adjacency = distributed_adjacency(est, X)
-    elif need_graph and adjacency is None and (
-        kind != "dense" or graph_method == "approx"
-        or getattr(est, "graph_pca", None) is not None
+    elif (
+        need_graph
+        and adjacency is None
+        and (
+            kind != "dense"
+            or graph_method == "approx"
+            or getattr(est, "graph_pca", None) is not None
+        )
     ):
         adjacency = scalable_adjacency(est, X)
     if need_graph:
         L = build_laplacian(
-            X, K, kernel=est.kernel, gamma_=g, n_neighbors=est.n_neighbors,
-            graph_weight=est.graph_weight, heat_t=est.heat_t,
+            X,
+            K,
+            kernel=est.kernel,
+            gamma_=g,
+            n_neighbors=est.n_neighbors,
+            graph_weight=est.graph_weight,
+            heat_t=est.heat_t,
             normalize_laplacian=est.normalize_laplacian,
-            laplacian_power=est.laplacian_power, adjacency=adjacency,
+            laplacian_power=est.laplacian_power,
+            adjacency=adjacency,
         )
     t2 = time.perf_counter()
     if verbose and need_graph:

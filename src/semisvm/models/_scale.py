@@ -72,8 +72,16 @@ def _graph_bytes(n: int, k: int) -> int:
 
 
 def plan_fit(
-    kind: str, n: int, d: int, n_columns: int, *, itemsize: int, n_neighbors: int,
-    n_components: int | None = None, graph: str = "exact", need_graph: bool = True,
+    kind: str,
+    n: int,
+    d: int,
+    n_columns: int,
+    *,
+    itemsize: int,
+    n_neighbors: int,
+    n_components: int | None = None,
+    graph: str = "exact",
+    need_graph: bool = True,
 ) -> MemoryPlan:
     """Memory plan of one fit with the operator ``kind``."""
     C = n_columns
@@ -92,16 +100,22 @@ def plan_fit(
         plan.add("one kernel tile", blk(256 * 2**20, n * n * 4))
     elif kind == "nystroem":
         m = n_components or default_n_components(n)
-        plan.add(f"kernel to the landmarks C ({n} x {m}, {8 * itemsize}-bit)",
-                 n * m * itemsize)
+        plan.add(
+            f"kernel to the landmarks C ({n} x {m}, {8 * itemsize}-bit)",
+            n * m * itemsize,
+        )
         plan.add("landmark kernel and factors (m x m float64, x4)", 4 * m * m * 8)
         plan.add("blocks of L Phi and Phi (float64)", 2 * blk(256 * 2**20, n * 512 * 8))
-        plan.add(f"kernel rows to the landmarks (block, {m} columns)",
-                 2 * blk(64 * 2**20, n * m * 8))
+        plan.add(
+            f"kernel rows to the landmarks (block, {m} columns)",
+            2 * blk(64 * 2**20, n * m * 8),
+        )
     else:  # pragma: no cover - validated upstream
         raise ValueError(kind)
     if need_graph:
-        plan.add(f"kNN graph and Laplacian (k={n_neighbors})", _graph_bytes(n, n_neighbors))
+        plan.add(
+            f"kNN graph and Laplacian (k={n_neighbors})", _graph_bytes(n, n_neighbors)
+        )
         if graph == "approx":
             plan.add("approximate-kNN index", n * (4 * d + 200))
         elif kind != "dense":
@@ -111,9 +125,20 @@ def plan_fit(
 
 
 def resolve_operator(
-    requested: str, *, n: int, d: int, n_columns: int, itemsize: int, n_neighbors: int,
-    n_components: int | None, graph: str, need_graph: bool, solver: str,
-    dense_only_solvers: tuple[str, ...], verbose: Any = 0, name: str = "estimator",
+    requested: str,
+    *,
+    n: int,
+    d: int,
+    n_columns: int,
+    itemsize: int,
+    n_neighbors: int,
+    n_components: int | None,
+    graph: str,
+    need_graph: bool,
+    solver: str,
+    dense_only_solvers: tuple[str, ...],
+    verbose: Any = 0,
+    name: str = "estimator",
 ) -> str:
     """Pick the operator and check its memory plan before anything is allocated."""
 
@@ -122,8 +147,15 @@ def resolve_operator(
         if g == "auto":
             g = "exact" if kind == "dense" or n <= EXACT_GRAPH_MAX_N else "approx"
         return plan_fit(
-            kind, n, d, n_columns, itemsize=itemsize, n_neighbors=n_neighbors,
-            n_components=n_components, graph=g, need_graph=need_graph,
+            kind,
+            n,
+            d,
+            n_columns,
+            itemsize=itemsize,
+            n_neighbors=n_neighbors,
+            n_components=n_components,
+            graph=g,
+            need_graph=need_graph,
         )
 
     avail = available_memory()
@@ -152,7 +184,9 @@ def resolve_operator(
             if k != kind:
                 q = plan(k)
                 ok = "fits" if q.fits(available=avail) else "does not fit"
-                others.append(f"kernel_approximation={k!r} needs {format_bytes(q.total)} ({ok})")
+                others.append(
+                    f"kernel_approximation={k!r} needs {format_bytes(q.total)} ({ok})"
+                )
         raise MemoryError(
             f"{name}: {p.describe()}\nbut only {format_bytes(avail)} is available (plans "
             f"are kept under {SAFETY_FRACTION:.0%} of it). Options: "
@@ -160,14 +194,21 @@ def resolve_operator(
             + "; a smaller n_components (Nystroem); float32 input (halves a dense K)."
         )
     if verbose:
-        print(f"[{name}] kernel operator: {kind} ({p.describe()}; "
-              f"{format_bytes(avail)} available)")
+        print(
+            f"[{name}] kernel operator: {kind} ({p.describe()}; "
+            f"{format_bytes(avail)} available)"
+        )
     return kind
 
 
 def decision_in_blocks(
-    X: Any, centers: Any, coef: np.ndarray, intercept: np.ndarray, kernel_fn: Any,
-    *, precomputed: bool = False,
+    X: Any,
+    centers: Any,
+    coef: np.ndarray,
+    intercept: np.ndarray,
+    kernel_fn: Any,
+    *,
+    precomputed: bool = False,
 ) -> np.ndarray:
     """:math:`k(X, centers)\\,coef + b` computed over row blocks of X.
 
@@ -207,33 +248,50 @@ def build_scalable_kernel(est: Any, X: Any, kind: str) -> tuple[Any, float | Non
         kernel = est.kernel
         if kind == "streamed":
             return distributed_kernel(
-                X, kernel=kernel, gamma=est.gamma, degree=est.degree, coef0=est.coef0,
-                kernel_params=est.kernel_params, store="streamed",
+                X,
+                kernel=kernel,
+                gamma=est.gamma,
+                degree=est.degree,
+                coef0=est.coef0,
+                kernel_params=est.kernel_params,
+                store="streamed",
                 n_neighbors=est.n_neighbors,
             )
         g = distributed_gamma(X, est.gamma, kernel, est.n_neighbors)
         m = est.n_components or default_n_components(X.shape[0])
         factor = DistributedNystroemFactor(
-            m, landmarks=est.landmarks, kernel=kernel, gamma=g if g is not None else 1.0,
-            degree=est.degree, coef0=est.coef0, kernel_params=est.kernel_params,
+            m,
+            landmarks=est.landmarks,
+            kernel=kernel,
+            gamma=g if g is not None else 1.0,
+            degree=est.degree,
+            coef0=est.coef0,
+            kernel_params=est.kernel_params,
             random_state=est.random_state if est.random_state is not None else 0,
         ).fit(X)
         return factor, g
 
     kernel = est.kernel
-    g = None if callable(kernel) or kernel == "linear" else resolve_gamma(
-        X, est.gamma, kernel, est.n_neighbors
+    g = (
+        None
+        if callable(kernel) or kernel == "linear"
+        else resolve_gamma(X, est.gamma, kernel, est.n_neighbors)
     )
     params = dict(
-        kernel=kernel, gamma=g if g is not None else 1.0, degree=est.degree,
-        coef0=est.coef0, kernel_params=est.kernel_params,
+        kernel=kernel,
+        gamma=g if g is not None else 1.0,
+        degree=est.degree,
+        coef0=est.coef0,
+        kernel_params=est.kernel_params,
     )
     if kind == "streamed":
         return StreamedKernelOperator(X, **params), g
     m = est.n_components or default_n_components(X.shape[0])
     factor = NystroemFactor(
-        m, landmarks=est.landmarks, random_state=est.random_state if
-        est.random_state is not None else 0, **params,
+        m,
+        landmarks=est.landmarks,
+        random_state=est.random_state if est.random_state is not None else 0,
+        **params,
     ).fit(X)
     return factor, g
 
@@ -252,7 +310,11 @@ def distributed_adjacency(est: Any, X: Any) -> sp.csr_array:
                 method = "exact"
     est.graph_method_ = method
     return knn_graph_distributed(
-        X, int(est.n_neighbors), weight=est.graph_weight, t=est.heat_t, method=method,
+        X,
+        int(est.n_neighbors),
+        weight=est.graph_weight,
+        t=est.heat_t,
+        method=method,
     )
 
 
@@ -278,10 +340,19 @@ def scalable_adjacency(est: Any, X: Any) -> sp.csr_array:
                 break
     est.graph_method_ = method
     if getattr(est, "verbose", 0):
-        print(f"[{type(est).__name__}] kNN graph: {method}"
-              + (f" on a {est.graph_pca}-component PCA projection" if est.graph_pca else ""))
+        print(
+            f"[{type(est).__name__}] kNN graph: {method}"
+            + (
+                f" on a {est.graph_pca}-component PCA projection"
+                if est.graph_pca
+                else ""
+            )
+        )
     ind, d2 = knn_search(
-        X, k, method=method, pca_components=getattr(est, "graph_pca", None),
+        X,
+        k,
+        method=method,
+        pca_components=getattr(est, "graph_pca", None),
         random_state=0,
     )
     return _to_weights(

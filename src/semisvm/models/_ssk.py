@@ -193,9 +193,7 @@ class LapSVC(ClassifierMixin, BaseEstimator):
             )
         y = check_semi_supervised_targets(y)
         if len(y) != X.shape[0]:
-            raise ValueError(
-                f"y has {len(y)} entries but X has {X.shape[0]} rows."
-            )
+            raise ValueError(f"y has {len(y)} entries but X has {X.shape[0]} rows.")
         t = encode_targets(y)
         labeled, classes, y_enc = t.labeled, t.classes, t.y_idx
         kernel_params = {
@@ -229,7 +227,11 @@ class LapSVC(ClassifierMixin, BaseEstimator):
         if isinstance(self.kernel, str):
             check_numeric_frame(X)
             X = validate_data(
-                self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False
+                self,
+                X,
+                accept_sparse="csr",
+                dtype=[np.float64, np.float32],
+                reset=False,
             )
             check_finite(X, "X")
         return self.kernel_.gram(X, self.kernel_.X_fit_[self.labeled_indices_])

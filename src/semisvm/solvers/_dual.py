@@ -87,7 +87,8 @@ def lapsvm_dual_objective(
         h = h * np.asarray(sample_weight, dtype=np.float64)[:, None]
     ambient = np.einsum("ij,ij->j", alpha, Ka)
     intrinsic = (
-        np.einsum("ij,ij->j", Ka, np.asarray(L @ Ka)) if L is not None and gamma_i
+        np.einsum("ij,ij->j", Ka, np.asarray(L @ Ka))
+        if L is not None and gamma_i
         else np.zeros(Ka.shape[1])
     )
     val = h.sum(axis=0) + gamma_a * ambient + gamma_i * intrinsic
@@ -160,14 +161,21 @@ def _box_qp(
         raise ValueError("the dual QP matrix is not positive semi-definite")
     t = la.solve_triangular(R, np.ones(m), trans="T", check_finite=False)
     hi = np.where(np.isfinite(ub), ub, np.inf)
-    res = lsq_linear(R, t, bounds=(np.zeros(m), hi), method="bvls",
-                     tol=1e-12, max_iter=max(100, 10 * m))
+    res = lsq_linear(
+        R,
+        t,
+        bounds=(np.zeros(m), hi),
+        method="bvls",
+        tol=1e-12,
+        max_iter=max(100, 10 * m),
+    )
     beta = np.clip(res.x, 0.0, hi)
     it = int(res.nit)
 
     def proj_grad(b: np.ndarray, g: np.ndarray) -> float:
-        pg = np.where(b <= 0.0, np.minimum(g, 0.0),
-                      np.where(b >= hi, np.maximum(g, 0.0), g))
+        pg = np.where(
+            b <= 0.0, np.minimum(g, 0.0), np.where(b >= hi, np.maximum(g, 0.0), g)
+        )
         return float(np.abs(pg).max()) if m else 0.0
 
     grad = Qs @ beta - 1.0
@@ -357,7 +365,9 @@ def lapsvm_dual(
         if cw.shape != (n,):
             raise ValueError(f"sample_weight must have shape ({n},), got {cw.shape}.")
         if not (np.isfinite(cw[lab_all]).all() and (cw[lab_all] > 0).all()):
-            raise ValueError("sample_weight must be finite and > 0 on the labeled rows.")
+            raise ValueError(
+                "sample_weight must be finite and > 0 on the labeled rows."
+            )
     squared = loss == "squared_hinge"
     # A = s (gamma_A I + gamma_I L K), s = 2 (hinge, Eq. 5) or 1 (squared hinge)
     scale = 1.0 if squared else 2.0
@@ -394,18 +404,32 @@ def lapsvm_dual(
             Q = G.copy()
             Q[np.diag_indices(lab.size)] += 1.0 / c
             C_box = 2.0 * float(np.sqrt(c.max() * c.sum())) + 1.0
-            svc = SVC(kernel="precomputed", C=C_box, tol=tol, max_iter=max_iter,
-                      shrinking=shrinking)
+            svc = SVC(
+                kernel="precomputed",
+                C=C_box,
+                tol=tol,
+                max_iter=max_iter,
+                shrinking=shrinking,
+            )
             fit_kw: dict[str, Any] = {}
         else:
             Q = G
-            svc = SVC(kernel="precomputed", C=1.0, tol=tol, max_iter=max_iter,
-                      shrinking=shrinking)
+            svc = SVC(
+                kernel="precomputed",
+                C=1.0,
+                tol=tol,
+                max_iter=max_iter,
+                shrinking=shrinking,
+            )
             fit_kw = {} if sample_weight is None else {"sample_weight": c}
         if not fit_intercept:
             ub = np.full(lab.size, np.inf) if squared else c.copy()
-            beta_j, it_j, ok = _box_qp(y[:, None] * Q * y[None, :], ub, tol,
-                                       max_iter if max_iter > 0 else 10_000)
+            beta_j, it_j, ok = _box_qp(
+                y[:, None] * Q * y[None, :],
+                ub,
+                tol,
+                max_iter if max_iter > 0 else 10_000,
+            )
             n_iter[j] = it_j
             if not ok:
                 converged[j] = False
@@ -413,7 +437,8 @@ def lapsvm_dual(
                 warnings.warn(
                     f"lapsvm_dual: the bias-free QP stopped at max_iter={max_iter} "
                     f"sweeps before reaching tol={tol} on column {j}.",
-                    ConvergenceWarning, stacklevel=2,
+                    ConvergenceWarning,
+                    stacklevel=2,
                 )
             ybeta = y * beta_j
             rhs = np.zeros(n)
@@ -455,7 +480,14 @@ def lapsvm_dual(
         dual_obj.append(d)
 
     objective = lapsvm_dual_objective(
-        K, L, Y, alpha, b, gamma_a=gamma_a, gamma_i=gamma_i, loss=loss,
+        K,
+        L,
+        Y,
+        alpha,
+        b,
+        gamma_a=gamma_a,
+        gamma_i=gamma_i,
+        loss=loss,
         sample_weight=cw if sample_weight is not None else None,
     )
     return SolveResult(

@@ -54,7 +54,10 @@ def predicted_labels(F: np.ndarray, dead_zone: float = _DEAD_ZONE) -> np.ndarray
 
 
 def validation_error(
-    K_val: Any, alpha: np.ndarray, b: np.ndarray, Y_val: np.ndarray,
+    K_val: Any,
+    alpha: np.ndarray,
+    b: np.ndarray,
+    Y_val: np.ndarray,
     dead_zone: float = _DEAD_ZONE,
 ) -> np.ndarray:
     """Error rate per column of the labels of K_val alpha + b against ±1 targets."""
@@ -81,9 +84,17 @@ class DataStoppingRule:
     """
 
     def __init__(
-        self, rule: str, *, theta: int, unlabeled: np.ndarray, n_columns: int,
-        stability_tol: float, stability_value_tol: float | None, window: str,
-        K_val: Any = None, Y_val: np.ndarray | None = None,
+        self,
+        rule: str,
+        *,
+        theta: int,
+        unlabeled: np.ndarray,
+        n_columns: int,
+        stability_tol: float,
+        stability_value_tol: float | None,
+        window: str,
+        K_val: Any = None,
+        Y_val: np.ndarray | None = None,
         dead_zone: float = _DEAD_ZONE,
     ) -> None:
         self.reason = rule
@@ -94,8 +105,11 @@ class DataStoppingRule:
         self.value_tol = stability_value_tol
         self.window = window
         self.K_val = K_val
-        self.Y_val = None if Y_val is None else np.asarray(
-            Y_val, dtype=np.float64).reshape(-1, n_columns)
+        self.Y_val = (
+            None
+            if Y_val is None
+            else np.asarray(Y_val, dtype=np.float64).reshape(-1, n_columns)
+        )
         self.m_val = 0 if self.Y_val is None else self.Y_val.shape[0]
         self.old_pred_U = np.zeros((unlabeled.size, n_columns))
         self.old_f_U: np.ndarray | None = None
@@ -112,18 +126,23 @@ class DataStoppingRule:
         stable = self._stable(it, f_U)
         no_gain = np.zeros(self.C, dtype=bool)
         if self.reason in ("validation", "mixed"):
-            err = validation_error(self.K_val, state["alpha"], state["b"], self.Y_val,
-                                   self.dead_zone)
-            no_gain = (err * self.m_val
-                       > self.old_err_val * self.m_val - 1.0 + self.count_slack)
+            err = validation_error(
+                self.K_val, state["alpha"], state["b"], self.Y_val, self.dead_zone
+            )
+            no_gain = (
+                err * self.m_val
+                > self.old_err_val * self.m_val - 1.0 + self.count_slack
+            )
             self.old_err_val = np.where(
-                state["active"], np.minimum(self.old_err_val, err), self.old_err_val)
+                state["active"], np.minimum(self.old_err_val, err), self.old_err_val
+            )
         self.old_pred_U = predicted_labels(f_U, self.dead_zone)
         self.old_f_U = f_U
         if self.window == "half":
             self.snaps.append((it, f_U))
-        return {"stability": stable, "validation": no_gain,
-                "mixed": stable & no_gain}[self.reason]
+        return {"stability": stable, "validation": no_gain, "mixed": stable & no_gain}[
+            self.reason
+        ]
 
     def _stable(self, it: int, f_U: np.ndarray) -> np.ndarray:
         stable = np.ones(self.C, dtype=bool)
@@ -138,8 +157,9 @@ class DataStoppingRule:
             ref = self.snaps[0][1] if self.snaps and self.snaps[0][0] < it else None
         else:
             ref = self.old_f_U
-        ref_pred = (self.old_pred_U if ref is None
-                    else predicted_labels(ref, self.dead_zone))
+        ref_pred = (
+            self.old_pred_U if ref is None else predicted_labels(ref, self.dead_zone)
+        )
         stable = np.mean(pred_U != ref_pred, axis=0) < self.tol
         if self.window == "half" and (ref is None or self.snaps[0][0] == it):
             stable[:] = False
@@ -160,5 +180,11 @@ class UserCallback:
         self.fn = fn
 
     def __call__(self, state: dict) -> bool:
-        return bool(self.fn({k: state[k] for k in
-                             ("iteration", "alpha", "b", "objective", "active")}))
+        return bool(
+            self.fn(
+                {
+                    k: state[k]
+                    for k in ("iteration", "alpha", "b", "objective", "active")
+                }
+            )
+        )

@@ -23,7 +23,11 @@ __all__ = ["exact_line_search", "objective_along"]
 
 
 def exact_line_search(
-    f: np.ndarray, fd: np.ndarray, y: np.ndarray, A: float, B: float,
+    f: np.ndarray,
+    fd: np.ndarray,
+    y: np.ndarray,
+    A: float,
+    B: float,
     w: np.ndarray | None = None,
 ) -> tuple[float, int]:
     r"""Minimise the LapSVM objective along a direction.
@@ -114,7 +118,11 @@ def objective_along(
 
 
 def exact_line_search_batch(
-    F: np.ndarray, FD: np.ndarray, Y: np.ndarray, A: np.ndarray, B: np.ndarray,
+    F: np.ndarray,
+    FD: np.ndarray,
+    Y: np.ndarray,
+    A: np.ndarray,
+    B: np.ndarray,
     w: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """:func:`exact_line_search` for C columns at once (one-vs-rest PCG).
@@ -159,15 +167,20 @@ def exact_line_search_batch(
     c_j = np.vstack([c0, c0 + np.cumsum(dq, axis=0)])
     finite = np.isfinite(sb)
     with np.errstate(invalid="ignore"):
-        psi_right = np.where(finite, a_j[:-1] + c_j[:-1] * np.where(finite, sb, 0.0), -1.0)
+        psi_right = np.where(
+            finite, a_j[:-1] + c_j[:-1] * np.where(finite, sb, 0.0), -1.0
+        )
     hit = finite & (psi_right >= 0)
     m = finite.sum(axis=0)
     j = np.where(hit.any(axis=0), np.argmax(hit, axis=0), m)
     cols = np.arange(C)
     a_sel, c_sel = a_j[j, cols], c_j[j, cols]
     with np.errstate(divide="ignore", invalid="ignore"):
-        s = np.where(c_sel > 0, np.maximum(-a_sel / c_sel, 0.0),
-                     np.where(a_sel >= 0, 0.0, np.inf))
+        s = np.where(
+            c_sel > 0,
+            np.maximum(-a_sel / c_sel, 0.0),
+            np.where(a_sel >= 0, 0.0, np.inf),
+        )
     sb_pad = np.vstack([sb, np.full((1, C), np.inf)])
     lo = np.where(j > 0, sb_pad[np.maximum(j - 1, 0), cols], 0.0)
     hi = np.where(j < m, sb_pad[j, cols], np.inf)

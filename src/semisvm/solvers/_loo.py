@@ -130,7 +130,8 @@ def loo_features(
         try:
             R = sla.cholesky(Wm, lower=True, check_finite=False)
             if np.all(np.isfinite(R)) and np.diag(R).min() > 1e-7 * np.sqrt(
-                    max(float(np.diag(Wm).max()), 1e-300)):
+                max(float(np.diag(Wm).max()), 1e-300)
+            ):
                 return R
         except np.linalg.LinAlgError:
             pass
@@ -188,8 +189,11 @@ class SpectralLOO:
     ) -> None:
         self.exact_max = exact_max
         A0 = Phi[labeled_idx]
-        AU0 = Phi[np.asarray(unlabeled_idx, dtype=np.intp)] if (
-            unlabeled_idx is not None) else None
+        AU0 = (
+            Phi[np.asarray(unlabeled_idx, dtype=np.intp)]
+            if (unlabeled_idx is not None)
+            else None
+        )
         self.B = None
         self._factor: dict = {}
         if L is not None and not spectral:
@@ -210,7 +214,9 @@ class SpectralLOO:
             self.AU = AU0
         self.Y = np.asarray(Y, dtype=np.float64)
         l = self.Y.shape[0]
-        self.c = np.ones(l) if weights is None else np.asarray(weights, dtype=np.float64)
+        self.c = (
+            np.ones(l) if weights is None else np.asarray(weights, dtype=np.float64)
+        )
         self.fit_intercept = fit_intercept
 
     def _solved(self, gamma_a: float, gamma_i: float) -> np.ndarray:
@@ -301,11 +307,16 @@ class SpectralLOO:
         O = Y - (Y - F) / (1.0 - h)[:, None]
         FU = HU @ Y
         if loss == "squared":
-            return O, FU, [-HU * (Y[:, j] - O[:, j])[None, :] for j in range(Y.shape[1])]
+            return (
+                O,
+                FU,
+                [-HU * (Y[:, j] - O[:, j])[None, :] for j in range(Y.shape[1])],
+            )
         D = []
         for j in range(Y.shape[1]):
             O[:, j], FU[:, j], Dj = self._l2svm_fold_column(
-                G, GU, Y[:, j], F[:, j], max_iter)
+                G, GU, Y[:, j], F[:, j], max_iter
+            )
             D.append(Dj)
         return O, FU, D
 
@@ -411,7 +422,12 @@ class SpectralLOO:
         return f, o
 
     def _solve_without(
-        self, G: np.ndarray, y: np.ndarray, E: np.ndarray, i: int, max_iter: int,
+        self,
+        G: np.ndarray,
+        y: np.ndarray,
+        E: np.ndarray,
+        i: int,
+        max_iter: int,
         GU: np.ndarray | None = None,
     ) -> Any:
         """Output at point i of the squared-hinge fit with i's loss term removed
@@ -542,8 +558,11 @@ def mass_shifts(
     t = float(np.clip(t, -1.0 + 1e-9, 1.0 - 1e-9))
     V = np.asarray(V, dtype=np.float64)
     scale = np.abs(V).max(axis=0) + 1.0
-    d = (-np.median(V, axis=0) if start is None
-         else np.broadcast_to(np.asarray(start, dtype=np.float64), (V.shape[1],)).copy())
+    d = (
+        -np.median(V, axis=0)
+        if start is None
+        else np.broadcast_to(np.asarray(start, dtype=np.float64), (V.shape[1],)).copy()
+    )
     done = np.zeros(V.shape[1], dtype=bool)
     for _ in range(max_iter):
         W = V + d
@@ -641,7 +660,8 @@ def scale_free_squared_hinge(
     # active set when the k largest positive margins have left (k = 0..len(mp))
     a1 = (wn * mn).sum() + np.concatenate([[0.0], np.cumsum((wp * mp)[::-1])])[::-1]
     a2 = (wn * mn * mn).sum() + np.concatenate(
-        [[0.0], np.cumsum((wp * mp * mp)[::-1])])[::-1]
+        [[0.0], np.cumsum((wp * mp * mp)[::-1])]
+    )[::-1]
     lo = np.concatenate([[0.0], 1.0 / mp])  # piece k: s in [lo_k, hi_k)
     hi = np.concatenate([1.0 / mp, [np.inf]])
     with np.errstate(divide="ignore", invalid="ignore"):

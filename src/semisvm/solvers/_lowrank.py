@@ -79,7 +79,9 @@ def intrinsic_gram(Phi: np.ndarray, L: Any, *, intrinsic_bias: bool) -> np.ndarr
 
 def _solve_spd(H: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     try:
-        return sla.cho_solve(sla.cho_factor(H, check_finite=False), rhs, check_finite=False)
+        return sla.cho_solve(
+            sla.cho_factor(H, check_finite=False), rhs, check_finite=False
+        )
     except np.linalg.LinAlgError:
         # semi-definite (e.g. an unregularised bias with no error vector): least squares
         return sla.lstsq(H, rhs, check_finite=False)[0]
@@ -128,9 +130,13 @@ def lapsvm_lowrank(
         ``alpha`` holds η (r x C), the coefficients of the features.
     """
     if loss not in ("squared_hinge", "squared"):
-        raise ValueError(f"Unknown loss {loss!r}; expected 'squared_hinge' or 'squared'.")
+        raise ValueError(
+            f"Unknown loss {loss!r}; expected 'squared_hinge' or 'squared'."
+        )
     with single_blas_thread():
-        return _lowrank(Phi, Y, L, gamma_a, gamma_i, loss, intrinsic_bias, max_iter, M, T)
+        return _lowrank(
+            Phi, Y, L, gamma_a, gamma_i, loss, intrinsic_bias, max_iter, M, T
+        )
 
 
 def _lowrank(Phi, Y, L, gamma_a, gamma_i, loss, intrinsic_bias, max_iter, M, T):
@@ -182,8 +188,11 @@ def _lowrank(Phi, Y, L, gamma_a, gamma_i, loss, intrinsic_bias, max_iter, M, T):
                 f, fd = Pl @ th, Pl @ d
                 Rd = R @ d
                 s, nls = exact_line_search_batch(
-                    f[:, None], fd[:, None], y[:, None],
-                    np.array([th @ Rd]), np.array([d @ Rd]),
+                    f[:, None],
+                    fd[:, None],
+                    y[:, None],
+                    np.array([th @ Rd]),
+                    np.array([d @ Rd]),
                 )
                 step = float(s[0]) if np.isfinite(s[0]) else 1.0
                 n_ls[c] += int(nls[0])
@@ -193,7 +202,9 @@ def _lowrank(Phi, Y, L, gamma_a, gamma_i, loss, intrinsic_bias, max_iter, M, T):
                 if np.array_equal(E_new, E) and abs(step - 1.0) < tols.unit_step:
                     reason[c], converged[c] = "error_vectors", True
                     break
-                if np.linalg.norm(step * d) <= tols.step_floor * max(1.0, np.linalg.norm(th)):
+                if np.linalg.norm(step * d) <= tols.step_floor * max(
+                    1.0, np.linalg.norm(th)
+                ):
                     reason[c], converged[c] = "tol", True
                     break
                 E = E_new
@@ -202,6 +213,12 @@ def _lowrank(Phi, Y, L, gamma_a, gamma_i, loss, intrinsic_bias, max_iter, M, T):
         theta[:, c] = th
         obj[c] = objective(th, y)
     return SolveResult(
-        alpha=theta[:r], b=theta[r].copy(), n_iter=n_iter, converged=converged,
-        reason=reason, objective=obj, history={}, n_ls_iter=n_ls,
+        alpha=theta[:r],
+        b=theta[r].copy(),
+        n_iter=n_iter,
+        converged=converged,
+        reason=reason,
+        objective=obj,
+        history={},
+        n_ls_iter=n_ls,
     )

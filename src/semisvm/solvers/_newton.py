@@ -52,8 +52,12 @@ def _base_matrix(Kd: np.ndarray, L: Any, gamma_a: float, gamma_i: float) -> np.n
 
 
 def _system(
-    Kd: np.ndarray, M: np.ndarray, lab: np.ndarray, E: np.ndarray,
-    gL1: np.ndarray | None = None, gKL1: np.ndarray | None = None,
+    Kd: np.ndarray,
+    M: np.ndarray,
+    lab: np.ndarray,
+    E: np.ndarray,
+    gL1: np.ndarray | None = None,
+    gKL1: np.ndarray | None = None,
     fit_intercept: bool = True,
     w: np.ndarray | None = None,
 ) -> np.ndarray:
@@ -111,9 +115,17 @@ def _bias_terms(
 
 
 def _objective(
-    Ka: np.ndarray, alpha: np.ndarray, b: float, y_l: np.ndarray, lab: np.ndarray,
-    L: Any, gamma_a: float, gamma_i: float, squared: bool = False,
-    intrinsic_bias: bool = False, w: np.ndarray | None = None,
+    Ka: np.ndarray,
+    alpha: np.ndarray,
+    b: float,
+    y_l: np.ndarray,
+    lab: np.ndarray,
+    L: Any,
+    gamma_a: float,
+    gamma_i: float,
+    squared: bool = False,
+    intrinsic_bias: bool = False,
+    w: np.ndarray | None = None,
 ) -> float:
     f = Ka[lab] + b
     h = (y_l - f) if squared else np.maximum(0.0, 1.0 - y_l * f)
@@ -179,8 +191,20 @@ def lapsvm_newton(
     M = _base_matrix(Kd, L, gamma_a, gamma_i)
     gL1, gKL1 = _bias_terms(Kd, L, gamma_i, intrinsic_bias)
     cols = [
-        _newton_column(Kd, M, L, Y[lab, c], lab, gL1, gKL1, w, gamma_a=gamma_a,
-                       gamma_i=gamma_i, fit_intercept=fit_intercept, max_iter=max_iter)
+        _newton_column(
+            Kd,
+            M,
+            L,
+            Y[lab, c],
+            lab,
+            gL1,
+            gKL1,
+            w,
+            gamma_a=gamma_a,
+            gamma_i=gamma_i,
+            fit_intercept=fit_intercept,
+            max_iter=max_iter,
+        )
         for c in range(C)
     ]
     return SolveResult(
@@ -194,9 +218,19 @@ def lapsvm_newton(
 
 
 def _newton_column(
-    Kd: np.ndarray, M: np.ndarray, L: Any, y_l: np.ndarray, lab: np.ndarray,
-    gL1: np.ndarray | None, gKL1: np.ndarray | None, w: np.ndarray | None, *,
-    gamma_a: float, gamma_i: float, fit_intercept: bool, max_iter: int,
+    Kd: np.ndarray,
+    M: np.ndarray,
+    L: Any,
+    y_l: np.ndarray,
+    lab: np.ndarray,
+    gL1: np.ndarray | None,
+    gKL1: np.ndarray | None,
+    w: np.ndarray | None,
+    *,
+    gamma_a: float,
+    gamma_i: float,
+    fit_intercept: bool,
+    max_iter: int,
 ) -> tuple[np.ndarray, float, float, int, str]:
     """Newton on one column: (alpha, b, objective, iterations, reason)."""
     n = Kd.shape[0]
@@ -205,7 +239,9 @@ def _newton_column(
     a_c, b_c = np.zeros(n), 0.0
     Ka = np.zeros(n)
     E = np.ones(lab.size, dtype=bool)  # alpha = 0: every labeled point errs
-    obj = _objective(Ka, a_c, b_c, y_l, lab, L, gamma_a, gamma_i, intrinsic_bias=ib, w=w)
+    obj = _objective(
+        Ka, a_c, b_c, y_l, lab, L, gamma_a, gamma_i, intrinsic_bias=ib, w=w
+    )
     wy = y_l if w is None else w * y_l
     n_iter, reason = 0, "max_iter"
     for it in range(1, max_iter + 1):
@@ -220,7 +256,16 @@ def _newton_column(
         b_new, a_new = z[0], z[1:]
         Ka_new = Kd @ a_new
         obj_new = _objective(
-            Ka_new, a_new, b_new, y_l, lab, L, gamma_a, gamma_i, intrinsic_bias=ib, w=w,
+            Ka_new,
+            a_new,
+            b_new,
+            y_l,
+            lab,
+            L,
+            gamma_a,
+            gamma_i,
+            intrinsic_bias=ib,
+            w=w,
         )
         if obj_new > obj * (1 + tols.uphill_rtol) + tols.uphill_atol:
             # full step went uphill: exact line search along the Newton direction
@@ -235,8 +280,16 @@ def _newton_column(
             s, _ = exact_line_search(Ka[lab] + b_c, Kda[lab] + db, y_l, Acoef, Bcoef, w)
             a_new, b_new, Ka_new = a_c + s * da, b_c + s * db, Ka + s * Kda
             obj_new = _objective(
-                Ka_new, a_new, b_new, y_l, lab, L, gamma_a, gamma_i,
-                intrinsic_bias=ib, w=w,
+                Ka_new,
+                a_new,
+                b_new,
+                y_l,
+                lab,
+                L,
+                gamma_a,
+                gamma_i,
+                intrinsic_bias=ib,
+                w=w,
             )
         a_c, b_c, Ka, obj = a_new, b_new, Ka_new, obj_new
         E_new = y_l * (Ka[lab] + b_c) < 1.0
@@ -300,12 +353,29 @@ def laprls_direct(
     z = sla.lu_solve(lu, rhs, check_finite=False)
     b, alpha = z[0].copy(), z[1:].copy()
     Ka = Kd @ alpha
-    objs = np.array([
-        _objective(Ka[:, c], alpha[:, c], b[c], Y[lab, c], lab, L, gamma_a, gamma_i,
-                   squared=True, intrinsic_bias=gL1 is not None, w=w)
-        for c in range(C)
-    ])
+    objs = np.array(
+        [
+            _objective(
+                Ka[:, c],
+                alpha[:, c],
+                b[c],
+                Y[lab, c],
+                lab,
+                L,
+                gamma_a,
+                gamma_i,
+                squared=True,
+                intrinsic_bias=gL1 is not None,
+                w=w,
+            )
+            for c in range(C)
+        ]
+    )
     return SolveResult(
-        alpha=alpha, b=b, n_iter=np.ones(C, dtype=np.intp),
-        converged=np.ones(C, dtype=bool), reason=["direct"] * C, objective=objs,
+        alpha=alpha,
+        b=b,
+        n_iter=np.ones(C, dtype=np.intp),
+        converged=np.ones(C, dtype=bool),
+        reason=["direct"] * C,
+        objective=objs,
     )

@@ -868,8 +868,9 @@ class _PathFollower:
     and the counters of degenerate situations.
     """
 
-    def __init__(self, M: np.ndarray, y: np.ndarray, *, lambda_min: float,
-                 tol: float) -> None:
+    def __init__(
+        self, M: np.ndarray, y: np.ndarray, *, lambda_min: float, tol: float
+    ) -> None:
         self.M, self.y, self.tol, self.lambda_min = M, y, tol, lambda_min
         self.Q = M * y[:, None] * y[None, :]
         self.tols = tolerances(np.float64)
@@ -951,7 +952,8 @@ class _PathFollower:
         alpha = self.alpha
         self.Carr = np.array(sorted(self.C), dtype=np.intp)
         d, degenerate, inexact = _direction(
-            self.Q, self.y, alpha, self.Carr, self.guess, self.tols.path_direction)
+            self.Q, self.y, alpha, self.Carr, self.guess, self.tols.path_direction
+        )
         self.n_singular += int(d.singular and d.E.size > 0)
         self.n_degenerate += int(degenerate)
         self.n_inexact += int(inexact)
@@ -1005,8 +1007,9 @@ class _PathFollower:
             self._finish(d, below_floor)
             return False
         tols = self.tols
-        hit = np.flatnonzero(t_ev <= t_star * (1.0 + tols.path_hit_rtol)
-                             + tols.path_hit_atol * lam)
+        hit = np.flatnonzero(
+            t_ev <= t_star * (1.0 + tols.path_hit_rtol) + tols.path_hit_atol * lam
+        )
         alpha = alpha + t_star * a
         a0 = self.a0 + t_star * da0
         lam = lam - t_star
@@ -1083,7 +1086,8 @@ class _PathFollower:
         self._warn()
         if warn and self.notes:
             warnings.warn(
-                "LapSVM path: " + "; ".join(self.notes) + ".", PathWarning,
+                "LapSVM path: " + "; ".join(self.notes) + ".",
+                PathWarning,
                 stacklevel=4,
             )
         return LapSVMPathResult(
@@ -1132,8 +1136,11 @@ def _recenter(
     if sol is None or singular:
         return alpha, a0
     new = sol[:-1]
-    if (np.abs(new - alpha[E]).max() > _TOL.path_recenter or new.min() <= 0
-            or new.max() >= 1):
+    if (
+        np.abs(new - alpha[E]).max() > _TOL.path_recenter
+        or new.min() <= 0
+        or new.max() >= 1
+    ):
         return alpha, a0
     alpha = alpha.copy()
     alpha[E] = new

@@ -178,22 +178,61 @@ def lapsvm_pcg(
     S. Melacci and M. Belkin, "Laplacian Support Vector Machines Trained in the
     Primal", JMLR 12, 2011, Algorithm 1, Sections 3.2 and 4.
     """
-    _check_arguments(loss, tol_criterion, preconditioner, preconditioner_rank,
-                     early_stopping, stability_window, K_val, Y_val)
+    _check_arguments(
+        loss,
+        tol_criterion,
+        preconditioner,
+        preconditioner_rank,
+        early_stopping,
+        stability_window,
+        K_val,
+        Y_val,
+    )
     Y = as_targets(Y)
-    pcg = _PCG(K, Y, L=L, gamma_a=gamma_a, gamma_i=gamma_i, squared=loss == "squared",
-               intrinsic_bias=intrinsic_bias, fit_intercept=fit_intercept,
-               sample_weight=sample_weight, tol=tol, tol_criterion=tol_criterion)
-    pcg.start(alpha0, b0, make_preconditioner(
-        preconditioner, pcg.Kop, pcg.lab, pcg.Lop, gamma_a, gamma_i,
-        preconditioner_rank, random_state))
+    pcg = _PCG(
+        K,
+        Y,
+        L=L,
+        gamma_a=gamma_a,
+        gamma_i=gamma_i,
+        squared=loss == "squared",
+        intrinsic_bias=intrinsic_bias,
+        fit_intercept=fit_intercept,
+        sample_weight=sample_weight,
+        tol=tol,
+        tol_criterion=tol_criterion,
+    )
+    pcg.start(
+        alpha0,
+        b0,
+        make_preconditioner(
+            preconditioner,
+            pcg.Kop,
+            pcg.lab,
+            pcg.Lop,
+            gamma_a,
+            gamma_i,
+            preconditioner_rank,
+            random_state,
+        ),
+    )
     # the data-based rules and the user's callback: hooks on the iteration state
     # (semisvm.solvers._early_stopping); a hook returns a column mask or a bool
-    rule = None if early_stopping is None else DataStoppingRule(
-        early_stopping, theta=check_every or max(1, math.ceil(math.sqrt(pcg.n) / 2)),
-        unlabeled=pcg.unl, n_columns=pcg.C, stability_tol=stability_tol,
-        stability_value_tol=stability_value_tol, window=stability_window,
-        K_val=K_val, Y_val=Y_val, dead_zone=tolerances(pcg.Kop.dtype).sign_dead_zone,
+    rule = (
+        None
+        if early_stopping is None
+        else DataStoppingRule(
+            early_stopping,
+            theta=check_every or max(1, math.ceil(math.sqrt(pcg.n) / 2)),
+            unlabeled=pcg.unl,
+            n_columns=pcg.C,
+            stability_tol=stability_tol,
+            stability_value_tol=stability_value_tol,
+            window=stability_window,
+            K_val=K_val,
+            Y_val=Y_val,
+            dead_zone=tolerances(pcg.Kop.dtype).sign_dead_zone,
+        )
     )
     user = None if callback is None else UserCallback(callback)
     history = _History(pcg, K_eval, Y_eval) if record_history else None
@@ -203,12 +242,20 @@ def lapsvm_pcg(
 
 
 def _check_arguments(
-    loss: str, tol_criterion: str, preconditioner: str, preconditioner_rank: Any,
-    early_stopping: str | None, stability_window: str, K_val: Any, Y_val: Any,
+    loss: str,
+    tol_criterion: str,
+    preconditioner: str,
+    preconditioner_rank: Any,
+    early_stopping: str | None,
+    stability_window: str,
+    K_val: Any,
+    Y_val: Any,
 ) -> None:
     """Reject unknown options with a message naming the parameter."""
     if loss not in ("squared_hinge", "squared"):
-        raise ValueError(f"Unknown loss {loss!r}; expected 'squared_hinge' or 'squared'.")
+        raise ValueError(
+            f"Unknown loss {loss!r}; expected 'squared_hinge' or 'squared'."
+        )
     if tol_criterion not in TOL_CRITERIA:
         raise ValueError(
             f"Unknown tol_criterion {tol_criterion!r}; expected one of {TOL_CRITERIA}."
@@ -249,9 +296,19 @@ class _PCG:
     """
 
     def __init__(
-        self, K: Any, Y: np.ndarray, *, L: Any, gamma_a: float, gamma_i: float,
-        squared: bool, intrinsic_bias: bool, fit_intercept: bool,
-        sample_weight: np.ndarray | None, tol: float, tol_criterion: str,
+        self,
+        K: Any,
+        Y: np.ndarray,
+        *,
+        L: Any,
+        gamma_a: float,
+        gamma_i: float,
+        squared: bool,
+        intrinsic_bias: bool,
+        fit_intercept: bool,
+        sample_weight: np.ndarray | None,
+        tol: float,
+        tol_criterion: str,
     ) -> None:
         self.Kop = as_operator(K)
         self.n, self.C = Y.shape
@@ -265,7 +322,8 @@ class _PCG:
             Wl = np.asarray(sample_weight, dtype=np.float64).ravel()[self.lab][:, None]
             if not (np.isfinite(Wl).all() and (Wl > 0).all()):
                 raise ValueError(
-                    "sample_weight must be finite and > 0 on the labeled rows.")
+                    "sample_weight must be finite and > 0 on the labeled rows."
+                )
             self.Wl = Wl
         self.gamma_a, self.gamma_i = gamma_a, gamma_i
         self.squared, self.fit_intercept = squared, fit_intercept
@@ -349,11 +407,17 @@ class _PCG:
         """Iterate, products, first gradient, direction and the criterion's scale."""
         n, C, Kop = self.n, self.C, self.Kop
         self.pre = pre
-        alpha = np.zeros((n, C)) if alpha0 is None else np.array(alpha0, dtype=np.float64)
+        alpha = (
+            np.zeros((n, C)) if alpha0 is None else np.array(alpha0, dtype=np.float64)
+        )
         self.alpha = alpha.reshape(n, C)
-        self.b = np.zeros(C) if b0 is None else np.array(b0, dtype=np.float64).reshape(C)
+        self.b = (
+            np.zeros(C) if b0 is None else np.array(b0, dtype=np.float64).reshape(C)
+        )
         self.Ka = Kop @ self.alpha if self.alpha.any() else np.zeros((n, C))
-        self.L1 = (self.Lop @ np.ones(n)) if (self.use_L and self.intrinsic_bias) else None
+        self.L1 = (
+            (self.Lop @ np.ones(n)) if (self.use_L and self.intrinsic_bias) else None
+        )
         self.LKa = (self.Lop @ self.Ka) if self.use_L else None
         if self.L1 is not None:
             self.LKa += self.L1[:, None] * self.b
@@ -516,8 +580,9 @@ class _PCG:
         self.n_products[cs] += 2
         # no progress of the true criterion since the last failed check, or an
         # indefinite K: the arithmetic (e.g. a float32 K) cannot resolve tol
-        stalled = ~ok & ((true_crit >= self.tols.stall_ratio * self.last_true_crit[cs])
-                         | indefinite)
+        stalled = ~ok & (
+            (true_crit >= self.tols.stall_ratio * self.last_true_crit[cs]) | indefinite
+        )
         self.saw_indefinite |= bool(indefinite.any())
         self.last_true_crit[cs] = np.where(ok, self.last_true_crit[cs], true_crit)
         self.n_refresh[cs] += ~ok
@@ -564,8 +629,14 @@ class _PCG:
     # ----------------------------------------------------------------------- hooks
     def hook_state(self, it: int) -> dict:
         """The state a hook sees (arrays are the solver's own: read, never write)."""
-        return {"iteration": it, "Ka": self.Ka, "b": self.b, "alpha": self.alpha,
-                "active": self.active, "objective": self.obj}
+        return {
+            "iteration": it,
+            "Ka": self.Ka,
+            "b": self.b,
+            "alpha": self.alpha,
+            "active": self.active,
+            "objective": self.obj,
+        }
 
     def run_hook(self, hook: Any, state: dict) -> None:
         """Stop the columns a hook asks to stop (a bool, or a mask over the columns)."""
@@ -588,12 +659,17 @@ class _PCG:
             indefinite = (
                 f" and K is numerically indefinite at the scale of "
                 f"gamma_a={self.gamma_a:g} (g^T K g <= 0 for a nonzero g"
-                + (": the float32 rounding of K exceeds the regularization)"
-                   if self.Kop.dtype == np.float32 else ")"))
+                + (
+                    ": the float32 rounding of K exceeds the regularization)"
+                    if self.Kop.dtype == np.float32
+                    else ")"
+                )
+            )
         warnings.warn(
             f"PCG stopped before reaching tol={self.tol:g}: the stopping quantity, "
             "recomputed from the coefficients, no longer decreases (it reached "
-            f"{np.min(self.last_true_crit[prec]):.3g} relative)" + indefinite
+            f"{np.min(self.last_true_crit[prec]):.3g} relative)"
+            + indefinite
             + ". Use a float64 kernel, a larger gamma_a or a larger tol.",
             ConvergenceWarning,
             stacklevel=3,
@@ -601,9 +677,15 @@ class _PCG:
 
     def result(self, history: dict) -> SolveResult:
         return SolveResult(
-            alpha=self.alpha, b=self.b, n_iter=self.n_iter, converged=self.converged,
-            reason=self.reason.tolist(), n_products=self.n_products,
-            preconditioner=self.pre.name, objective=self.obj, history=history,
+            alpha=self.alpha,
+            b=self.b,
+            n_iter=self.n_iter,
+            converged=self.converged,
+            reason=self.reason.tolist(),
+            n_products=self.n_products,
+            preconditioner=self.pre.name,
+            objective=self.obj,
+            history=history,
             n_ls_iter=self.n_ls,
         )
 
@@ -613,8 +695,16 @@ class _History:
 
     def __init__(self, pcg: _PCG, K_eval: Any, Y_eval: Any) -> None:
         self.K_eval, self.Y_eval = K_eval, Y_eval
-        self.rows: dict[str, list] = {k: [] for k in (
-            "objective", "gradient", "preconditioned_gradient", "mixed", "time")}
+        self.rows: dict[str, list] = {
+            k: []
+            for k in (
+                "objective",
+                "gradient",
+                "preconditioned_gradient",
+                "mixed",
+                "time",
+            )
+        }
         if K_eval is not None:
             self.rows["eval_error"] = []
         self.t_start = time.perf_counter()
@@ -626,11 +716,13 @@ class _History:
         r["gradient"].append(np.sqrt(s.gb * s.gb + _coldot(s.Kga, s.Kga)))
         r["preconditioned_gradient"].append(np.sqrt(s.gb * s.gb + _coldot(s.ga, s.ga)))
         r["mixed"].append(np.sqrt(np.maximum(s.mixed, 0)))
-        r["time"].append(time.perf_counter() - self.t_start - t_callbacks
-                         if t is None else t)
+        r["time"].append(
+            time.perf_counter() - self.t_start - t_callbacks if t is None else t
+        )
         if self.K_eval is not None:
             r["eval_error"].append(
-                validation_error(self.K_eval, s.alpha, s.b, self.Y_eval))
+                validation_error(self.K_eval, s.alpha, s.b, self.Y_eval)
+            )
 
     def arrays(self) -> dict:
         return {k: np.asarray(v) for k, v in self.rows.items()}
@@ -652,7 +744,7 @@ def _accurate_product(Kop: Any, V: np.ndarray) -> np.ndarray:
     out = np.empty((n, V.shape[1]))
     with single_blas_thread():
         for i in range(0, n, rows):
-            out[i:i + rows] = Kmat[i:i + rows].astype(np.float64) @ V
+            out[i : i + rows] = Kmat[i : i + rows].astype(np.float64) @ V
     return out
 
 

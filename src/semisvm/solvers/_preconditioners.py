@@ -133,9 +133,15 @@ class NystroemPreconditioner:
         m = int(min(max(rank, 1), n))
         rng = check_random_state(random_state)
         labeled = np.asarray(labeled, dtype=np.intp)
-        first = labeled if labeled.size <= m // 2 else rng.choice(labeled, m // 2, replace=False)
+        first = (
+            labeled
+            if labeled.size <= m // 2
+            else rng.choice(labeled, m // 2, replace=False)
+        )
         rest = np.setdiff1d(np.arange(n), first)
-        extra = rng.choice(rest, m - first.size, replace=False) if m > first.size else []
+        extra = (
+            rng.choice(rest, m - first.size, replace=False) if m > first.size else []
+        )
         idx = np.sort(np.concatenate([first, np.asarray(extra, dtype=np.intp)]))
         Cm, self.setup_products = _kernel_columns(Kop, idx)
         # small dense algebra: one BLAS thread (threaded LAPACK on m x m matrices
@@ -204,8 +210,12 @@ def make_preconditioner(
     if name == "nystroem":
         n = Kop.shape[0]
         m = default_rank(n) if rank is None else rank
-        return NystroemPreconditioner(Kop, labeled, Lop, gamma_a, gamma_i, m, random_state)
-    raise ValueError(f"Unknown preconditioner {name!r}; expected one of {PRECONDITIONERS}.")
+        return NystroemPreconditioner(
+            Kop, labeled, Lop, gamma_a, gamma_i, m, random_state
+        )
+    raise ValueError(
+        f"Unknown preconditioner {name!r}; expected one of {PRECONDITIONERS}."
+    )
 
 
 def default_rank(n: int) -> int:
