@@ -46,7 +46,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as cm  # noqa: E402
 from semisvm.datasets import make_two_moons  # noqa: E402
-from semisvm.models._base import build_kernel, build_laplacian  # noqa: E402
+from semisvm.models._problem import build_kernel, build_laplacian  # noqa: E402
 from semisvm.solvers._pcg import lapsvm_pcg  # noqa: E402
 
 GAMMA_A, GAMMA_I = 1e-6, 1.0

@@ -76,10 +76,6 @@ def _pd():
     return pd
 
 
-def _fmt_name(path: Path) -> str:
-    return str(path)
-
-
 def detect_format(path: Path, fmt: str = "auto") -> str:
     """File format from ``--format`` or the extension (svmlight sniffed in text)."""
     if fmt != "auto":

@@ -37,19 +37,3 @@ __all__ = [
     "NystroemFactor",
     "StreamedKernelOperator",
 ]
-
-
-def __getattr__(name: str):  # pragma: no cover - deprecation shim
-    """``semisvm.kernels.SemiSupervisedKernel`` moved to :mod:`semisvm.models`."""
-    if name in ("SemiSupervisedKernel", "DeformedGPKernel"):
-        import importlib
-        import warnings
-
-        warnings.warn(
-            f"semisvm.kernels.{name} moved to semisvm.models (and semisvm.{name} "
-            "for SemiSupervisedKernel); the old path will be removed in 0.3.",
-            FutureWarning,
-            stacklevel=2,
-        )
-        return getattr(importlib.import_module("semisvm.models._deformed"), name)
-    raise AttributeError(f"module 'semisvm.kernels' has no attribute {name!r}")

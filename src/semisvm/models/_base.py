@@ -13,7 +13,6 @@ import warnings
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
@@ -35,12 +34,7 @@ from ..kernels._distributed import (
     distributed_kernel_dot,
     is_distributed_array,
 )
-from ._problem import (  # build_kernel/build_laplacian: re-exported
-    build_kernel,
-    build_laplacian,
-    encode_targets,
-    prepare_operators,
-)
+from ._problem import encode_targets, prepare_operators
 from ._scale import (
     decision_in_blocks,
 )
@@ -48,8 +42,6 @@ from ._scale import (
 __all__ = [
     "ManifoldClassifierMixin",
     "KERNEL_CONSTRAINTS",
-    "build_kernel",
-    "build_laplacian",
 ]
 
 KERNEL_CONSTRAINTS: dict[str, list] = {
@@ -281,36 +273,6 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
         return self.classes_[np.argmax(F, axis=1)]
 
     # ---------------------------------------------------------- prediction
-    def _test_kernel(self, X: Any) -> np.ndarray:
-        check_is_fitted(self, "dual_coef_")
-        check_numeric_frame(X)
-        X = validate_data(
-            self,
-            X,
-            accept_sparse="csr",
-            dtype=[np.float64, np.float32],
-            reset=False,
-            ensure_all_finite=False,
-        )
-        check_finite(X, "X")
-        if self.kernel == "precomputed":
-            if X.shape[1] != self.dual_coef_.shape[0]:
-                raise ValueError(
-                    "With kernel='precomputed', X must be the kernel between the test "
-                    f"and the {self.dual_coef_.shape[0]} training points; got shape "
-                    f"{X.shape}."
-                )
-            return np.asarray(X.toarray() if sp.issparse(X) else X)
-        return kernel_matrix(
-            X,
-            self.X_fit_,
-            kernel=self.kernel,
-            gamma=self.gamma_ if self.gamma_ is not None else 1.0,
-            degree=self.degree,
-            coef0=self.coef0,
-            kernel_params=self.kernel_params,
-        )
-
     def decision_function(self, X: Any) -> np.ndarray:
         """Values of :math:`f(x) = \\sum_i \\alpha_i k(x_i, x) + b`.
 

@@ -22,7 +22,7 @@ STOP_REASONS: dict[str, str] = {
     "precision": "the arithmetic cannot resolve tol (the true criterion stalled)",
     "error_vectors": "the set of error vectors stopped changing (exact optimum)",
     "direct": "solved by one direct factorisation (exact optimum)",
-    # data-based early stopping (PCG hooks, semisvm.solvers._callbacks)
+    # data-based early stopping (PCG hooks, semisvm.solvers._early_stopping)
     "stability": "the unlabeled points' predicted labels stopped changing",
     "validation": "the validation error stopped improving",
     "mixed": "both stability and validation",
