@@ -170,7 +170,7 @@ def test_path_equals_dual_qp_at_random_lambdas(kind):
     assert path.init == ("balanced" if kind in ("balanced", "linear") else "unbalanced")
     # non-separable labels: the path ends at the numerical floor, not at a
     # round-off event near lambda = 0
-    assert path.stop_reason == ("lambda_floor" if kind == "linear" else "empty_L")
+    assert path.reason == ("lambda_floor" if kind == "linear" else "empty_L")
     assert path.n_events >= 3
     rng = np.random.default_rng(0)
     lo, hi = np.log(path.lambdas[-1]), np.log(path.lambdas[0])
@@ -271,7 +271,7 @@ def test_two_moons_one_label_per_class_has_no_event():
         [path] = lapsvm_path(K, L, t[:, None])
     assert path.n_events == 0
     assert path.lambdas.size == 1
-    assert path.stop_reason == "empty_L"
+    assert path.reason == "empty_L"
     lam0 = path.lambdas[0]
     lams = lam0 * np.array([1.0, 0.1, 1e-3, 1e-6])
     F = path.decision_function(K, lams)
@@ -348,7 +348,7 @@ def test_lambda_min_and_max_events():
     full = _quiet_path(K, L, t)
     lam_min = float(np.sqrt(full.lambdas[0] * full.lambdas[-1]))
     part = _quiet_path(K, L, t, lambda_min=lam_min)
-    assert part.stop_reason == "lambda_min"
+    assert part.reason == "lambda_min"
     assert part.lambdas[-1] == pytest.approx(lam_min, rel=1e-12)
     np.testing.assert_allclose(
         part.decision_function(K, lam_min * 1.5),
@@ -360,7 +360,7 @@ def test_lambda_min_and_max_events():
         part.coefficients(lam_min / 2)
     with pytest.warns(PathWarning, match="max_events"):
         [short] = lapsvm_path(K, L, t[:, None], max_events=3)
-    assert short.stop_reason == "max_events" and short.n_events == 3
+    assert short.reason == "max_events" and short.n_events == 3
 
 
 def test_input_validation():
@@ -380,25 +380,21 @@ def test_input_validation():
         lapsvm_path(K, L, Y2)
 
 
-def test_deprecated_label_signature():
-    # 1-D class labels (-1 unlabeled): the old signature, a FutureWarning, the same path
+def test_one_dimensional_targets_are_one_column():
+    # the solvers' one target convention: a 1-D Y is one column, the result is
+    # always a list of paths (one per column); class labels are not targets
     K, L, t, _ = _problem("balanced")
-    y = _labels(t)
     p1 = _quiet_path(K, L, t)
-    for labels in (y, np.where(y == -1, -1, np.where(y == 1, 7, 3))):
-        with pytest.warns(FutureWarning, match="deprecated"):
-            p2 = lapsvm_path(K, L, labels)
-        assert isinstance(p2, type(p1)) and p2.reason == p1.reason
-        np.testing.assert_array_equal(p2.lambdas, p1.lambdas)
-        np.testing.assert_array_equal(p2.P, p1.P)
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", FutureWarning)
-        with pytest.raises(ValueError, match="3 classes"):  # -1 unlabeled, 0/1/2
-            lapsvm_path(K, L, np.where(y == -1, 2, y))
-        with pytest.raises(ValueError, match="single class"):
-            lapsvm_path(K, L, np.where(y == 0, -1, y))
-        with pytest.raises(ValueError, match="continuous"):
-            lapsvm_path(K, L, np.where(y == 1, 0.5, y))
+        warnings.simplefilter("error", FutureWarning)
+        warnings.simplefilter("ignore", PathWarning)
+        paths = lapsvm_path(K, L, t)
+    assert isinstance(paths, list) and len(paths) == 1
+    np.testing.assert_array_equal(paths[0].lambdas, p1.lambdas)
+    np.testing.assert_array_equal(paths[0].P, p1.P)
+    y = _labels(t)
+    with pytest.raises(ValueError, match="target convention"):
+        lapsvm_path(K, L, np.where(y == 1, 7, y))  # labels 0/7, -1 unlabeled
 
 
 def test_columns_share_one_factorisation_and_equal_single_paths():
@@ -414,7 +410,7 @@ def test_columns_share_one_factorisation_and_equal_single_paths():
         [alone] = lapsvm_path(K, L, Y[:, [c]])
         np.testing.assert_allclose(paths[c].lambdas, alone.lambdas, rtol=1e-12)
         np.testing.assert_allclose(paths[c].P, alone.P, rtol=0, atol=1e-12)
-        assert paths[c].reason == alone.reason == alone.stop_reason
+        assert paths[c].reason == alone.reason == alone.reason
 
 
 # ----------------------------------------------------------------- estimator
@@ -625,7 +621,7 @@ def _write_reference():
             out[f"{name}/{f}"] = getattr(p, f)
         out[f"{name}/events"] = np.array(repr(p.events))
         out[f"{name}/elbows"] = np.array(repr([e.tolist() for e in p.elbows]))
-        out[f"{name}/strings"] = np.array([p.stop_reason, p.init, p.tail])
+        out[f"{name}/strings"] = np.array([p.reason, p.init, p.tail])
         out[f"{name}/counters"] = np.array([getattr(p, c) for c in _REF_COUNTERS])
     _REFERENCE.parent.mkdir(exist_ok=True)
     np.savez_compressed(_REFERENCE, **out)
@@ -637,7 +633,7 @@ def test_path_equals_the_saved_reference(name):
     p = _reference_path(name)
     assert repr(p.events) == ref[f"{name}/events"].item()
     assert repr([e.tolist() for e in p.elbows]) == ref[f"{name}/elbows"].item()
-    assert [p.stop_reason, p.init, p.tail] == ref[f"{name}/strings"].tolist()
+    assert [p.reason, p.init, p.tail] == ref[f"{name}/strings"].tolist()
     assert [getattr(p, c) for c in _REF_COUNTERS] == ref[f"{name}/counters"].tolist()
     np.testing.assert_array_equal(p.labeled, ref[f"{name}/labeled"])
     np.testing.assert_allclose(p.lambdas, ref[f"{name}/lambdas"], rtol=1e-7)

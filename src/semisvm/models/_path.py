@@ -404,7 +404,7 @@ class LapSVMPath(ClassifierMixin, BaseEstimator):
             else np.array([p.n_events for p in paths])
         )
         self.stop_reason_ = (
-            paths[0].stop_reason if len(paths) == 1 else [p.stop_reason for p in paths]
+            paths[0].reason if len(paths) == 1 else [p.reason for p in paths]
         )
         if len(paths) == 1:
             self.path_ = paths[0]
@@ -653,7 +653,7 @@ def plot_path(
     ax_c.plot(grid, alpha, lw=1)
     ax_c.set_xscale("log")
     ax_c.set_ylabel(r"$\alpha_i(\lambda)$")
-    ax_c.set_title(f"LapSVM path: {path.n_events} events, stop: {path.stop_reason}")
+    ax_c.set_title(f"LapSVM path: {path.n_events} events, stop: {path.reason}")
     for lam in lams:
         ax_c.axvline(lam, color="0.8", lw=0.5, ls=":")
     ax_c.axvline(estimator.lambda_, color="k", lw=1, ls="--")

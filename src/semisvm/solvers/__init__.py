@@ -21,9 +21,7 @@ TSVM solvers) takes the targets as one matrix
 So -1 always means "negative class" here, never "unlabeled": the estimators'
 class labels (scikit-learn's convention, -1 for unlabeled points) are encoded
 once, by :func:`semisvm.models._problem.encode_targets`, before any solver sees
-them.  The single exception is the deprecated 1-D label call of
-:func:`lapsvm_path` (it warns).  Entries other than -1, 0, +1 raise a
-``ValueError``.
+them.  Entries other than -1, 0, +1 raise a ``ValueError``.
 
 Tolerances
 ----------

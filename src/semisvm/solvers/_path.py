@@ -74,7 +74,6 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 from scipy.optimize import minimize
 
-from .._validation import check_semi_supervised_targets, split_labeled
 from ._result import SolverResult
 from ._targets import as_targets
 from ._tolerances import tolerances
@@ -135,8 +134,7 @@ class LapSVMPathResult(SolverResult):
     n_events : int
         Breakpoints after :math:`\lambda^0` at which a set changed.
     reason : {'empty_L', 'lambda_min', 'lambda_floor', 'max_events', 'no_more_events'}
-        Why the path stopped (also readable as ``stop_reason``, its name before
-        the result classes shared one base).  ``'empty_L'``: no labeled point left inside the margin; below the last
+        Why the path stopped.  ``'empty_L'``: no labeled point left inside the margin; below the last
         breakpoint the decision function no longer changes
         (:math:`\alpha, \alpha_0 \propto \lambda`).  ``'no_more_events'``: the last
         segment extends to :math:`\lambda \to 0` without event.
@@ -231,7 +229,7 @@ class LapSVMPathResult(SolverResult):
         if self.tail == "none" and np.any(lam < lo * (1 - 1e-12)):
             raise ValueError(
                 f"lam={lam.min():g} is below the computed path, which stops at "
-                f"lambda={lo:g} (stop_reason={self.stop_reason!r}). Lower "
+                f"lambda={lo:g} (reason={self.reason!r}). Lower "
                 "lambda_min or raise max_events."
             )
         k = lam.size
@@ -369,23 +367,6 @@ def _check_operands(K: Any, L: Any) -> tuple[np.ndarray, Any]:
     return K, L
 
 
-def _labels_to_targets(y: Any, n: int) -> np.ndarray:
-    """Deprecated input: class labels of two classes (-1 unlabeled) -> (n, 1) targets."""
-    y = check_semi_supervised_targets(y)
-    if y.shape != (n,):
-        raise ValueError(f"y must have shape ({n},) like K, got {y.shape}.")
-    labeled, classes, y_enc = split_labeled(y)
-    if classes.size != 2:
-        raise ValueError(
-            f"lapsvm_path is a two-class path; the labeled points hold {classes.size} "
-            f"classes {classes!r} (-1 marks unlabeled points). Use LapSVMPath, which "
-            "follows one path per class (one-vs-rest)."
-        )
-    t = np.zeros((n, 1))
-    t[labeled, 0] = np.where(y_enc[labeled] == 1, 1.0, -1.0)
-    return t
-
-
 def _check_targets(Y: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
     """(n, C) targets -> (labeled rows, their ±1 targets (l, C)), validated."""
     Y = as_targets(Y, n)
@@ -414,7 +395,7 @@ def lapsvm_path(
     lambda_min: float | None = None,
     max_events: int | None = None,
     tol: float = 1e-10,
-) -> list[LapSVMPathResult] | LapSVMPathResult:
+) -> list[LapSVMPathResult]:
     r"""Entire regularization path of the Laplacian SVM in :math:`\lambda`.
 
     Follows :math:`(\alpha(\lambda), \alpha_0(\lambda))` from
@@ -428,21 +409,20 @@ def lapsvm_path(
         Gram matrix of all (labeled and unlabeled) training points.
     L : sparse matrix or ndarray of shape (n, n)
         Graph Laplacian of the same points.
-    Y : ndarray of shape (n, C)
-        Targets in the solvers' convention (:mod:`semisvm.solvers`): +1 / -1 on
-        labeled rows, 0 on unlabeled rows, every column labeling the same rows
-        with both classes.  *Deprecated*: a 1-D array of class labels of two
-        classes with ``-1`` for unlabeled points (the larger label positive), the
-        signature before this release; it returns a single path and warns
-        (``FutureWarning``).  Encode labels with
-        :func:`semisvm.models._problem.encode_targets` (its ``Y``).
+    Y : ndarray of shape (n, C) or (n,)
+        Targets in the solvers' convention (:mod:`semisvm.solvers`,
+        :func:`~semisvm.solvers._targets.as_targets`): +1 / -1 on labeled rows, 0
+        on unlabeled rows, every column labeling the same rows with both classes;
+        a 1-D array is one column.  Class labels (-1 for unlabeled points) must be
+        encoded first, e.g. by :func:`semisvm.models._problem.encode_targets` (its
+        ``Y``).
     rho : float, default=1e-3
         Ratio of ambient to intrinsic regularization (paper's :math:`\rho`).
     lambda_min : float, default=None
         Stop when the path reaches this :math:`\lambda` (a final breakpoint is
         placed there).  ``None``: follow the path until no labeled point is left
         inside the margin (set L empty), no further event occurs, or the next
-        event lies below the numerical floor (``stop_reason='lambda_floor'``).
+        event lies below the numerical floor (``reason='lambda_floor'``).
     max_events : int, default=None
         Guard on the number of events; ``None`` means ``max(100, 20 l)``.
     tol : float, default=1e-10
@@ -451,8 +431,7 @@ def lapsvm_path(
     Returns
     -------
     list of LapSVMPathResult
-        One path per column of ``Y`` (a single :class:`LapSVMPathResult` for the
-        deprecated 1-D labels).
+        One path per column of ``Y`` (a list of one for a single column).
 
     Warns
     -----
@@ -500,17 +479,6 @@ def lapsvm_path(
     if not (np.isfinite(rho) and rho > 0):
         raise ValueError(f"rho must be a positive float, got {rho!r}.")
     K, L = _check_operands(K, L)
-    labels = np.ndim(Y) == 1
-    if labels:
-        warnings.warn(
-            "lapsvm_path(K, L, y) with 1-D class labels (-1 unlabeled) is deprecated "
-            "and will be removed in 0.3: pass the (n, C) targets Y in {-1, 0, +1} (0 "
-            "unlabeled), e.g. encode_targets(y).Y; lapsvm_path then returns one "
-            "path per column.",
-            FutureWarning,
-            stacklevel=2,
-        )
-        Y = _labels_to_targets(Y, K.shape[0])
     labeled, T = _check_targets(Y, K.shape[0])
     # M = J K (rho I + L K)^{-1} J^T does not depend on the targets: one LU serves
     # every column, P_c = P_1 diag(t_c)
@@ -521,7 +489,7 @@ def lapsvm_path(
             M, t, rho=rho, lambda_min=lambda_min, max_events=max_events, tol=tol
         )
         paths.append(_replace(res, P=P1 * t[None, :], labeled=labeled))
-    return paths[0] if labels else paths
+    return paths
 
 
 def _replace(res: LapSVMPathResult, **kw: Any) -> LapSVMPathResult:
@@ -845,10 +813,10 @@ def _solve_path(
     while True:
         d = path.breakpoint()
         if not (path.state == _L).any():
-            path.stop_reason, path.tail = "empty_L", "scale"
+            path.reason, path.tail = "empty_L", "scale"
             break
         if path.n_events >= max_events:
-            path.stop_reason = "max_events"
+            path.reason = "max_events"
             path.notes.append(
                 f"stopped after max_events={max_events} events at "
                 f"lambda={path.lam:g}; raise max_events to follow the path further"
@@ -882,7 +850,7 @@ class _PathFollower:
         self.events: list = []
         self.n_events = self.n_ties = self.n_singular = 0
         self.n_reentries = self.n_inexact = self.n_degenerate = 0
-        self.stop_reason: str | None = None
+        self.reason: str | None = None
         self.tail, self.tail_slope = "none", None
         self.first = True
         self._initialise()
@@ -1037,7 +1005,7 @@ class _PathFollower:
         """No event above the stop: end at lambda_min, at the floor, or with a tail."""
         lambda_min, lam_floor, lam = self.lambda_min, self.lam_floor, self.lam
         if not (below_floor or lambda_min > 0):
-            self.stop_reason, self.tail = "no_more_events", "linear"
+            self.reason, self.tail = "no_more_events", "linear"
             self.tail_slope = -np.r_[d.a, d.a0]
             return
         stop = lambda_min if lambda_min >= lam_floor else lam_floor
@@ -1048,9 +1016,9 @@ class _PathFollower:
             self.lam = stop
             self._record(d.E, ())
         if lambda_min >= lam_floor:
-            self.stop_reason = "lambda_min"
+            self.reason = "lambda_min"
             return
-        self.stop_reason = "lambda_floor"
+        self.reason = "lambda_floor"
         self.notes.append(
             f"the next event lies below lambda={lam_floor:.3g} "
             f"(= {self.tols.path_lambda_floor:g} x the scale of the labeled Gram "
@@ -1099,7 +1067,7 @@ class _PathFollower:
             elbows=tuple(self.elbows),
             events=tuple(self.events),
             n_events=self.n_events,
-            reason=self.stop_reason,
+            reason=self.reason,
             init=self.init,
             head_slope=float(self.head_slope),
             tail=self.tail,

@@ -49,11 +49,6 @@ class SolverResult:
 
     reason: str | list[str]
 
-    @property
-    def stop_reason(self) -> str | list[str]:
-        """Alias of :attr:`reason`."""
-        return self.reason
-
 
 @dataclass(frozen=True, kw_only=True)
 class SolveResult(SolverResult):
