@@ -592,3 +592,87 @@ def test_bias_free_hinge_dual_has_no_duality_gap():
     np.testing.assert_allclose(primal, res.history["dual_objective"], rtol=1e-6)
     beta = res.history["beta"][0]
     assert np.all(beta >= -1e-12) and np.all(beta <= 1 + 1e-12)
+
+
+# ------------------------------------------------------ saved reference (refactor)
+# lapsvm_dual's outputs as computed before it was split into phases (issue 29),
+# for both losses, with and without the bias, weighted, three one-vs-rest
+# columns, normalized Laplacian.  Regenerate only on purpose:
+#     PYTHONPATH=src python tests/test_dual_ssk.py --write-reference
+_DUAL_REFERENCE = Path(__file__).parent / "data" / "dual_reference.npz"
+_DUAL_CASES = [
+    (loss, fit_intercept, weighted)
+    for loss in ("hinge", "squared_hinge")
+    for fit_intercept in (True, False)
+    for weighted in (False, True)
+]
+
+
+def _dual_reference_run(loss, fit_intercept, weighted):
+    rng = np.random.default_rng(29)
+    centers = rng.normal(size=(3, 3)) * 2.5
+    yt = np.repeat(np.arange(3), 25)
+    X = centers[yt] + rng.normal(size=(75, 3))
+    K = kernel_matrix(X, kernel="rbf", gamma=0.3)
+    L = graph_laplacian(knn_graph(X, 6, weight="binary"), normalized=True)
+    lab = np.concatenate([np.flatnonzero(yt == c)[:4] for c in range(3)])
+    Y = np.zeros((75, 3))
+    Y[lab] = -1.0
+    Y[lab, yt[lab]] = 1.0
+    sw = rng.uniform(0.5, 2.0, size=75) if weighted else None
+    return lapsvm_dual(
+        K,
+        L,
+        Y,
+        gamma_a=0.05,
+        gamma_i=0.5,
+        loss=loss,
+        sample_weight=sw,
+        tol=1e-10,
+        fit_intercept=fit_intercept,
+    )
+
+
+def _dual_case_name(loss, fit_intercept, weighted):
+    return f"{loss}_{'b' if fit_intercept else 'nob'}_{'w' if weighted else 'u'}"
+
+
+def _write_dual_reference():
+    out = {}
+    for case in _DUAL_CASES:
+        r = _dual_reference_run(*case)
+        name = _dual_case_name(*case)
+        out[f"{name}/alpha"] = r.alpha
+        out[f"{name}/b"] = r.b
+        out[f"{name}/objective"] = r.objective
+        out[f"{name}/beta"] = np.array(r.history["beta"])
+        out[f"{name}/dual_objective"] = np.array(r.history["dual_objective"])
+    _DUAL_REFERENCE.parent.mkdir(exist_ok=True)
+    np.savez_compressed(_DUAL_REFERENCE, **out)
+
+
+@pytest.mark.parametrize("case", _DUAL_CASES, ids=lambda c: _dual_case_name(*c))
+def test_dual_equals_the_saved_reference(case):
+    ref = np.load(_DUAL_REFERENCE)
+    name = _dual_case_name(*case)
+    r = _dual_reference_run(*case)
+    assert r.reason == ["direct"] * 3 and r.converged.all()
+    for field, got in (
+        ("alpha", r.alpha),
+        ("b", r.b),
+        ("objective", r.objective),
+        ("beta", np.array(r.history["beta"])),
+        ("dual_objective", np.array(r.history["dual_objective"])),
+    ):
+        want = ref[f"{name}/{field}"]
+        # BLAS rounding level (LIBSVM solved to tol 1e-10)
+        np.testing.assert_allclose(
+            got, want, rtol=1e-6, atol=1e-9 * np.abs(want).max(), err_msg=field
+        )
+
+
+if __name__ == "__main__":  # pragma: no cover
+    import sys
+
+    if "--write-reference" in sys.argv:
+        _write_dual_reference()
