@@ -231,7 +231,7 @@ def _u_outputs(prep: PreparedSplit, clf: str, ga: float, gi: float) -> np.ndarra
                             max_iter=50, fit_intercept=False)
     elif clf == "dual":
         res = lapsvm_dual(prep.K, prep.L, prep.Y, gamma_a=ga, gamma_i=gi, tol=1e-6,
-                          fit_intercept=False)
+                          fit_intercept=False, loss="hinge")
     else:
         raise ValueError(clf)
     return (prep.K @ res.alpha + res.b)[l:]

@@ -63,9 +63,11 @@ def _measure(name: str, ddir: Path, repeats: int) -> str:
     C = prep.Y.shape[1]
     ga, gi = REG_PARAMS[name]["dual"]
     t_dual = _median_time(
-        lambda: lapsvm_dual(prep.K, prep.L, prep.Y, gamma_a=ga, gamma_i=gi), repeats)
+        lambda: lapsvm_dual(prep.K, prep.L, prep.Y, gamma_a=ga, gamma_i=gi,
+                            loss="hinge"), repeats)
     t_dual_col = _median_time(
-        lambda: [lapsvm_dual(prep.K, prep.L, prep.Y[:, [c]], gamma_a=ga, gamma_i=gi)
+        lambda: [lapsvm_dual(prep.K, prep.L, prep.Y[:, [c]], gamma_a=ga, gamma_i=gi,
+                             loss="hinge")
                  for c in range(C)], repeats)
     gan, gin = REG_PARAMS[name]["newton"]
     t_newton = _median_time(lambda: run_classifier(prep, "newton", gan, gin), repeats)

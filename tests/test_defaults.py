@@ -190,7 +190,7 @@ def test_dual_hinge_is_the_paper_dual():
             make_two_moons(80, n_labeled_per_class=5, random_state=0)[0], 6
         ),
     )
-    r = lapsvm_dual(K, L, Y, gamma_a=1e-2, gamma_i=0.1)
+    r = lapsvm_dual(K, L, Y, gamma_a=1e-2, gamma_i=0.1, loss="hinge")
     np.testing.assert_allclose(m.dual_coef_[:, 0], r.alpha[:, 0], atol=1e-6)
     np.testing.assert_allclose(m.intercept_, r.b, atol=1e-6)
 
@@ -220,13 +220,15 @@ def test_hinge_dual_bias_is_not_unique_when_every_label_is_bounded():
     has one b."""
     X, y, K, L, Y = _problem(normalized=False)
     ga = 10.0  # C = 1/(2 gamma_A) = 0.05: every labeled point inside the margin
-    r = lapsvm_dual(K, L, Y, gamma_a=ga, gamma_i=1.0)
+    r = lapsvm_dual(K, L, Y, gamma_a=ga, gamma_i=1.0, loss="hinge")
     beta = r.history["beta"][0][Y != 0]
     assert np.allclose(beta, 1.0)  # all at the bound (C = 1 in the Eq. 5 scaling)
     from semisvm.solvers._dual import lapsvm_dual_objective
 
     objs = [
-        lapsvm_dual_objective(K, L, Y, r.alpha, r.b + db, gamma_a=ga, gamma_i=1.0)[0]
+        lapsvm_dual_objective(
+            K, L, Y, r.alpha, r.b + db, gamma_a=ga, gamma_i=1.0, loss="hinge"
+        )[0]
         for db in (-0.05, 0.0, 0.05)
     ]
     np.testing.assert_allclose(objs, objs[1], rtol=1e-12)

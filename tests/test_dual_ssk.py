@@ -11,12 +11,13 @@ kernel with c = gamma_A / gamma_I, on held-out points.
 from __future__ import annotations
 
 import os
+import warnings
 from pathlib import Path
 
 import numpy as np
 import pytest
 from sklearn.base import clone
-from sklearn.exceptions import NotFittedError
+from sklearn.exceptions import ConvergenceWarning, NotFittedError
 from sklearn.gaussian_process import GaussianProcessClassifier
 from sklearn.kernel_ridge import KernelRidge
 from sklearn.model_selection import cross_val_score
@@ -73,6 +74,7 @@ def test_dual_equals_svc_on_deformed_kernel(seed, normalized, gamma_a, gamma_i):
         gamma_a=gamma_a,
         gamma_i=gamma_i,
         tol=QP_TOL,
+        loss="hinge",
     )
     f_dual = kernel_matrix(X_test, X, kernel="rbf", gamma=0.3) @ res.alpha[:, 0]
     f_dual += res.b[0]
@@ -106,7 +108,13 @@ def test_wrong_mapping_is_detected():
     ssk.fit(X)
     K = kernel_matrix(X, kernel="rbf", gamma=0.3)
     res = lapsvm_dual(
-        K, ssk.laplacian_, _targets(len(X), lab, y), gamma_a=ga, gamma_i=gi, tol=QP_TOL
+        K,
+        ssk.laplacian_,
+        _targets(len(X), lab, y),
+        gamma_a=ga,
+        gamma_i=gi,
+        tol=QP_TOL,
+        loss="hinge",
     )
     f_dual = kernel_matrix(X_test, X, kernel="rbf", gamma=0.3) @ res.alpha[:, 0]
     f_dual += res.b[0]
@@ -128,7 +136,13 @@ def test_gamma_i_zero_is_plain_svc(normalized):
     K = kernel_matrix(X, kernel="rbf", gamma=0.3)
     L = graph_laplacian(knn_graph(X, 6), normalized=normalized)
     res = lapsvm_dual(
-        K, L, _targets(len(X), lab, y), gamma_a=ga, gamma_i=0.0, tol=QP_TOL
+        K,
+        L,
+        _targets(len(X), lab, y),
+        gamma_a=ga,
+        gamma_i=0.0,
+        tol=QP_TOL,
+        loss="hinge",
     )
     f_dual = kernel_matrix(X_test, X, kernel="rbf", gamma=0.3) @ res.alpha[:, 0]
     f_dual += res.b[0]
@@ -161,11 +175,13 @@ def test_dual_is_optimal(normalized):
     K = kernel_matrix(X, kernel="rbf", gamma=0.3)
     L = graph_laplacian(knn_graph(X, 6), normalized=normalized)
     Y = _targets(len(X), lab, y)
-    res = lapsvm_dual(K, L, Y, gamma_a=ga, gamma_i=gi, tol=QP_TOL)
+    res = lapsvm_dual(K, L, Y, gamma_a=ga, gamma_i=gi, tol=QP_TOL, loss="hinge")
     obj = res.objective[0]
     assert res.reason == ["direct"] and res.converged.all() and res.n_iter[0] > 1
     assert obj == pytest.approx(
-        lapsvm_dual_objective(K, L, Y, res.alpha, res.b, gamma_a=ga, gamma_i=gi)[0]
+        lapsvm_dual_objective(
+            K, L, Y, res.alpha, res.b, gamma_a=ga, gamma_i=gi, loss="hinge"
+        )[0]
     )
     # zero duality gap (primal L1-hinge objective == dual QP value)
     assert obj == pytest.approx(res.history["dual_objective"][0], rel=1e-6)
@@ -175,11 +191,15 @@ def test_dual_is_optimal(normalized):
         for _ in range(50):
             a = res.alpha + scale * rng.normal(size=res.alpha.shape)
             b = res.b + scale * rng.normal(size=1)
-            o = lapsvm_dual_objective(K, L, Y, a, b, gamma_a=ga, gamma_i=gi)[0]
+            o = lapsvm_dual_objective(
+                K, L, Y, a, b, gamma_a=ga, gamma_i=gi, loss="hinge"
+            )[0]
             assert o >= obj - 1e-7 * max(1.0, obj)
     # and the returned objective is not that of some other (alpha, b)
     assert (
-        lapsvm_dual_objective(K, L, Y, 0 * res.alpha, res.b, gamma_a=ga, gamma_i=gi)[0]
+        lapsvm_dual_objective(
+            K, L, Y, 0 * res.alpha, res.b, gamma_a=ga, gamma_i=gi, loss="hinge"
+        )[0]
         > obj + 1e-3
     )
 
@@ -197,11 +217,13 @@ def test_dual_columns_share_factorisation_and_match_single_runs():
     lab3 = np.r_[lab[:12], rng.choice(np.setdiff1d(np.arange(80), lab), 5, False)]
     Y[lab3, 2] = np.where(X[lab3, 2] > 0, 1.0, -1.0)
     Y[lab3[:2], 2] = [1.0, -1.0]
-    res = lapsvm_dual(K, L, Y, gamma_a=0.1, gamma_i=0.3, tol=QP_TOL)
+    res = lapsvm_dual(K, L, Y, gamma_a=0.1, gamma_i=0.3, tol=QP_TOL, loss="hinge")
     assert res.alpha.shape == (80, 3) and res.b.shape == (3,)
     assert res.objective.shape == (3,) and len(res.reason) == 3
     for j in range(3):
-        single = lapsvm_dual(K, L, Y[:, j], gamma_a=0.1, gamma_i=0.3, tol=QP_TOL)
+        single = lapsvm_dual(
+            K, L, Y[:, j], gamma_a=0.1, gamma_i=0.3, tol=QP_TOL, loss="hinge"
+        )
         np.testing.assert_allclose(
             K @ single.alpha[:, 0], K @ res.alpha[:, j], atol=1e-8
         )
@@ -391,17 +413,44 @@ def test_errors_lapsvm_dual():
     L = graph_laplacian(knn_graph(X, 4))
     Y = _targets(30, lab, y)
     with pytest.raises(ValueError, match="gamma_i must be a float >= 0"):
-        lapsvm_dual(K, L, Y, gamma_a=1.0, gamma_i=-0.1)
+        lapsvm_dual(K, L, Y, gamma_a=1.0, gamma_i=-0.1, loss="hinge")
     with pytest.raises(ValueError, match="gamma_a must be a float > 0"):
-        lapsvm_dual(K, L, Y, gamma_a=0.0, gamma_i=1.0)
+        lapsvm_dual(K, L, Y, gamma_a=0.0, gamma_i=1.0, loss="hinge")
     with pytest.raises(ValueError, match="L must have shape"):
-        lapsvm_dual(K, L[:10, :10], Y, gamma_a=1.0, gamma_i=1.0)
-    with pytest.raises(ValueError, match="Y must have shape"):
-        lapsvm_dual(K, L, Y[:10], gamma_a=1.0, gamma_i=1.0)
+        lapsvm_dual(K, L[:10, :10], Y, gamma_a=1.0, gamma_i=1.0, loss="hinge")
+    with pytest.raises(ValueError, match="Y has 10 rows; K has 30"):
+        lapsvm_dual(K, L, Y[:10], gamma_a=1.0, gamma_i=1.0, loss="hinge")
     with pytest.raises(ValueError, match="needs at least one \\+1 and one -1"):
-        lapsvm_dual(K, L, np.abs(Y), gamma_a=1.0, gamma_i=1.0)
-    with pytest.raises(ValueError, match="Y entries must be"):
-        lapsvm_dual(K, L, 2 * Y, gamma_a=1.0, gamma_i=1.0)
+        lapsvm_dual(K, L, np.abs(Y), gamma_a=1.0, gamma_i=1.0, loss="hinge")
+    with pytest.raises(ValueError, match="target convention"):
+        lapsvm_dual(K, L, 2 * Y, gamma_a=1.0, gamma_i=1.0, loss="hinge")
+
+
+def test_lapsvm_dual_loss_is_required_and_warnings_reach_the_caller(monkeypatch):
+    # no default loss (the estimator's default is the squared hinge, the
+    # original method's the hinge): a call must say which
+    X, _, y, lab = _problem(0, n=30, n_lab=6)
+    K = kernel_matrix(X, kernel="rbf", gamma=0.3)
+    L = graph_laplacian(knn_graph(X, 4))
+    Y = _targets(30, lab, y)
+    with pytest.raises(TypeError, match="loss"):
+        lapsvm_dual(K, L, Y, gamma_a=1.0, gamma_i=1.0)
+    # LIBSVM's cap: one ConvergenceWarning naming the column and the remedy
+    with pytest.warns(ConvergenceWarning) as rec:
+        r = lapsvm_dual(K, L, Y, gamma_a=1e-3, gamma_i=1.0, loss="hinge", max_iter=1)
+    msgs = [str(w.message) for w in rec if w.category is ConvergenceWarning]
+    assert len(msgs) == 1 and "column 0" in msgs[0] and "increase max_iter" in msgs[0]
+    assert r.reason == ["max_iter"] and not r.converged[0]
+    # any other warning raised during the QP fit is not swallowed
+    fit = SVC.fit
+
+    def noisy_fit(self, *a, **kw):
+        warnings.warn("a warning of the QP solver", UserWarning, stacklevel=2)
+        return fit(self, *a, **kw)
+
+    monkeypatch.setattr(SVC, "fit", noisy_fit)
+    with pytest.warns(UserWarning, match="a warning of the QP solver"):
+        lapsvm_dual(K, L, Y, gamma_a=1.0, gamma_i=1.0, loss="squared_hinge")
 
 
 def test_errors_nan():
@@ -427,7 +476,7 @@ def test_errors_nan():
 def _dual_error(K, L, y, lab, unl, gamma_a, gamma_i):
     Y = np.zeros((len(y), 1))
     Y[lab, 0] = y[lab]
-    res = lapsvm_dual(K, L, Y, gamma_a=gamma_a, gamma_i=gamma_i)
+    res = lapsvm_dual(K, L, Y, gamma_a=gamma_a, gamma_i=gamma_i, loss="hinge")
     f = K @ res.alpha[:, 0]
     err = np.mean(np.sign(f[unl] + res.b[0]) != y[unl])
     err_no_bias = np.mean(np.sign(f[unl]) != y[unl])
@@ -584,7 +633,14 @@ def test_bias_free_hinge_dual_has_no_duality_gap():
     Y = np.zeros((80, 1))
     Y[y != -1, 0] = np.where(y[y != -1] == 1, 1.0, -1.0)
     res = lapsvm_dual(
-        K, L, Y, gamma_a=1e-2, gamma_i=0.1, fit_intercept=False, tol=1e-10
+        K,
+        L,
+        Y,
+        gamma_a=1e-2,
+        gamma_i=0.1,
+        fit_intercept=False,
+        tol=1e-10,
+        loss="hinge",
     )
     primal = lapsvm_dual_objective(
         K, L, Y, res.alpha, res.b, gamma_a=1e-2, gamma_i=0.1, loss="hinge"

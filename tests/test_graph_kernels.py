@@ -169,9 +169,16 @@ def test_solvers_accept_laplacian_operator():
         a = solver(K, Y, L=graph_laplacian(W, power=3), **kw)
         b = solver(K, Y, L=graph_laplacian(W, power=3, form="operator"), **kw)
         np.testing.assert_allclose(b.alpha, a.alpha, atol=1e-8)
-    a = lapsvm_dual(K, graph_laplacian(W, power=3), Y, gamma_a=1e-2, gamma_i=0.5)
+    a = lapsvm_dual(
+        K, graph_laplacian(W, power=3), Y, gamma_a=1e-2, gamma_i=0.5, loss="hinge"
+    )
     b = lapsvm_dual(
-        K, graph_laplacian(W, power=3, form="operator"), Y, gamma_a=1e-2, gamma_i=0.5
+        K,
+        graph_laplacian(W, power=3, form="operator"),
+        Y,
+        gamma_a=1e-2,
+        gamma_i=0.5,
+        loss="hinge",
     )
     np.testing.assert_allclose(K @ b.alpha + b.b, K @ a.alpha + a.b, atol=1e-6)
 

@@ -421,6 +421,7 @@ def run_classifier(
             max_iter=-1,
             shrinking=True,
             fit_intercept=fit_intercept or dual_drop_bias,
+            loss="hinge",
         )
     elif clf == "newton":
         res = lapsvm_newton(

@@ -11,6 +11,92 @@ Belkin, Niyogi and Sindhwani (2006) train the Laplacian SVM
 through its Wolfe dual, an l-variable SVM-like quadratic program, followed by an
 n-by-n linear system (Melacci & Belkin 2011, Eq. 5 and 6).  The QP is handed to
 LIBSVM (through scikit-learn's ``SVC(kernel="precomputed")``), which also gives b.
+
+The hinge loss (Eq. 5-6)
+------------------------
+With :math:`A = 2\gamma_A I + 2\gamma_I L K` and :math:`J` the l-by-n selector
+of the labeled rows,
+
+.. math::
+
+    \beta^* = \arg\max_{0 \le \beta_i \le c_i,\ \beta^\top y = 0}
+        \mathbf 1^\top \beta - \tfrac12 \beta^\top Y G Y \beta,
+    \qquad G = J K A^{-1} J^\top,
+
+    \alpha = A^{-1} J^\top Y \beta^*.
+
+The QP is a standard SVM dual with Gram matrix ``G`` and ``C = 1`` (times the
+weights :math:`c_i`, LIBSVM's per-sample ``C``).
+
+The squared hinge (Eq. 7)
+-------------------------
+The primal LapSVM of Melacci & Belkin (2011, Eq. 7), the problem of the Newton
+and PCG solvers,
+
+.. math::
+
+    \min_{\alpha, b}\; \tfrac12\Big[\sum_{i \le l} c_i \max(0, 1 - y_i f_i)^2
+    + \gamma_A \alpha^\top K \alpha + \gamma_I \alpha^\top K L K \alpha\Big],
+
+is solved through its dual.  With :math:`\xi_i \ge 1 - y_i f_i` the Lagrangian's
+stationarity gives :math:`c_i\xi_i = \beta_i`, :math:`\beta^\top y = 0` and
+:math:`\alpha = A_2^{-1} J^\top Y\beta` with :math:`A_2 = \gamma_A I +
+\gamma_I L K`, so that
+
+.. math::
+
+    \beta^* = \arg\max_{\beta \ge 0,\ \beta^\top y = 0}
+        \mathbf 1^\top \beta - \tfrac12 \beta^\top Y (G_2 + D^{-1}) Y \beta,
+    \qquad G_2 = J K A_2^{-1} J^\top,\ D = \mathrm{diag}(c),
+
+an SVM dual with the Gram matrix :math:`G_2 + D^{-1}` and no upper bound.  An
+upper bound that never binds makes it a LIBSVM problem: at the optimum
+:math:`\tfrac12\sum c_j\xi_j^2` is at most the objective at
+:math:`(\alpha, b) = 0`, i.e. :math:`\tfrac12\sum_j c_j`, so
+:math:`\beta_i = c_i\xi_i \le \sqrt{c_i \sum_j c_j}`; LIBSVM gets
+:math:`C = 2\max_i\sqrt{c_i\sum_j c_j} + 1`, strictly above every
+:math:`\beta_i` of the optimum, and the solution is that of the unbounded QP.
+The result equals the Newton and PCG solutions to solver tolerance (tested).
+Both losses use the same :math:`\gamma_A, \gamma_I`: the loss is weighted 1
+against them in both (the factor ½ of Eq. 7 multiplies the whole objective).
+
+Linear algebra, the bias
+------------------------
+``A`` is LU-factored once (``scipy.linalg.lu_factor``) and the factorisation is
+reused for ``G`` and for the ``alpha`` of every column; nothing is inverted
+explicitly.  ``K A^{-1}`` is symmetric positive semi-definite (it equals
+:math:`(2\gamma_A I + 2\gamma_I K L)^{-1} K`), so ``G`` is symmetrised against
+round-off before LIBSVM sees it.
+
+The intrinsic term acts on ``K alpha`` only, never on the bias: with the
+normalized Laplacian :math:`L\mathbf 1 \ne 0` and this differs from penalising
+:math:`(K\alpha + b\mathbf 1)^\top L (K\alpha + b\mathbf 1)` (Melacci & Belkin
+2011, footnote 1); the bias is unregularised.
+
+**Hinge and a non-unique bias.**  With the hinge loss, when every labeled point
+is a bounded support vector (:math:`\beta_i = c_i`, i.e. the regularisation is
+so strong that every labeled point lies inside the margin, e.g. G50C with the
+paper's :math:`\gamma_A = 1`, :math:`C = 1/(2\gamma_A) = 0.5`), the objective is
+flat in :math:`b` over an interval (its derivative in b is :math:`-\sum_i c_i
+y_i = 0` for balanced classes): every b in it is optimal, and LIBSVM returns the
+interval's midpoint, which can put every point on one side.  The squared hinge
+has a unique b.
+
+**Without the bias** (``fit_intercept=False``) the dual has no equality
+constraint :math:`\beta^\top y = 0`, only the box, which LIBSVM cannot express;
+it is solved by bounded-variable least squares and exact coordinate descent
+(:func:`_box_qp`).  Dropping LIBSVM's b after solving the problem *with* the
+constraint is not the same model: on COIL20 (20 one-vs-rest columns, 2 labels
+per class) it errs 48% on U where the problem without b errs 15%, the value of
+Newton without b.
+
+References
+----------
+M. Belkin, P. Niyogi, V. Sindhwani. Manifold regularization: a geometric
+framework for learning from labeled and unlabeled examples. JMLR 7, 2006.
+
+S. Melacci, M. Belkin. Laplacian support vector machines trained in the
+primal. JMLR 12, 2011, Section 2.1, Eq. 5 and 6.
 """
 
 from __future__ import annotations
@@ -25,6 +111,7 @@ from sklearn.svm import SVC
 
 from ..graph._power import product_operand
 from ._result import SolveResult
+from ._targets import as_targets
 
 __all__ = ["lapsvm_dual", "lapsvm_dual_objective"]
 
@@ -38,7 +125,7 @@ def lapsvm_dual_objective(
     *,
     gamma_a: float,
     gamma_i: float,
-    loss: str = "hinge",
+    loss: str,
     sample_weight: np.ndarray | None = None,
 ) -> np.ndarray:
     r"""Laplacian SVM objective of every column, as the dual solver states it.
@@ -69,7 +156,8 @@ def lapsvm_dual_objective(
     alpha : ndarray of shape (n, C)
     b : ndarray of shape (C,)
     gamma_a, gamma_i : float
-    loss : {'hinge', 'squared_hinge'}, default='hinge'
+    loss : {'hinge', 'squared_hinge'}
+        Required, as in :func:`lapsvm_dual`.
     sample_weight : ndarray of shape (n,), default=None
 
     Returns
@@ -95,14 +183,12 @@ def lapsvm_dual_objective(
     return 0.5 * val if loss == "squared_hinge" else val
 
 
-def _as_product_operand(L: Any) -> Any:
-    """``L`` in the cheapest form for ``L @ K`` (dense when L^p is dense-ish)."""
-    return product_operand(L)
-
-
 def _check_inputs(
     K: Any, L: Any, Y: Any, gamma_a: float, gamma_i: float
 ) -> tuple[np.ndarray, Any, np.ndarray]:
+    """Validated ``(K, L, Y)``: K square and finite, L of K's shape, Y the (n, C)
+    targets of :func:`~semisvm.solvers._targets.as_targets` with both classes in
+    every column."""
     if not (np.isfinite(gamma_a) and gamma_a > 0):
         raise ValueError(f"gamma_a must be a float > 0, got {gamma_a!r}.")
     if not (np.isfinite(gamma_i) and gamma_i >= 0):
@@ -113,21 +199,55 @@ def _check_inputs(
     n = K.shape[0]
     if L is not None and L.shape != (n, n):
         raise ValueError(f"L must have shape ({n}, {n}) like K, got {L.shape}.")
-    Y = np.asarray(Y, dtype=np.float64)
-    if Y.ndim == 1:
-        Y = Y[:, None]
-    if Y.ndim != 2 or Y.shape[0] != n:
-        raise ValueError(f"Y must have shape ({n}, n_columns), got {Y.shape}.")
-    if not (np.isfinite(K).all() and np.isfinite(Y).all()):
-        raise ValueError("K and Y must not contain NaN or infinity.")
-    if not np.isin(Y, (-1.0, 0.0, 1.0)).all():
-        raise ValueError("Y entries must be +1, -1 (labeled) or 0 (unlabeled).")
+    if not np.isfinite(K).all():
+        raise ValueError("K must not contain NaN or infinity.")
+    Y = as_targets(Y, n)
     for j in range(Y.shape[1]):
         if not ((Y[:, j] > 0).any() and (Y[:, j] < 0).any()):
             raise ValueError(
                 f"Column {j} of Y needs at least one +1 and one -1 labeled row."
             )
     return K, L, Y
+
+
+def _label_weights(sample_weight: Any, n: int, lab_all: np.ndarray) -> np.ndarray:
+    """Loss weights :math:`c_i` of all n rows (1 when ``None``), validated on the
+    labeled rows."""
+    if sample_weight is None:
+        return np.ones(n)
+    cw = np.asarray(sample_weight, dtype=np.float64).ravel()
+    if cw.shape != (n,):
+        raise ValueError(f"sample_weight must have shape ({n},), got {cw.shape}.")
+    if not (np.isfinite(cw[lab_all]).all() and (cw[lab_all] > 0).all()):
+        raise ValueError("sample_weight must be finite and > 0 on the labeled rows.")
+    return cw
+
+
+def _factor_system(
+    K: np.ndarray, L: Any, gamma_a: float, gamma_i: float, scale: float
+) -> tuple[np.ndarray, np.ndarray]:
+    r"""LU factors of :math:`A = s(\gamma_A I + \gamma_I L K)` (``scale`` s = 2 for
+    the hinge, Eq. 5; 1 for the squared hinge)."""
+    n = K.shape[0]
+    if L is not None and gamma_i != 0:
+        A = (scale * gamma_i) * np.asarray(product_operand(L) @ K)
+    else:
+        A = np.zeros((n, n))
+    A[np.diag_indices(n)] += scale * gamma_a
+    return la.lu_factor(A, overwrite_a=True, check_finite=False)
+
+
+def _labeled_gram(
+    K: np.ndarray, lu_piv: tuple[np.ndarray, np.ndarray], lab_all: np.ndarray
+) -> np.ndarray:
+    r""":math:`G = J K A^{-1} J^\top` over the union of the labeled rows of all
+    columns, symmetrised against round-off (one solve with l right-hand sides)."""
+    n = K.shape[0]
+    E = np.zeros((n, lab_all.size))
+    E[lab_all, np.arange(lab_all.size)] = 1.0
+    M = la.lu_solve(lu_piv, E, check_finite=False)
+    G_all = K[lab_all] @ M
+    return 0.5 * (G_all + G_all.T)
 
 
 def _box_qp(
@@ -192,6 +312,166 @@ def _box_qp(
     return beta, it + max_sweeps, proj_grad(beta, grad) <= tol
 
 
+def _column_qp(G: np.ndarray, c: np.ndarray, squared: bool) -> np.ndarray:
+    """Gram matrix of one column's QP: ``G`` (hinge) or ``G + diag(1/c)``
+    (squared hinge, module docstring)."""
+    if not squared:
+        return G
+    Q = G.copy()
+    Q[np.diag_indices(c.size)] += 1.0 / c
+    return Q
+
+
+def _solve_with_bias(
+    Q: np.ndarray,
+    y: np.ndarray,
+    c: np.ndarray,
+    *,
+    squared: bool,
+    weighted: bool,
+    tol: float,
+    max_iter: int,
+    shrinking: bool,
+    column: int,
+) -> tuple[np.ndarray, float, int, bool]:
+    """One column's QP with the constraint :math:`\\beta^\\top y = 0`, by LIBSVM.
+
+    Returns ``(y * beta, b, iterations, converged)``.  LIBSVM's own
+    "terminated early" warning is replaced by one that names the column and the
+    remedy; every other warning raised during the fit reaches the caller.
+    """
+    if squared:  # a box that never binds (module docstring)
+        C_box = 2.0 * float(np.sqrt(c.max() * c.sum())) + 1.0
+        fit_kw: dict[str, Any] = {}
+    else:
+        C_box = 1.0
+        fit_kw = {"sample_weight": c} if weighted else {}
+    svc = SVC(
+        kernel="precomputed", C=C_box, tol=tol, max_iter=max_iter, shrinking=shrinking
+    )
+    with warnings.catch_warnings():
+        warnings.filterwarnings(
+            "ignore", message="Solver terminated early", category=ConvergenceWarning
+        )
+        svc.fit(Q, y, **fit_kw)
+    converged = int(svc.fit_status_) == 0
+    if not converged:
+        warnings.warn(
+            f"lapsvm_dual: LIBSVM stopped at max_iter={max_iter} before reaching"
+            f" tol={tol} on column {column}; increase max_iter (or -1 for no cap).",
+            ConvergenceWarning,
+            stacklevel=3,
+        )
+    it = getattr(svc, "n_iter_", None)
+    n_iter = int(np.ravel(it)[0]) if it is not None else 1
+    # SVC's dual_coef_ holds y_i beta_i of the support vectors, oriented so
+    # that the decision function is positive for classes_[1] == +1.
+    ybeta = np.zeros(y.size)
+    ybeta[svc.support_] = svc.dual_coef_.ravel()
+    return ybeta, float(svc.intercept_[0]), n_iter, converged
+
+
+def _solve_without_bias(
+    Q: np.ndarray,
+    y: np.ndarray,
+    c: np.ndarray,
+    *,
+    squared: bool,
+    tol: float,
+    max_iter: int,
+    column: int,
+) -> tuple[np.ndarray, int, bool]:
+    """One column's QP without the bias (box only), by :func:`_box_qp`.
+
+    Returns ``(y * beta, iterations, converged)``.
+    """
+    ub = np.full(y.size, np.inf) if squared else c.copy()
+    beta, n_iter, converged = _box_qp(
+        y[:, None] * Q * y[None, :], ub, tol, max_iter if max_iter > 0 else 10_000
+    )
+    if not converged:
+        warnings.warn(
+            f"lapsvm_dual: the bias-free QP stopped at max_iter={max_iter} "
+            f"sweeps before reaching tol={tol} on column {column}; increase "
+            "max_iter (or -1 for the default cap of 10,000 sweeps).",
+            ConvergenceWarning,
+            stacklevel=3,
+        )
+    return y * beta, n_iter, converged
+
+
+def _solve_column(
+    Q: np.ndarray,
+    y: np.ndarray,
+    c: np.ndarray,
+    *,
+    fit_intercept: bool,
+    squared: bool,
+    weighted: bool,
+    tol: float,
+    max_iter: int,
+    shrinking: bool,
+    column: int,
+) -> tuple[np.ndarray, float, int, bool]:
+    """One column's QP, with or without the bias: ``(y * beta, b, iterations,
+    converged)`` (b = 0 without the bias)."""
+    if fit_intercept:
+        return _solve_with_bias(
+            Q,
+            y,
+            c,
+            squared=squared,
+            weighted=weighted,
+            tol=tol,
+            max_iter=max_iter,
+            shrinking=shrinking,
+            column=column,
+        )
+    ybeta, n_iter, converged = _solve_without_bias(
+        Q, y, c, squared=squared, tol=tol, max_iter=max_iter, column=column
+    )
+    return ybeta, 0.0, n_iter, converged
+
+
+def _solve_columns(
+    Y: np.ndarray,
+    cw: np.ndarray,
+    G_all: np.ndarray,
+    lab_all: np.ndarray,
+    lu_piv: tuple[np.ndarray, np.ndarray],
+    **qp_kw: Any,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list, list]:
+    """Every column's QP, then its ``alpha = A^{-1} J^T Y beta`` (one solve with
+    the shared LU factors).
+
+    Returns ``(alpha, b, n_iter, converged, betas, dual_objectives)``;
+    ``qp_kw`` are the keywords of :func:`_solve_column` but ``column``.
+    """
+    n, n_cols = Y.shape
+    pos = np.full(n, -1, dtype=np.intp)
+    pos[lab_all] = np.arange(lab_all.size)
+    alpha = np.zeros((n, n_cols))
+    b = np.zeros(n_cols)
+    n_iter = np.ones(n_cols, dtype=np.intp)
+    converged = np.ones(n_cols, dtype=bool)
+    betas: list[np.ndarray] = []
+    dual_obj: list[float] = []
+    for j in range(n_cols):
+        lab = np.flatnonzero(Y[:, j] != 0)
+        y, c = Y[lab, j], cw[lab]
+        p = pos[lab]
+        Q = _column_qp(G_all[np.ix_(p, p)], c, qp_kw["squared"])
+        ybeta, b[j], n_iter[j], converged[j] = _solve_column(Q, y, c, column=j, **qp_kw)
+        rhs = np.zeros(n)
+        rhs[lab] = ybeta
+        alpha[:, j] = la.lu_solve(lu_piv, rhs, check_finite=False)
+        beta = np.zeros(n)
+        beta[lab] = ybeta * y
+        betas.append(beta)
+        dual_obj.append(float(beta[lab].sum() - 0.5 * ybeta @ (Q @ ybeta)))
+    return alpha, b, n_iter, converged, betas, dual_obj
+
+
 def lapsvm_dual(
     K: np.ndarray,
     L: Any,
@@ -199,7 +479,7 @@ def lapsvm_dual(
     *,
     gamma_a: float,
     gamma_i: float,
-    loss: str = "hinge",
+    loss: str,
     sample_weight: np.ndarray | None = None,
     tol: float = 1e-6,
     max_iter: int = -1,
@@ -208,8 +488,8 @@ def lapsvm_dual(
 ) -> SolveResult:
     r"""Laplacian SVM trained in the dual (Belkin, Niyogi & Sindhwani 2006).
 
-    For every column ``y`` of ``Y`` (one binary or one-vs-rest problem) and
-    ``loss='hinge'`` (the default, the original method) this solves
+    For every column ``y`` of ``Y`` (one binary or one-vs-rest problem),
+    ``loss='hinge'`` (the original method) solves
 
     .. math::
 
@@ -217,71 +497,13 @@ def lapsvm_dual(
         \sum_{i \le l} c_i \max(0, 1 - y_i (k_i^\top \alpha + b))
         + \gamma_A \alpha^\top K \alpha + \gamma_I \alpha^\top K L K \alpha
 
-    by the two-step dual method (Melacci & Belkin 2011, Eq. 5-6): with
-    :math:`A = 2\gamma_A I + 2\gamma_I L K` and :math:`J` the l-by-n selector of
-    the labeled rows,
-
-    .. math::
-
-        \beta^* = \arg\max_{0 \le \beta_i \le c_i,\ \beta^\top y = 0}
-            \mathbf 1^\top \beta - \tfrac12 \beta^\top Y G Y \beta,
-        \qquad G = J K A^{-1} J^\top,
-
-        \alpha = A^{-1} J^\top Y \beta^*.
-
-    The QP is a standard SVM dual with Gram matrix ``G`` and ``C = 1`` (times the
-    weights :math:`c_i`, LIBSVM's per-sample ``C``): it is solved by LIBSVM
-    (``sklearn.svm.SVC(kernel="precomputed", C=1)``), which also returns ``b``.
-
-    ``loss='squared_hinge'`` solves the primal LapSVM of Melacci & Belkin (2011,
-    Eq. 7), the problem of the Newton and PCG solvers,
-
-    .. math::
-
-        \min_{\alpha, b}\; \tfrac12\Big[\sum_{i \le l} c_i \max(0, 1 - y_i f_i)^2
-        + \gamma_A \alpha^\top K \alpha + \gamma_I \alpha^\top K L K \alpha\Big],
-
-    through its dual.  With :math:`\xi_i \ge 1 - y_i f_i` the Lagrangian's
-    stationarity gives :math:`c_i\xi_i = \beta_i`, :math:`\beta^\top y = 0` and
-    :math:`\alpha = A_2^{-1} J^\top Y\beta` with :math:`A_2 = \gamma_A I +
-    \gamma_I L K`, so that
-
-    .. math::
-
-        \beta^* = \arg\max_{\beta \ge 0,\ \beta^\top y = 0}
-            \mathbf 1^\top \beta - \tfrac12 \beta^\top Y (G_2 + D^{-1}) Y \beta,
-        \qquad G_2 = J K A_2^{-1} J^\top,\ D = \mathrm{diag}(c),
-
-    an SVM dual with the Gram matrix :math:`G_2 + D^{-1}` and no upper bound.  An
-    upper bound that never binds makes it a LIBSVM problem: at the optimum
-    :math:`\tfrac12\sum c_j\xi_j^2` is at most the objective at
-    :math:`(\alpha, b) = 0`, i.e. :math:`\tfrac12\sum_j c_j`, so
-    :math:`\beta_i = c_i\xi_i \le \sqrt{c_i \sum_j c_j}`; LIBSVM gets
-    :math:`C = 2\max_i\sqrt{c_i\sum_j c_j} + 1`, strictly above every
-    :math:`\beta_i` of the optimum, and the solution is that of the unbounded QP.
-    The result equals the Newton and PCG solutions to solver tolerance (tested).
-    Both losses use the same :math:`\gamma_A, \gamma_I`: the loss is weighted 1
-    against them in both (the factor ½ of Eq. 7 multiplies the whole objective).
-
-    ``A`` is LU-factored once (``scipy.linalg.lu_factor``) and the factorisation is
-    reused for ``G`` and for the ``alpha`` of every column; nothing is inverted
-    explicitly.  ``K A^{-1}`` is symmetric positive semi-definite (it equals
-    :math:`(2\gamma_A I + 2\gamma_I K L)^{-1} K`), so ``G`` is symmetrised against
-    round-off before LIBSVM sees it.
-
-    The intrinsic term acts on ``K alpha`` only, never on the bias: with the
-    normalized Laplacian :math:`L\mathbf 1 \ne 0` and this differs from
-    penalising :math:`(K\alpha + b\mathbf 1)^\top L (K\alpha + b\mathbf 1)`
-    (Melacci & Belkin 2011, footnote 1); the bias is unregularised.
-
-    **Hinge and a non-unique bias.**  With the hinge loss, when every labeled
-    point is a bounded support vector (:math:`\beta_i = c_i`, i.e. the
-    regularisation is so strong that every labeled point lies inside the margin,
-    e.g. G50C with the paper's :math:`\gamma_A = 1`, :math:`C = 1/(2\gamma_A) =
-    0.5`), the objective is flat in :math:`b` over an interval (its derivative
-    in b is :math:`-\sum_i c_i y_i = 0` for balanced classes): every b in it is
-    optimal, and LIBSVM returns the interval's midpoint, which can put every
-    point on one side.  The squared hinge has a unique b.
+    by the two-step dual method (Melacci & Belkin 2011, Eq. 5-6): an l-variable
+    SVM dual solved by LIBSVM (``sklearn.svm.SVC(kernel="precomputed")``, which
+    also returns ``b``), then one linear system for ``alpha``.
+    ``loss='squared_hinge'`` solves the primal LapSVM of Eq. 7 (the problem of
+    the Newton and PCG solvers, and :class:`~semisvm.LapSVM`'s default) through
+    its dual.  The derivations, the linear algebra and the bias are in the
+    module docstring (:mod:`semisvm.solvers._dual`).
 
     Parameters
     ----------
@@ -292,14 +514,18 @@ def lapsvm_dual(
         Graph Laplacian of the n points (plain, normalized or iterated); ``None``
         (or ``gamma_i = 0``): no intrinsic term, a supervised SVM on the labels.
     Y : ndarray of shape (n, C) or (n,)
-        +1 / -1 for labeled rows, 0 for unlabeled rows; one column per binary
-        (one-vs-rest) problem.  All columns share the factorisation of ``A``.
+        Targets in the solvers' convention (:mod:`semisvm.solvers`): +1 / -1 on
+        labeled rows, 0 on unlabeled rows; one column per binary (one-vs-rest)
+        problem, each with both classes.  All columns share the factorisation of
+        ``A``.
     gamma_a : float
         Ambient (RKHS) regularisation :math:`\gamma_A > 0`.
     gamma_i : float
         Intrinsic (graph) regularisation :math:`\gamma_I \ge 0`.
-    loss : {'hinge', 'squared_hinge'}, default='hinge'
+    loss : {'hinge', 'squared_hinge'}
         The original L1 hinge, or the squared hinge of the primal solvers.
+        Required: the estimators default to the squared hinge, the original
+        method is the hinge.
     sample_weight : ndarray of shape (n,), default=None
         Weights :math:`c_i > 0` of the labeled loss terms (``class_weight``);
         ignored on unlabeled rows.  ``None``: all 1.
@@ -313,20 +539,15 @@ def lapsvm_dual(
     fit_intercept : bool, default=True
         False solves the problem without the bias b (b = 0, as the primal
         solvers with ``fit_intercept=False`` and the authors' code with
-        ``UseBias = 0``).  Its dual has no equality constraint
-        :math:`\beta^\top y = 0`, only the box, which LIBSVM cannot express;
-        it is solved by bounded-variable least squares and exact coordinate
-        descent (:func:`_box_qp`) to the same ``tol`` on the projected gradient.  Dropping LIBSVM's b after solving
-        the problem *with* the constraint is not the same model: on COIL20 (20
-        one-vs-rest columns, 2 labels per class) it errs 48% on U where the
-        problem without b errs 15%, the value of Newton without b.
+        ``UseBias = 0``): a box-constrained QP solved by :func:`_box_qp` to the
+        same ``tol`` on the projected gradient.
 
     Returns
     -------
     result : SolveResult
-        ``alpha`` (n, C), ``b`` (C,), ``n_iter`` (LIBSVM iterations per column),
-        ``converged``, ``reason`` (``"direct"``, or ``"max_iter"`` when LIBSVM hit
-        its cap), ``objective`` (see :func:`lapsvm_dual_objective`).
+        ``alpha`` (n, C), ``b`` (C,), ``n_iter`` (QP iterations per column),
+        ``converged``, ``reason`` (``"direct"``, or ``"max_iter"`` when the QP
+        solver hit its cap), ``objective`` (see :func:`lapsvm_dual_objective`).
         ``history`` holds ``"beta"`` (the dual variables, one array of length
         n over all rows, zero on unlabeled rows, per column) and
         ``"dual_objective"`` (the dual objective per column; equals
@@ -336,149 +557,38 @@ def lapsvm_dual(
     ------
     ValueError
         If ``gamma_a <= 0``, ``gamma_i < 0``, shapes do not match, ``loss`` is
-        unknown, a weight is not positive, or a column of ``Y`` lacks one of the
-        two classes.
+        unknown, a weight is not positive, ``Y`` breaks the target convention or
+        a column of ``Y`` lacks one of the two classes.
 
     Notes
     -----
     Cost: one dense n-by-n LU (:math:`O(n^3)`), one solve with the ``l`` labeled
-    columns of the identity as right-hand side (:math:`O(n^2 l)`), LIBSVM on the
-    l-by-l matrix ``G``, and one more solve per column for ``alpha``.
-
-    References
-    ----------
-    M. Belkin, P. Niyogi, V. Sindhwani. Manifold regularization: a geometric
-    framework for learning from labeled and unlabeled examples. JMLR 7, 2006.
-
-    S. Melacci, M. Belkin. Laplacian support vector machines trained in the
-    primal. JMLR 12, 2011, Section 2.1, Eq. 5 and 6.
+    columns of the identity as right-hand side (:math:`O(n^2 l)`), the QP on
+    the l-by-l matrix ``G``, and one more solve per column for ``alpha``.
     """
     if loss not in ("hinge", "squared_hinge"):
         raise ValueError(f"loss must be 'hinge' or 'squared_hinge', got {loss!r}.")
     K, L, Y = _check_inputs(K, L, Y, float(gamma_a), float(gamma_i))
     n, n_cols = Y.shape
     lab_all = np.flatnonzero((Y != 0).any(axis=1))
-    if sample_weight is None:
-        cw = np.ones(n)
-    else:
-        cw = np.asarray(sample_weight, dtype=np.float64).ravel()
-        if cw.shape != (n,):
-            raise ValueError(f"sample_weight must have shape ({n},), got {cw.shape}.")
-        if not (np.isfinite(cw[lab_all]).all() and (cw[lab_all] > 0).all()):
-            raise ValueError(
-                "sample_weight must be finite and > 0 on the labeled rows."
-            )
+    cw = _label_weights(sample_weight, n, lab_all)
     squared = loss == "squared_hinge"
     # A = s (gamma_A I + gamma_I L K), s = 2 (hinge, Eq. 5) or 1 (squared hinge)
-    scale = 1.0 if squared else 2.0
-    if L is not None and gamma_i != 0:
-        A = (scale * gamma_i) * np.asarray(_as_product_operand(L) @ K)
-    else:
-        A = np.zeros((n, n))
-    A[np.diag_indices(n)] += scale * gamma_a
-    lu_piv = la.lu_factor(A, overwrite_a=True, check_finite=False)
-
-    # M = A^{-1} J^T for the union of the labeled rows of all columns.
-    E = np.zeros((n, lab_all.size))
-    E[lab_all, np.arange(lab_all.size)] = 1.0
-    M = la.lu_solve(lu_piv, E, check_finite=False)
-    G_all = K[lab_all] @ M
-    G_all = 0.5 * (G_all + G_all.T)
-    pos = np.full(n, -1, dtype=np.intp)
-    pos[lab_all] = np.arange(lab_all.size)
-
-    alpha = np.zeros((n, n_cols))
-    b = np.zeros(n_cols)
-    n_iter = np.ones(n_cols, dtype=np.intp)
-    converged = np.ones(n_cols, dtype=bool)
-    reason = ["direct"] * n_cols
-    betas: list[np.ndarray] = []
-    dual_obj: list[float] = []
-    for j in range(n_cols):
-        lab = np.flatnonzero(Y[:, j] != 0)
-        y = Y[lab, j]
-        p = pos[lab]
-        c = cw[lab]
-        G = G_all[np.ix_(p, p)]
-        if squared:
-            Q = G.copy()
-            Q[np.diag_indices(lab.size)] += 1.0 / c
-            C_box = 2.0 * float(np.sqrt(c.max() * c.sum())) + 1.0
-            svc = SVC(
-                kernel="precomputed",
-                C=C_box,
-                tol=tol,
-                max_iter=max_iter,
-                shrinking=shrinking,
-            )
-            fit_kw: dict[str, Any] = {}
-        else:
-            Q = G
-            svc = SVC(
-                kernel="precomputed",
-                C=1.0,
-                tol=tol,
-                max_iter=max_iter,
-                shrinking=shrinking,
-            )
-            fit_kw = {} if sample_weight is None else {"sample_weight": c}
-        if not fit_intercept:
-            ub = np.full(lab.size, np.inf) if squared else c.copy()
-            beta_j, it_j, ok = _box_qp(
-                y[:, None] * Q * y[None, :],
-                ub,
-                tol,
-                max_iter if max_iter > 0 else 10_000,
-            )
-            n_iter[j] = it_j
-            if not ok:
-                converged[j] = False
-                reason[j] = "max_iter"
-                warnings.warn(
-                    f"lapsvm_dual: the bias-free QP stopped at max_iter={max_iter} "
-                    f"sweeps before reaching tol={tol} on column {j}.",
-                    ConvergenceWarning,
-                    stacklevel=2,
-                )
-            ybeta = y * beta_j
-            rhs = np.zeros(n)
-            rhs[lab] = ybeta
-            alpha[:, j] = la.lu_solve(lu_piv, rhs, check_finite=False)
-            beta = np.zeros(n)
-            beta[lab] = beta_j
-            betas.append(beta)
-            dual_obj.append(float(beta_j.sum() - 0.5 * ybeta @ (Q @ ybeta)))
-            continue
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", ConvergenceWarning)
-            svc.fit(Q, y, **fit_kw)
-        hit_cap = any(issubclass(w.category, ConvergenceWarning) for w in caught)
-        it = getattr(svc, "n_iter_", None)
-        if it is not None:
-            n_iter[j] = int(np.ravel(it)[0])
-        if hit_cap:
-            converged[j] = False
-            reason[j] = "max_iter"
-            warnings.warn(
-                f"lapsvm_dual: LIBSVM stopped at max_iter={max_iter} before reaching"
-                f" tol={tol} on column {j}; increase max_iter (or -1 for no cap).",
-                ConvergenceWarning,
-                stacklevel=2,
-            )
-        # SVC's dual_coef_ holds y_i beta_i of the support vectors, oriented so
-        # that the decision function is positive for classes_[1] == +1.
-        ybeta = np.zeros(lab.size)
-        ybeta[svc.support_] = svc.dual_coef_.ravel()
-        b[j] = float(svc.intercept_[0])
-        rhs = np.zeros(n)
-        rhs[lab] = ybeta
-        alpha[:, j] = la.lu_solve(lu_piv, rhs, check_finite=False)
-        beta = np.zeros(n)
-        beta[lab] = ybeta * y
-        betas.append(beta)
-        d = float(beta[lab].sum() - 0.5 * ybeta @ (Q @ ybeta))
-        dual_obj.append(d)
-
+    lu_piv = _factor_system(K, L, gamma_a, gamma_i, 1.0 if squared else 2.0)
+    G_all = _labeled_gram(K, lu_piv, lab_all)
+    alpha, b, n_iter, converged, betas, dual_obj = _solve_columns(
+        Y,
+        cw,
+        G_all,
+        lab_all,
+        lu_piv,
+        fit_intercept=fit_intercept,
+        squared=squared,
+        weighted=sample_weight is not None,
+        tol=tol,
+        max_iter=max_iter,
+        shrinking=shrinking,
+    )
     objective = lapsvm_dual_objective(
         K,
         L,
@@ -495,7 +605,7 @@ def lapsvm_dual(
         b=b,
         n_iter=n_iter,
         converged=converged,
-        reason=reason,
+        reason=["direct" if ok else "max_iter" for ok in converged],
         objective=objective,
         history={"beta": betas, "dual_objective": dual_obj},
     )
