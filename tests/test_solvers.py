@@ -411,3 +411,51 @@ def test_early_stopping_labels_do_not_depend_on_the_rounding_of_zero_outputs():
     fragile = {tuple(decisions(0.0, s)) for s in range(8)}
     assert len(fragile) > 1
     np.testing.assert_array_equal(predicted_labels(np.zeros((3, 2))), np.ones((3, 2)))
+
+
+def test_newton_singular_system_warns_with_cause_and_remedy():
+    # gamma_a = 0 and gamma_i = 0: the rows of the unlabeled points are zero, the
+    # system is singular; the least-squares fallback says so (it used to be silent)
+    import scipy.linalg as sla
+
+    from semisvm.solvers._newton import _solve_newton_system
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(20, 2))
+    Y = np.zeros(20)
+    Y[:3], Y[3:6] = 1.0, -1.0
+    with pytest.warns(sla.LinAlgWarning, match="singular.*raise gamma_a") as rec:
+        lapsvm_newton(X @ X.T, Y, gamma_a=0.0)
+    assert rec[0].filename == __file__  # points at the caller of lapsvm_newton
+    # an empty error set leaves the bias undetermined: the cause is named
+    A = np.eye(3)
+    A[0, 0] = 0.0
+    with pytest.warns(sla.LinAlgWarning, match="bias b is not determined"):
+        z = _solve_newton_system(A, np.r_[0.0, 1.0, 2.0], step=3, n_errors=0)
+    np.testing.assert_allclose(z, [0.0, 1.0, 2.0])
+
+
+def test_l2svm_result_is_a_solver_result_and_takes_the_target_convention():
+    from semisvm.solvers import STOP_REASONS, SolverResult
+    from semisvm.solvers._l2svm import L2SVMResult, l2svm_primal
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(25, 2))
+    K = kernel_matrix(X, kernel="rbf", gamma=0.5)
+    t = np.where(X[:, 0] > 0, 1.0, -1.0)
+    t[:5] = 0.0  # not in the problem
+    cost = np.ones(25)
+    res = l2svm_primal(K, t, cost)
+    assert isinstance(res, L2SVMResult) and isinstance(res, SolverResult)
+    assert res.converged and res.reason == "error_vectors" in STOP_REASONS
+    col = l2svm_primal(K, t[:, None], cost)  # (n, 1): the same one column
+    np.testing.assert_array_equal(col.alpha, res.alpha)
+    assert l2svm_primal(K, np.zeros(25), cost).reason == "direct"
+    capped = l2svm_primal(K, t, cost, max_iter=1)
+    assert capped.reason == ("error_vectors" if capped.converged else "max_iter")
+    with pytest.raises(ValueError, match="target convention"):
+        l2svm_primal(K, np.where(t == 0, -1, (t > 0).astype(float)) * 2, cost)
+    with pytest.raises(ValueError, match="one problem"):
+        l2svm_primal(K, np.c_[t, -t], cost)
+    with pytest.raises(TypeError):  # keyword-only, like every solver result
+        L2SVMResult(res.alpha, res.b)

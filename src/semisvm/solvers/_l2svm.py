@@ -48,12 +48,15 @@ import numpy as np
 from scipy.linalg import LinAlgError, cho_solve
 from scipy.linalg.lapack import dpotrf, dpotrs
 
+from ._result import SolverResult
+from ._targets import as_targets
+
 __all__ = ["L2SVMResult", "l2svm_primal", "l2svm_objective", "add_point_bounds"]
 
 
-@dataclass(frozen=True)
-class L2SVMResult:
-    """Outcome of :func:`l2svm_primal`.
+@dataclass(frozen=True, kw_only=True)
+class L2SVMResult(SolverResult):
+    """Outcome of :func:`l2svm_primal` (one problem, one column).
 
     Attributes
     ----------
@@ -72,6 +75,11 @@ class L2SVMResult:
         Newton steps taken.
     converged : bool
         ``True`` if the error set stabilised before ``max_iter``.
+    reason : str
+        Why the solver stopped (:data:`~semisvm.solvers.STOP_REASONS`):
+        ``"error_vectors"`` (the error set stopped changing: exact optimum),
+        ``"direct"`` (no point in the problem, or one class without error
+        vector: the closed-form optimum) or ``"max_iter"``.
     factor : tuple or None
         Cholesky factor ``(c, lower)`` (the format of
         :func:`scipy.linalg.cho_factor`, lower triangle valid) of
@@ -87,6 +95,7 @@ class L2SVMResult:
     error_set: np.ndarray
     n_iter: int
     converged: bool
+    reason: str
     factor: tuple | None = None
 
 
@@ -214,8 +223,10 @@ def l2svm_primal(
     ----------
     K : ndarray of shape (n, n)
         Gram matrix (float64, symmetric positive semi-definite).
-    y : ndarray of shape (n,)
-        Targets in ``{-1, 0, +1}``; ``0`` means the point is not in the problem.
+    y : ndarray of shape (n,) or (n, 1)
+        Targets in the solvers' convention (:mod:`semisvm.solvers`,
+        :func:`~semisvm.solvers._targets.as_targets`) for one column: +1 / -1,
+        and ``0`` for a point that is not in the problem.
     cost : ndarray of shape (n,)
         Per-sample costs :math:`C_i \ge 0` (``C`` for labeled, ``C_star`` for
         unlabeled points); points with zero cost are not in the problem.
@@ -248,7 +259,13 @@ def l2svm_primal(
     Computation 19(5), 2007.
     """
     n = K.shape[0]
-    y = np.asarray(y, dtype=np.float64)
+    Y = as_targets(y, n, name="y")
+    if Y.shape[1] != 1:
+        raise ValueError(
+            f"l2svm_primal solves one problem: y must have shape ({n},) or ({n}, 1), "
+            f"got {Y.shape}."
+        )
+    y = Y[:, 0]
     cost = np.asarray(cost, dtype=np.float64)
     active = (cost > 0) & (y != 0)
     if alpha0 is None:
@@ -265,10 +282,17 @@ def l2svm_primal(
             f = K[:, nzi] @ alpha[nzi] + b
     if not active.any():
         return L2SVMResult(
-            np.zeros(n), 0.0, 0.0, np.zeros(n), np.zeros(0, int), 0, True
+            alpha=np.zeros(n),
+            b=0.0,
+            objective=0.0,
+            f=np.zeros(n),
+            error_set=np.zeros(0, int),
+            n_iter=0,
+            converged=True,
+            reason="direct",
         )
     E = np.flatnonzero(active & (y * f < 1.0))
-    converged = False
+    converged, reason = False, "error_vectors"
     factor = None
     n_iter = 0
     for n_iter in range(1, max_iter + 1):  # noqa: B007 - n_iter reported
@@ -280,7 +304,7 @@ def l2svm_primal(
                 alpha = np.zeros(n)
                 b = float(ya[0])
                 f = np.full(n, b)
-                converged = True
+                converged, reason = True, "direct"
                 factor = None
                 break
             # cannot happen at an optimum with both classes; restart cold
@@ -318,7 +342,15 @@ def l2svm_primal(
     reg = float(alpha[supp] @ (f[supp] - b))
     obj = 0.5 * reg + float(np.sum(cost[active] * slack**2))
     return L2SVMResult(
-        alpha, float(b), obj, f, E, n_iter, converged, factor if converged else None
+        alpha=alpha,
+        b=float(b),
+        objective=obj,
+        f=f,
+        error_set=E,
+        n_iter=n_iter,
+        converged=converged,
+        reason=reason if converged else "max_iter",
+        factor=factor if converged else None,
     )
 
 

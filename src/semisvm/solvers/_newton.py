@@ -20,6 +20,7 @@ factorisation serves every one-vs-rest column.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -190,23 +191,24 @@ def lapsvm_newton(
     w = _label_weights(sample_weight, n, lab)
     M = _base_matrix(Kd, L, gamma_a, gamma_i)
     gL1, gKL1 = _bias_terms(Kd, L, gamma_i, intrinsic_bias)
-    cols = [
-        _newton_column(
-            Kd,
-            M,
-            L,
-            Y[lab, c],
-            lab,
-            gL1,
-            gKL1,
-            w,
-            gamma_a=gamma_a,
-            gamma_i=gamma_i,
-            fit_intercept=fit_intercept,
-            max_iter=max_iter,
+    cols = []
+    for c in range(C):  # a loop, not a comprehension: a fixed warning stacklevel
+        cols.append(
+            _newton_column(
+                Kd,
+                M,
+                L,
+                Y[lab, c],
+                lab,
+                gL1,
+                gKL1,
+                w,
+                gamma_a=gamma_a,
+                gamma_i=gamma_i,
+                fit_intercept=fit_intercept,
+                max_iter=max_iter,
+            )
         )
-        for c in range(C)
-    ]
     return SolveResult(
         alpha=np.column_stack([c[0] for c in cols]).reshape(n, C),
         b=np.array([c[1] for c in cols], dtype=np.float64).reshape(C),
@@ -215,6 +217,31 @@ def lapsvm_newton(
         reason=[c[4] for c in cols],
         objective=np.array([c[2] for c in cols], dtype=np.float64).reshape(C),
     )
+
+
+def _solve_newton_system(
+    A: np.ndarray, rhs: np.ndarray, *, step: int, n_errors: int
+) -> np.ndarray:
+    """Solve one Newton system; a singular one in the least-squares sense, with a
+    ``LinAlgWarning`` that names the cause and the remedy."""
+    try:
+        return sla.solve(A, rhs, check_finite=False)
+    except (sla.LinAlgError, ValueError) as exc:
+        cause = (
+            "no labeled point is an error vector, so the bias b is not determined"
+            if n_errors == 0
+            else str(exc).rstrip(".")
+        )
+        warnings.warn(
+            f"lapsvm_newton: the Newton system of step {step} is singular "
+            f"({cause}); it was solved in the least-squares sense (minimum-norm "
+            "step). Remedy: raise gamma_a (the ridge gamma_A I makes the system "
+            "regular), remove duplicate points from K, or use fit_intercept=False "
+            "when the bias is not determined.",
+            sla.LinAlgWarning,
+            stacklevel=4,
+        )
+        return sla.lstsq(A, rhs, check_finite=False)[0]
 
 
 def _newton_column(
@@ -249,10 +276,7 @@ def _newton_column(
         rhs = np.zeros(n + 1)
         rhs[0] = wy[E].sum() if fit_intercept else 0.0
         rhs[1 + lab[E]] = wy[E]
-        try:
-            z = sla.solve(A, rhs, check_finite=False)
-        except (sla.LinAlgError, ValueError):
-            z = sla.lstsq(A, rhs, check_finite=False)[0]
+        z = _solve_newton_system(A, rhs, step=it, n_errors=int(E.sum()))
         b_new, a_new = z[0], z[1:]
         Ka_new = Kd @ a_new
         obj_new = _objective(

@@ -41,7 +41,9 @@ def as_targets(Y: Any, n: int | None = None, *, name: str = "Y") -> np.ndarray:
         raise ValueError(f"{name} must have shape (n, C) or (n,), got {Y.shape}.")
     if n is not None and Y.shape[0] != n:
         raise ValueError(f"{name} has {Y.shape[0]} rows; K has {n}.")
-    bad = ~np.isin(Y, (-1.0, 0.0, 1.0))
+    # three comparisons, not np.isin: the branch and bound checks thousands of
+    # small target vectors (NaN and infinity compare unequal: bad)
+    bad = (Y != 1.0) & (Y != -1.0) & (Y != 0.0)
     if bad.any():
         vals = np.unique(Y[bad])[:5]
         raise ValueError(
