@@ -89,7 +89,7 @@ def _draw_with_each_class(
             f"Cannot draw {n} points with at least {min_per_class} of each of the "
             f"{classes.size} classes."
         )
-    chosen = []
+    chosen: list[int] = []
     for c in classes:
         members = idx[yi == c]
         if members.size < min_per_class:

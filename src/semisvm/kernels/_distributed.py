@@ -493,7 +493,7 @@ class DistributedNystroemOperator:
         else:
             Z = np.asarray(landmarks)
         self.landmarks_ = Z
-        params = dict(
+        params: dict[str, Any] = dict(
             kernel=kernel,
             gamma=gamma,
             degree=degree,
@@ -931,7 +931,7 @@ def resolve_distributed_operator(
         raise MemoryError(
             f"The dense kernel rows of n={n} points need "
             f"{4 * n * n / n_workers / 2**30:.1f} GiB per worker ({n_workers} workers, "
-            f"limit {limit / 2**30:.1f} GiB): use kernel_approximation='nystroem' "
+            f"limit {(limit or 0) / 2**30:.1f} GiB): use kernel_approximation='nystroem' "
             "(or 'streamed', exact but recomputed at every iteration), or add workers."
         )
     if kind in ("dense", "streamed") and solver != "pcg":

@@ -188,7 +188,7 @@ class NystroemFactor:
         )
         self.rank_ = int(self.eigenvalues_.size)
         self.C_ = self.kernel_to_landmarks(X)
-        self._features = None
+        self._features: np.ndarray | None = None
         return self
 
     @property

@@ -105,12 +105,13 @@ class DataStoppingRule:
         self.value_tol = stability_value_tol
         self.window = window
         self.K_val = K_val
-        self.Y_val = (
-            None
-            if Y_val is None
-            else np.asarray(Y_val, dtype=np.float64).reshape(-1, n_columns)
-        )
-        self.m_val = 0 if self.Y_val is None else self.Y_val.shape[0]
+        if rule in ("validation", "mixed") and (K_val is None or Y_val is None):
+            raise ValueError(f"The {rule!r} rule needs K_val and Y_val.")
+        # no validation set: (0, C) targets, never read (the stability rule)
+        self.Y_val = np.asarray(
+            np.zeros((0, n_columns)) if Y_val is None else Y_val, dtype=np.float64
+        ).reshape(-1, n_columns)
+        self.m_val = self.Y_val.shape[0]
         self.old_pred_U = np.zeros((unlabeled.size, n_columns))
         self.old_f_U: np.ndarray | None = None
         self.snaps: deque = deque()  # (iteration, outputs on U) of past checks

@@ -203,7 +203,7 @@ def _lowrank(Phi, Y, L, gamma_a, gamma_i, loss, intrinsic_bias, max_iter, M, T):
                     reason[c], converged[c] = "error_vectors", True
                     break
                 if np.linalg.norm(step * d) <= tols.step_floor * max(
-                    1.0, np.linalg.norm(th)
+                    1.0, float(np.linalg.norm(th))
                 ):
                     reason[c], converged[c] = "tol", True
                     break

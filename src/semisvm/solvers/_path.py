@@ -244,7 +244,7 @@ class LapSVMPathResult(SolverResult):
                 s = lam[tail] / lo
                 alpha[tail] = s[:, None] * self.alphas[-1]
                 alpha0[tail] = s * self.alpha0s[-1]
-            elif self.tail == "linear":
+            elif self.tail == "linear" and self.tail_slope is not None:
                 d = (lam[tail] - lo)[:, None] * self.tail_slope[None, :]
                 alpha[tail] = np.clip(self.alphas[-1] + d[:, :-1], 0.0, 1.0)
                 alpha0[tail] = self.alpha0s[-1] + d[:, -1]
@@ -755,30 +755,31 @@ def _direction(
     g0 = np.array([i in guess for i in bound], dtype=bool)
     best: _Direction | None = None
 
-    def consider(stay: np.ndarray) -> bool:
+    def consider(stay: np.ndarray) -> _Direction | None:
+        """The direction if consistent (no violation); keeps the least violating."""
         nonlocal best
         d = _try_direction(Q, y, alpha, free, bound, stay, tol)
         if d is None:
-            return False
+            return None
         if best is None or d.violation < best.violation:
             best = d
-        return d.violation == 0.0
+        return d if d.violation == 0.0 else None
 
-    if consider(g0):
-        return best, False, False
+    if (d := consider(g0)) is not None:
+        return d, False, False
     nb = bound.size
     max_flip = nb if nb <= _MAX_ENUM else 2
     for k in range(1, max_flip + 1):
         for flips in itertools.combinations(range(nb), k):
             stay = g0.copy()
             stay[list(flips)] = ~stay[list(flips)]
-            if consider(stay):
-                return best, True, False
+            if (d := consider(stay)) is not None:
+                return d, True, False
     if nb > _MAX_ENUM:
         mask = _qp_direction_guess(Q, y, alpha, C)
         stay = np.array([mask[np.searchsorted(C, i)] for i in bound], dtype=bool)
-        if consider(stay):
-            return best, True, False
+        if (d := consider(stay)) is not None:
+            return d, True, False
     if best is None:  # every candidate system inconsistent: freeze the elbow
         E = np.sort(free).astype(np.intp)
         best = _Direction(E, np.zeros(y.size), 0.0, np.ones(y.size), True, np.inf)
@@ -850,7 +851,7 @@ class _PathFollower:
         self.events: list = []
         self.n_events = self.n_ties = self.n_singular = 0
         self.n_reentries = self.n_inexact = self.n_degenerate = 0
-        self.reason: str | None = None
+        self.reason = ""  # set by the loop before result()
         self.tail, self.tail_slope = "none", None
         self.first = True
         self._initialise()
