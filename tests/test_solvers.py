@@ -459,3 +459,15 @@ def test_l2svm_result_is_a_solver_result_and_takes_the_target_convention():
         l2svm_primal(K, np.c_[t, -t], cost)
     with pytest.raises(TypeError):  # keyword-only, like every solver result
         L2SVMResult(res.alpha, res.b)
+
+
+def test_l2svm_singular_system_warns():
+    # K_EE + diag(1/(2C)) = [[1, 1], [1, 1]] (an indefinite K): singular, the
+    # least-squares fallback says so
+    import scipy.linalg as sla
+
+    from semisvm.solvers._l2svm import l2svm_primal
+
+    K = np.array([[0.0, 1.0], [1.0, 0.0]])
+    with pytest.warns(sla.LinAlgWarning, match="singular.*positive semi-definite"):
+        l2svm_primal(K, np.array([1.0, -1.0]), np.array([0.5, 0.5]), max_iter=1)

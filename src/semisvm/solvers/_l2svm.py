@@ -42,10 +42,11 @@ Computation 19(5), 2007.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg import LinAlgError, cho_solve
+from scipy.linalg import LinAlgError, LinAlgWarning, cho_solve
 from scipy.linalg.lapack import dpotrf, dpotrs
 
 from ._result import SolverResult
@@ -142,6 +143,14 @@ def _solve_on_set(
         try:
             uv = np.linalg.solve(A, rhs)
         except LinAlgError:
+            warnings.warn(
+                f"l2svm_primal: the system K_EE + diag(1/(2 C_E)) of {E.size} error "
+                "vectors is singular (K is not positive semi-definite); it was "
+                "solved in the least-squares sense. Remedy: use a positive "
+                "semi-definite kernel, or lower the costs C (a larger diagonal).",
+                LinAlgWarning,
+                stacklevel=3,
+            )
             uv = np.linalg.lstsq(A, rhs, rcond=None)[0]
     u, v = uv[:, 0], uv[:, 1]
     b = float(u.sum() / v.sum())
