@@ -9,14 +9,16 @@ these and store the fitted state.
 Target convention
 -----------------
 Every numeric solver function (:func:`lapsvm_pcg`, :func:`lapsvm_newton`,
-:func:`laprls_direct`, :func:`lapsvm_dual`, :func:`lapsvm_path`, the low-rank and
-TSVM solvers) takes the targets as one matrix
+:func:`laprls_direct`, :func:`lapsvm_dual`, :func:`lapsvm_path`,
+:func:`l2svm_primal`, the low-rank and TSVM solvers) takes the targets as one
+matrix, checked in one place (:func:`semisvm.solvers._targets.as_targets`)
 
 ``Y`` : ndarray of shape (n, C), entries in {-1, 0, +1}
     Row i is training point i (the rows of K); column c is one binary
     (one-vs-rest) problem; +1 / -1 is the class of a labeled point in that
     problem and **0 marks an unlabeled point**.  A 1-D array of length n is one
-    column (C = 1).
+    column (C = 1); :func:`l2svm_primal` solves one column (there a 0 marks a
+    point that is not in the problem).
 
 So -1 always means "negative class" here, never "unlabeled": the estimators'
 class labels (scikit-learn's convention, -1 for unlabeled points) are encoded
