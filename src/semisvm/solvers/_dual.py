@@ -151,8 +151,9 @@ def lapsvm_dual_objective(
         Gram matrix of the training points.
     L : {sparse matrix, ndarray} of shape (n, n)
         Graph Laplacian.
-    Y : ndarray of shape (n, C)
-        Targets, +1/-1 for labeled rows and 0 for unlabeled rows.
+    Y : ndarray of shape (n, C) or (n,)
+        Targets in the solvers' convention: +1/-1 for labeled rows and 0 for
+        unlabeled rows.
     alpha : ndarray of shape (n, C)
     b : ndarray of shape (C,)
     gamma_a, gamma_i : float
@@ -164,7 +165,7 @@ def lapsvm_dual_objective(
     -------
     objective : ndarray of shape (C,)
     """
-    Y = np.asarray(Y, dtype=np.float64).reshape(K.shape[0], -1)
+    Y = as_targets(Y, K.shape[0])
     alpha = np.asarray(alpha, dtype=np.float64).reshape(K.shape[0], -1)
     Ka = K @ alpha
     F = Ka + np.asarray(b, dtype=np.float64)[None, :]
