@@ -306,3 +306,18 @@ def test_default_knn_width_on_cluster_equals_in_process(client, data):
     assert distributed_gamma(Xd, "knn", "rbf", 7) == pytest.approx(
         knn_gamma(X, 7), rel=1e-12
     )
+
+
+def test_graph_length_ratio_on_cluster_equals_in_process(client):
+    """The graph term's length normalization is the same number on a cluster
+    (n > 2,000, so the blockwise n-point search is exercised)."""
+    import dask.array as da
+
+    from semisvm.kernels import knn_scale_ratio
+    from semisvm.kernels._distributed import distributed_scale_ratio
+
+    X = np.random.default_rng(5).uniform(size=(3000, 2))
+    Xd = da.from_array(X, chunks=(700, 2))
+    rho = knn_scale_ratio(X, 7)
+    assert rho > 1.2  # 1.5x the sample: edges shorter, ratio ~ n/2000 in 2-D
+    assert distributed_scale_ratio(Xd, 7) == pytest.approx(rho, rel=1e-12)

@@ -14,7 +14,8 @@ Meaning of the shared parameters:
   points (``"scale"``: scikit-learn's ``1 / (n_features X.var())``).
 * ``n_neighbors``: neighbours of the symmetric kNN graph over all points (itself
   excluded); must be smaller than ``n_samples``.
-* ``graph_weight``, ``heat_t``: binary or heat weights of the graph.
+* ``graph_weight``, ``heat_t``: binary, heat, self-tuning (``'local'``) or
+  ``'auto'`` weights of the graph.
 * ``normalize_laplacian``: ``True`` uses :math:`I - D^{-1/2} W D^{-1/2}`,
   ``False`` :math:`D - W`.
 * ``laplacian_power``: the Laplacian is raised to this integer power.
@@ -43,8 +44,10 @@ __all__ = [
 GAMMA = "knn"
 #: Neighbours of the kNN graph.
 N_NEIGHBORS = 10
-#: Edge weights of the kNN graph (``"local"``: self-tuning weights).
-GRAPH_WEIGHT = "local"
+#: Edge weights of the kNN graph (``"auto"``: self-tuning ``"local"`` weights, heat
+#: weights where the graph resolves the density finer than a 2,000-point sample; see
+#: :func:`semisvm.models._problem.resolve_graph_weight`).
+GRAPH_WEIGHT = "auto"
 #: Normalized graph Laplacian (False: L = D - W).
 NORMALIZE_LAPLACIAN = False
 #: Power of the graph Laplacian.

@@ -27,6 +27,8 @@ from .._validation import check_n_neighbors, warn_if_unscaled
 from ._power import LaplacianPower
 
 __all__ = [
+    "HEAT_SCALE_RATIO",
+    "resolve_graph_weight",
     "knn_graph",
     "knn_graph_from_kernel",
     "graph_laplacian",
@@ -127,6 +129,35 @@ def _to_weights(
             f"Unknown graph weight {weight!r}; expected 'binary', 'heat' or 'local'."
         )
     return W
+
+
+#: ``graph_weight='auto'`` uses heat weights when the n-point graph's squared
+#: edge lengths are at least this many times shorter than the 2,000-point
+#: sample's (:func:`semisvm.kernels.knn_scale_ratio`), else self-tuning weights.
+HEAT_SCALE_RATIO = 2.0
+
+
+def resolve_graph_weight(weight: str, scale: float) -> str:
+    r"""The graph weights ``graph_weight='auto'`` stands for.
+
+    Self-tuning (``'local'``) weights divide the density out of the graph; heat
+    weights with one global width keep it (an edge through a low-density gap is
+    long, hence weak).  At the scale of a few thousand points the kNN graph's
+    topology already shows the gaps and the self-tuning weights are the safer
+    choice (two circles, 150 points, one label per class: 0% error against 19%
+    with heat weights); as n grows points fill the low-density regions, a kNN
+    graph with density-free weights bridges them, and only density-aware weights
+    keep the classes apart (two moons, 20,000 points, one label per class: 82%
+    accuracy with self-tuning weights, 99.8% with heat weights, Nystroem LapRLS).
+    ``scale`` :math:`\rho` measures that refinement: it is 1 up to 2,000 points and
+    grows like :math:`(n/2000)^{2/d}` with the intrinsic dimension d, so heat
+    weights take over where the added points resolve the density below the
+    sample's scale (:math:`\rho \ge 2`), not merely where n is large (full USPS,
+    9,298 points in 256 dimensions: :math:`\rho = 1.3`).
+    """
+    if weight != "auto":
+        return weight
+    return "heat" if scale >= HEAT_SCALE_RATIO else "local"
 
 
 def knn_graph(

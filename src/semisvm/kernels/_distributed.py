@@ -48,7 +48,7 @@ from .._dask import (
     get_dask_client,
     is_distributed_array,
 )
-from ._kernels import kernel_matrix, median_gamma, resolve_gamma
+from ._kernels import kernel_matrix, knn_gamma, median_gamma, resolve_gamma
 
 __all__ = [
     "DistributedRowBlocks",
@@ -642,38 +642,49 @@ def _block_query_neighbours(Xb: np.ndarray, Q: np.ndarray, k: int) -> np.ndarray
     return dist**2
 
 
+def distributed_scale_ratio(X: Any, n_neighbors: int = 10, client: Any = None) -> float:
+    """:func:`~semisvm.kernels.knn_scale_ratio` of a dask array, equal to in process.
+
+    The sample's own scale is computed on the client (the same rows); the n-point
+    scale by a blockwise search: each worker finds the sample's k+1 nearest rows
+    in its block, the client keeps the k+1 best per query.
+    """
+    n = X.shape[0]
+    k = min(int(n_neighbors), n - 1)
+    if n <= 2000 or k < 1:
+        return 1.0
+    rng = np.random.default_rng(0)
+    q = np.sort(rng.choice(n, size=2000, replace=False))
+    Q = np.asarray(X[q].compute())
+    s2_s = float(np.mean(_block_query_neighbours(Q, Q, k + 1)[:, k]))
+    client = get_dask_client(client)
+    futures, _ = _row_block_futures(X, client, None)
+    parts = client.gather(
+        [
+            client.submit(_block_query_neighbours, f, Q, k + 1, pure=False)
+            for f in futures
+        ]
+    )
+    s2_n = float(np.mean(np.sort(np.hstack(parts), axis=1)[:, k]))
+    return s2_s / s2_n if (s2_s > 0 and s2_n > 0) else 1.0
+
+
 def distributed_gamma(
     X: Any, gamma: Any, kernel: Any, n_neighbors: int = 10, client: Any = None
 ) -> float | None:
     """``gamma`` resolved as in process, from the same rows (see resolve_gamma).
 
-    ``'knn'`` uses the query rows :func:`~semisvm.kernels.knn_gamma` draws; each
-    worker finds their k+1 nearest rows in its block and the client keeps the k+1
-    best per query, so the k-th neighbour distance -- and gamma -- equal the
-    in-process value.
+    ``'knn'`` draws the sample :func:`~semisvm.kernels.knn_gamma` draws (the same
+    rows) and computes it there: the width is that of a fixed-size sample, so
+    only those rows leave the cluster.
     """
     if callable(kernel) or kernel == "linear":
         return None
     n = X.shape[0]
     if kernel == "rbf" and gamma == "knn":
-        k = min(int(n_neighbors), n - 1)
-        if k >= 1:
-            client = get_dask_client(client)
-            rng = np.random.default_rng(0)
-            q = np.sort(rng.choice(n, size=min(n, 2000), replace=False))
-            Q = np.asarray(X[q].compute())
-            futures, _ = _row_block_futures(X, client, None)
-            parts = client.gather(
-                [
-                    client.submit(_block_query_neighbours, f, Q, k + 1, pure=False)
-                    for f in futures
-                ]
-            )
-            d2 = np.sort(np.hstack(parts), axis=1)[:, k]
-            sigma2 = float(np.mean(d2))
-            if sigma2 > 0:
-                return 1.0 / (2.0 * sigma2)
-        gamma = "median"
+        rng = np.random.default_rng(0)
+        q = np.sort(rng.choice(n, size=min(n, 2000), replace=False))
+        return knn_gamma(np.asarray(X[q].compute()), n_neighbors)
     if kernel == "rbf" and (gamma is None or gamma == "median"):
         # the rows median_gamma would draw in process, so the result is identical
         rng = np.random.default_rng(0)

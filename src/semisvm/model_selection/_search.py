@@ -435,7 +435,11 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
             loo_evidence,
             z_threshold,
         )
-        from ..models._problem import build_laplacian
+        from ..models._problem import (
+            build_laplacian,
+            graph_scale,
+            resolve_graph_weight,
+        )
 
         gas = [float(v) for v in _grid(self.gamma_a, "gamma_a")]
         gis = [float(v) for v in _grid(self.gamma_i, "gamma_i")]
@@ -462,6 +466,7 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
 
         rows: list[tuple[dict, LOOEvidence]] = []
         t_factor = 0.0
+        scales: dict = {}  # the graph term's length normalization per graph size
 
         def score_kernel(
             kc: dict,
@@ -503,13 +508,18 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
             for gc in graphs:
                 t0 = time.perf_counter()
                 e_g = clone(est).set_params(**gc)
+                k_g = gc["n_neighbors"]
+                if k_g not in scales:
+                    scales[k_g] = graph_scale(X, e_g.kernel, k_g)
+                # scored with the same length normalization as the refit uses
+                e_g._graph_scale = scales[k_g]
                 L = build_laplacian(
                     X,
                     K,
                     kernel=e_g.kernel,
                     gamma_=est.gamma_,
                     n_neighbors=gc["n_neighbors"],
-                    graph_weight=e_g.graph_weight,
+                    graph_weight=resolve_graph_weight(e_g.graph_weight, scales[k_g]),
                     heat_t=e_g.heat_t,
                     normalize_laplacian=gc["normalize_laplacian"],
                     laplacian_power=gc["laplacian_power"],
@@ -836,6 +846,7 @@ def _solver_weights(
         weight_sum=weight_sum,
         L=L,
         power=template.laplacian_power,
+        scale=getattr(template, "_graph_scale", 1.0),
     )
 
 

@@ -144,12 +144,14 @@ def paper_regularization(
     weight_sum: float,
     L: Any,
     power: int,
+    scale: float = 1.0,
 ) -> tuple[float, float]:
     r"""The paper's :math:`(\gamma_A, \gamma_I)` for the estimator's parameters.
 
     ``mode='paper'`` returns them unchanged; ``'normalized'`` returns
-    :math:`(W\lambda_A,\ W\lambda_I / (n \bar d^{\,p}))` with :math:`W = \sum_i c_i`
-    (module docstring).
+    :math:`(W\lambda_A,\ W\lambda_I \rho^p / (n \bar d^{\,p}))` with
+    :math:`W = \sum_i c_i` and :math:`\rho` = ``scale``, the graph's length
+    normalization (:func:`semisvm.kernels.knn_scale_ratio`; module docstring).
     """
     if mode == "paper":
         return float(gamma_a), float(gamma_i)
@@ -157,7 +159,7 @@ def paper_regularization(
     if L is None or gamma_i == 0:
         return ga, float(gamma_i) * weight_sum
     dbar = laplacian_mean_diagonal(L)
-    return ga, weight_sum * float(gamma_i) / (n * dbar**power)
+    return ga, weight_sum * float(gamma_i) * float(scale) ** power / (n * dbar**power)
 
 
 def _mass_shift(f: np.ndarray, c: float) -> float:

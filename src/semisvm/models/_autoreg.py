@@ -362,6 +362,7 @@ def loo_evidence(
             weight_sum=wsum,
             L=L if i > 0 else None,
             power=est.laplacian_power,
+            scale=getattr(est, "_graph_scale", 1.0),
         )
         for a, i in pairs
     ]

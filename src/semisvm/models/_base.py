@@ -54,7 +54,7 @@ KERNEL_CONSTRAINTS: dict[str, list] = {
     "coef0": [Interval(numbers.Real, None, None)],
     "kernel_params": [None, "dict"],
     "n_neighbors": [Interval(numbers.Integral, 1, None)],
-    "graph_weight": [Options(("binary", "heat", "local"))],
+    "graph_weight": [Options(("auto", "binary", "heat", "local"))],
     "heat_t": [None, Interval(numbers.Real, 0, None, closed="neither")],
     "normalize_laplacian": ["boolean"],
     "laplacian_power": [Interval(numbers.Integral, 1, None)],

@@ -66,7 +66,7 @@ class SemiSupervisedKernel(BaseEstimator):
         Must be smaller than ``n_samples``.
         Neighbours of the symmetric kNN graph (ignored when ``fit`` receives an
         ``adjacency``).
-    graph_weight : {'binary', 'heat', 'local'}, default='local'
+    graph_weight : {'auto', 'binary', 'heat', 'local'}, default='auto'
         Edge weights of the kNN graph.
     heat_t : float, default=None
         Width of the heat weights; ``None`` uses the mean edge length.
@@ -177,7 +177,7 @@ class SemiSupervisedKernel(BaseEstimator):
         "coef0": [Interval(numbers.Real, None, None)],
         "kernel_params": ["dict", None],
         "n_neighbors": [Interval(numbers.Integral, 1, None, closed="left")],
-        "graph_weight": [Options(("binary", "heat", "local"))],
+        "graph_weight": [Options(("auto", "binary", "heat", "local"))],
         "heat_t": [Interval(numbers.Real, 0.0, None, closed="neither"), None],
         "normalize_laplacian": ["boolean"],
         "laplacian_power": [Interval(numbers.Integral, 1, None, closed="left")],

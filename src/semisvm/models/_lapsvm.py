@@ -177,6 +177,7 @@ class _PrimalMixin(ManifoldClassifierMixin):
             weight_sum=wsum,
             L=L,
             power=self.laplacian_power,
+            scale=getattr(self, "_graph_scale", 1.0),
         )
         if es in ("validation", "mixed") or X_val is not None:
             if val_idx is not None:
@@ -533,10 +534,13 @@ class LapSVM(_PrimalMixin):
         Keyword arguments of a callable kernel.
     n_neighbors : int, default=10
         Neighbours in the symmetric kNN graph.
-    graph_weight : {'binary', 'heat', 'local'}, default='local'
+    graph_weight : {'auto', 'binary', 'heat', 'local'}, default='auto'
         ``'local'``: self-tuning weights :math:`\exp(-d_{ij}^2/(\sigma_i\sigma_j))`,
         :math:`\sigma_i` the distance from :math:`x_i` to its 7th neighbour
-        (Zelnik-Manor & Perona 2004); ``'heat'``: :math:`\exp(-d_{ij}^2/(2t^2))`.
+        (Zelnik-Manor & Perona 2004); ``'heat'``: :math:`\exp(-d_{ij}^2/(2t^2))`;
+        ``'auto'``: heat weights where the n-point graph resolves the density finer
+        than a 2,000-point sample (length ratio :math:`\rho \ge 2`,
+        :func:`semisvm.kernels.knn_scale_ratio`), else ``'local'``.
     heat_t : float, default=None
         Width of the heat weights (default: mean edge length).
     normalize_laplacian : bool, default=False

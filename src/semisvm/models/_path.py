@@ -157,7 +157,7 @@ class LapSVMPath(ClassifierMixin, BaseEstimator):
     n_neighbors : int, default=10
         Neighbours of the symmetric kNN graph (the paper uses 6); smaller than
         ``n_samples``.
-    graph_weight : {'binary', 'heat', 'local'}, default='local'
+    graph_weight : {'auto', 'binary', 'heat', 'local'}, default='auto'
     normalize_laplacian : bool, default=False
         :math:`I - D^{-1/2}WD^{-1/2}` instead of :math:`D - W`.
     laplacian_power : int, default=1
@@ -250,7 +250,7 @@ class LapSVMPath(ClassifierMixin, BaseEstimator):
         "coef0": [Interval(numbers.Real, None, None)],
         "kernel_params": [None, "dict"],
         "n_neighbors": [Interval(numbers.Integral, 1, None)],
-        "graph_weight": [Options(("binary", "heat", "local"))],
+        "graph_weight": [Options(("auto", "binary", "heat", "local"))],
         "normalize_laplacian": ["boolean"],
         "laplacian_power": [Interval(numbers.Integral, 1, None)],
         "lambda_min": [None, Interval(numbers.Real, 0, None)],

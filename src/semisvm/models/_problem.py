@@ -25,8 +25,14 @@ import scipy.sparse as sp
 from sklearn.utils.multiclass import check_classification_targets
 
 from .._validation import UNLABELED, labeled_mask, split_labeled
-from ..graph import check_adjacency, graph_laplacian, knn_graph, knn_graph_from_kernel
-from ..kernels import kernel_matrix, resolve_gamma
+from ..graph import (
+    check_adjacency,
+    graph_laplacian,
+    knn_graph,
+    knn_graph_from_kernel,
+    resolve_graph_weight,
+)
+from ..kernels import kernel_matrix, knn_scale_ratio, resolve_gamma
 from ..kernels._distributed import distributed_kernel, is_distributed_array
 from ._scale import build_scalable_kernel, distributed_adjacency, scalable_adjacency
 
@@ -188,6 +194,17 @@ def build_kernel(
     return K, g
 
 
+def graph_scale(X: Any, kernel: Any, n_neighbors: int, adjacency: Any = None) -> float:
+    """The graph term's length normalization rho (1 for a user graph/precomputed)."""
+    if adjacency is not None or (isinstance(kernel, str) and kernel == "precomputed"):
+        return 1.0
+    if is_distributed_array(X):
+        from ..kernels._distributed import distributed_scale_ratio
+
+        return distributed_scale_ratio(X, n_neighbors)
+    return knn_scale_ratio(X, n_neighbors)
+
+
 def build_laplacian(
     X: Any,
     K: np.ndarray,
@@ -208,6 +225,10 @@ def build_laplacian(
     kernel-induced distance for a precomputed kernel, and from X otherwise.
     """
     n = X.shape[0]
+    if graph_weight == "auto":
+        graph_weight = resolve_graph_weight(
+            graph_weight, graph_scale(X, kernel, n_neighbors, adjacency)
+        )
     if adjacency is not None:
         W = check_adjacency(adjacency, n)
         deg = np.asarray(W.sum(axis=1)).ravel()
@@ -292,6 +313,19 @@ def prepare_operators(
         print(f"[{name}] kernel done in {t1 - t0:.2f} s", flush=True)
     L = None
     graph_method = getattr(est, "graph_method", "auto")
+    # the graph term's length normalization (knn_scale_ratio): 1 for a user graph
+    # or a precomputed kernel, whose length scale is unknown
+    est._graph_scale = 1.0
+    if need_graph:
+        est._graph_scale = graph_scale(X, est.kernel, est.n_neighbors, adjacency)
+    est._graph_weight = resolve_graph_weight(est.graph_weight, est._graph_scale)
+    if verbose and need_graph and adjacency is None:
+        print(
+            f"[{name}] graph: {est.n_neighbors}-NN, {est._graph_weight} weights "
+            f"(graph_weight={est.graph_weight!r}); length ratio rho = "
+            f"{est._graph_scale:.3g} (graph term x rho^{est.laplacian_power})",
+            flush=True,
+        )
     if need_graph and adjacency is None and is_distributed_array(X):
         adjacency = distributed_adjacency(est, X)
     elif (
@@ -311,7 +345,7 @@ def prepare_operators(
             kernel=est.kernel,
             gamma_=g,
             n_neighbors=est.n_neighbors,
-            graph_weight=est.graph_weight,
+            graph_weight=est._graph_weight,
             heat_t=est.heat_t,
             normalize_laplacian=est.normalize_laplacian,
             laplacian_power=est.laplacian_power,

@@ -296,6 +296,26 @@ def build_scalable_kernel(est: Any, X: Any, kind: str) -> tuple[Any, float | Non
     return factor, g
 
 
+def _graph_weight(est: Any, X: Any) -> str:
+    """The weights of est's graph: resolved by the fit, else from X's length ratio."""
+    from ..graph import resolve_graph_weight
+
+    w = getattr(est, "_graph_weight", None)
+    if w is not None:
+        return w
+    if est.graph_weight != "auto":
+        return est.graph_weight
+    from .._dask import is_distributed_array
+
+    if is_distributed_array(X):
+        from ..kernels._distributed import distributed_scale_ratio
+
+        return resolve_graph_weight("auto", distributed_scale_ratio(X, est.n_neighbors))
+    from ..kernels import knn_scale_ratio
+
+    return resolve_graph_weight("auto", knn_scale_ratio(X, est.n_neighbors))
+
+
 def distributed_adjacency(est: Any, X: Any) -> sp.csr_array:
     """kNN adjacency of a dask array X, searched on the cluster's workers."""
     from ..graph._distributed import knn_graph_distributed
@@ -312,7 +332,7 @@ def distributed_adjacency(est: Any, X: Any) -> sp.csr_array:
     return knn_graph_distributed(
         X,
         int(est.n_neighbors),
-        weight=est.graph_weight,
+        weight=_graph_weight(est, X),
         t=est.heat_t,
         method=method,
     )
@@ -356,5 +376,8 @@ def scalable_adjacency(est: Any, X: Any) -> sp.csr_array:
         random_state=0,
     )
     return _to_weights(
-        _symmetrize(ind, d2, n), est.graph_weight, est.heat_t, _local_scales(d2)
+        _symmetrize(ind, d2, n),
+        _graph_weight(est, X),
+        est.heat_t,
+        _local_scales(d2),
     )

@@ -54,7 +54,7 @@ class LapSVC(ClassifierMixin, BaseEstimator):
     n_neighbors : int, default=10
         Must be smaller than ``n_samples``.
         Neighbours of the symmetric kNN graph over all points.
-    graph_weight : {'binary', 'heat', 'local'}, default='local'
+    graph_weight : {'auto', 'binary', 'heat', 'local'}, default='auto'
     heat_t : float, default=None
     normalize_laplacian : bool, default=False
     laplacian_power : int, default=1
