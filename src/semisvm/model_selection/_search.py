@@ -28,10 +28,8 @@ from .._validation import (
 from ..models import LapRLS, LapSVM
 from ..models._autoreg import MIN_LABELS_PER_CLASS
 from ..models._problem import one_vs_rest
-from ..solvers import lapsvm_newton
 from ..solvers._loo import pointwise_loss
 from ._scorer import labeled_mask
-from ._spectral import SharedLaplacianSystem
 
 __all__ = ["LapSVMCV", "LapRLSCV"]
 
@@ -296,70 +294,99 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
         self.best_estimator_ = est
         self.classes_ = est.classes_
 
+    def _folds(
+        self, X: Any, y: np.ndarray, lab_mask: np.ndarray
+    ) -> list[tuple[np.ndarray, np.ndarray]]:
+        """``(y_fold, test)`` per fold: the labels the fold trains on (held-out
+        and unused labeled points marked -1: they stay in the kernel and the graph
+        as unlabeled points) and the held-out labeled points (indices into X)."""
+        Q = np.flatnonzero(lab_mask)
+        yq = y[Q]
+        n = y.shape[0]
+        splits: list[tuple[np.ndarray, np.ndarray]] = []
+        if isinstance(self.cv, numbers.Integral):
+            _, counts = np.unique(yq, return_counts=True)
+            n_splits = int(min(self.cv, counts.min()))
+            if n_splits < self.cv:
+                warnings.warn(
+                    f"{type(self).__name__}: the smallest class has {counts.min()} "
+                    f"labeled points; using {n_splits} folds instead of cv={self.cv}.",
+                    UserWarning,
+                    stacklevel=4,
+                )
+            skf = StratifiedKFold(
+                n_splits, shuffle=True, random_state=resolve_seed(self.random_state)
+            )
+            for _, te in skf.split(np.zeros((Q.size, 1)), yq):
+                keep = np.ones(n, dtype=bool)
+                keep[Q[te]] = False
+                splits.append((np.flatnonzero(keep), Q[te]))
+        else:  # a scikit-learn splitter, on all the points (as in GridSearchCV)
+            splits = [
+                (np.asarray(tr), np.asarray(te)) for tr, te in self.cv.split(X, y)
+            ]
+        classes = np.unique(yq)
+        folds = []
+        for f, (tr, te) in enumerate(splits):
+            in_train = np.zeros(n, dtype=bool)
+            in_train[tr] = True
+            test = np.unique(te)
+            test = test[lab_mask[test]]  # unlabeled test points have no score
+            if test.size == 0:
+                raise ValueError(
+                    f"fold {f} of cv={self.cv!r} holds no labeled point to score."
+                )
+            y_fold = y.copy()
+            y_fold[lab_mask & ~in_train] = -1
+            missing = np.setdiff1d(classes, y_fold[lab_mask & in_train])
+            if missing.size:
+                raise ValueError(
+                    f"fold {f} of cv={self.cv!r} leaves class(es) "
+                    f"{missing.tolist()} without a training label; use a stratified "
+                    "splitter over the labeled points (LabeledStratifiedKFold)."
+                )
+            folds.append((y_fold, test))
+        return folds
+
     def _search(
         self, template: Any, X: Any, y: np.ndarray, lab_mask: np.ndarray
     ) -> None:
-        Q = np.flatnonzero(lab_mask)
-        yq = y[Q]
-        classes, counts = np.unique(yq, return_counts=True)
-        n_splits = int(min(self.cv, counts.min()))
-        if n_splits < self.cv:
-            warnings.warn(
-                f"{type(self).__name__}: the smallest class has {counts.min()} labeled "
-                f"points; using {n_splits} folds instead of cv={self.cv}.",
-                UserWarning,
-                stacklevel=3,
-            )
-        skf = StratifiedKFold(
-            n_splits, shuffle=True, random_state=resolve_seed(self.random_state)
-        )
-        folds = list(skf.split(np.zeros((Q.size, 1)), yq))
-        self.n_splits_ = n_splits
-        # one-vs-rest targets of the labeled points (positions into Q)
-        Tq = one_vs_rest(yq, classes)
-        score = _SCORERS[self.scoring]
+        """K-fold: every candidate fitted on every fold by the plain estimator."""
+        folds = self._folds(X, y, lab_mask)
+        self.n_splits_ = len(folds)
         widths = self._width_grid(template, X)
         ks = _grid(self.n_neighbors, "n_neighbors") or [template.n_neighbors]
         gas = [float(v) for v in _grid(self.gamma_a, "gamma_a")]
         gis = [float(v) for v in _grid(self.gamma_i, "gamma_i")]
         if min(gas) <= 0 or min(gis) < 0:
             raise ValueError("gamma_a values must be > 0 and gamma_i values >= 0.")
-        need_graph = max(gis) > 0
-        fold_weights = [_label_weights(template, yq[tr], classes) for tr, _ in folds]
         rows: list[dict] = []
         progress = _Progress(len(widths) * len(ks), type(self).__name__, self.verbose)
         t_factor = 0.0
-        n_fallback = 0
-        n_lu = 0
+        n_fits = 0
         ctx = dict(
             folds=folds,
-            Tq=Tq,
-            yq=yq,
-            Q=Q,
-            classes=classes,
-            score=score,
+            y=y,
+            score=_SCORERS[self.scoring],
             gas=gas,
             gis=gis,
-            need_graph=need_graph,
-            fold_weights=fold_weights,
             default_width=self._default_width,
         )
-        # one job per (width, n_neighbors): its own K, L and factorizations; the
-        # jobs run in turn (n_jobs=None), on local processes, or on a Dask cluster
-        # under joblib.parallel_backend("dask")
+        # one job per (width, n_neighbors), sharing its K and L between its fits;
+        # the jobs run in turn (n_jobs=None), on local processes, or on a Dask
+        # cluster under joblib.parallel_backend("dask")
         jobs = (
             delayed(self._search_group)(template, X, w, k, ctx)
             for w in widths
             for k in ks
         )
         try:
-            for g_rows, g_factor, g_fallback, g_lu in Parallel(
+            for g_rows, g_factor, g_fits in Parallel(
                 n_jobs=self.n_jobs, return_as="generator"
             )(jobs):
                 rows.extend(g_rows)
                 t_factor += g_factor
-                n_fallback += g_fallback
-                n_lu += g_lu
+                n_fits += g_fits
                 best = min(rows, key=lambda r: (-np.mean(r["scores"]), r["loss"]))
                 progress.step(
                     f"gamma={_fmt(g_rows[0]['gamma'])} k={g_rows[0]['n_neighbors']} "
@@ -368,9 +395,65 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
         finally:
             progress.close()
         self.factor_time_ = t_factor
-        self.n_newton_fallbacks_ = n_fallback
-        self.n_factorizations_ = n_lu
-        self._store_results(rows, n_splits)
+        self.n_newton_fallbacks_ = 0
+        self.n_factorizations_ = 0
+        self.n_fits_ = n_fits
+        self._store_results(rows, self.n_splits_)
+
+    def _search_group(
+        self, template: Any, X: Any, w: Any, k: int, ctx: dict
+    ) -> tuple[list[dict], float, int]:
+        """Every (gamma_a, gamma_i) and fold for one kernel width and graph size.
+
+        Each fold is ``clone(template).set_params(**candidate).fit(X, y_fold)``,
+        scored on its held-out points by its own ``decision_function`` and
+        ``predict``; the fits share the kernel and the graph (an
+        :class:`~semisvm.models._base.OperatorCache`, built once per group).
+        Returns the rows, the kernel/graph time and the number of fits.
+        """
+        from ..models._base import OperatorCache
+
+        folds, score, y = ctx["folds"], ctx["score"], ctx["y"]
+        cache = OperatorCache()
+        rows: list[dict] = []
+        t_factor = 0.0
+        n_fits = 0
+        width_value = w
+        for ga, gi in itertools.product(ctx["gas"], ctx["gis"]):
+            cand = clone(template).set_params(
+                gamma=w, n_neighbors=k, gamma_a=ga, gamma_i=gi
+            )
+            scores, losses = [], []
+            for y_fold, test in folds:
+                est = clone(cand)
+                est._operator_cache = cache
+                est.fit(X, y_fold)
+                n_fits += 1
+                t_factor += est.fit_times_["kernel"] + est.fit_times_["graph"]
+                if est.gamma_ is not None:
+                    width_value = est.gamma_
+                O = np.asarray(est.decision_function(X[test]), dtype=np.float64)
+                O = O.reshape(test.size, -1)
+                scores.append(score(y[test], est.predict(X[test])))
+                losses.append(self._loss(O, one_vs_rest(y[test], est.classes_)))
+            rows.append(
+                {
+                    "gamma_a": ga,
+                    "gamma_i": gi,
+                    "gamma": width_value,
+                    "n_neighbors": k,
+                    "scores": scores,
+                    "loss": float(np.mean(losses)),
+                    "losses": losses,
+                    "is_default": bool(
+                        w == ctx.get("default_width")
+                        and k == template.n_neighbors
+                        and ga == _defaults.GAMMA_A
+                        and gi == _defaults.GAMMA_I
+                    ),
+                }
+            )
+        return rows, t_factor, n_fits
 
     # ------------------------------------------------------ LOO search
     def _configs(self, template: Any, X: Any) -> tuple[list[dict], list[dict]]:
@@ -667,86 +750,6 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
         self.best_score_ = float(1.0 - err[k])
         self.best_params_ = dict(params[k])
 
-    def _search_group(
-        self, template: Any, X: Any, w: Any, k: int, ctx: dict
-    ) -> tuple[list[dict], float, int, int]:
-        """Every (gamma_a, gamma_i) and fold for one kernel width and graph size.
-
-        Builds K and L once, factorizes per ratio gamma_I / gamma_A and warm-starts
-        Newton along the grid; returns the rows, the factorization time, the number
-        of Newton fallbacks and of LU factorizations.
-        """
-        folds, Tq, yq, Q = ctx["folds"], ctx["Tq"], ctx["yq"], ctx["Q"]
-        classes, score = ctx["classes"], ctx["score"]
-        t_factor, n_fallback = 0.0, 0
-        rows: list[dict] = []
-        t0 = time.perf_counter()
-        est_k = clone(template).set_params(gamma=w, n_neighbors=k)
-        K, L = est_k._build(X, None, need_graph=ctx["need_graph"])
-        width_value = est_k.gamma_ if est_k.gamma_ is not None else w
-        system = SharedLaplacianSystem(K, L, Q, bool(template.intrinsic_bias))
-        t_factor += time.perf_counter() - t0
-        E_prev: dict = {}
-        n = K.shape[0]
-        balance = getattr(template, "class_balance", None) is not None
-        for ga, gi in itertools.product(ctx["gas"], ctx["gis"]):
-            scores, losses = [], []
-            for f, (tr, te) in enumerate(folds):
-                t0 = time.perf_counter()
-                c = ctx["fold_weights"][f]
-                wsum = float(tr.size if c is None else c.sum())
-                g_a, g_i = _solver_weights(template, ga, gi, n=n, weight_sum=wsum, L=L)
-                wts = system.weights(g_a, g_i if L is not None else 0.0, full=balance)
-                t_factor += time.perf_counter() - t0
-                O, O_all, nf = self._fold_outputs(
-                    wts,
-                    tr,
-                    Tq,
-                    c,
-                    E_prev,
-                    f,
-                    K,
-                    L,
-                    Q,
-                    g_a,
-                    g_i,
-                    template.intrinsic_bias,
-                    balance,
-                )
-                n_fallback += nf
-                if balance and O_all is not None:
-                    O = O + _balance_offsets(template, O_all, Q[tr], yq[tr], classes)
-                O_te = O[te]
-                if O_te.shape[1] == 1:
-                    pred = classes[(O_te[:, 0] > 0).astype(int)]
-                else:
-                    pred = classes[np.argmax(O_te, axis=1)]
-                scores.append(score(yq[te], pred))
-                losses.append(self._loss(O_te, Tq[te]))
-            rows.append(
-                {
-                    "gamma_a": ga,
-                    "gamma_i": gi,
-                    "gamma": width_value,
-                    "n_neighbors": k,
-                    "scores": scores,
-                    "loss": float(np.mean(losses)),
-                    "losses": losses,
-                    "is_default": bool(
-                        w == ctx.get("default_width")
-                        and k == template.n_neighbors
-                        and ga == _defaults.GAMMA_A
-                        and gi == _defaults.GAMMA_I
-                    ),
-                }
-            )
-        return rows, t_factor, n_fallback, system.n_factorizations
-
-    def _fold_outputs(
-        self, wts, tr, Tq, c, E_prev, f, K, L, Q, ga, gi, intrinsic_bias, full
-    ) -> tuple[np.ndarray, np.ndarray | None, int]:
-        raise NotImplementedError
-
     @staticmethod
     def _loss(O: np.ndarray, T: np.ndarray) -> float:
         raise NotImplementedError
@@ -821,79 +824,6 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
         kernel = (self.estimator_params or {}).get("kernel", "rbf")
         tags.input_tags.pairwise = kernel == "precomputed"
         return tags
-
-
-def _solver_weights(
-    template: Any, gamma_a: float, gamma_i: float, *, n: int, weight_sum: float, L: Any
-) -> tuple[float, float]:
-    """The solver's (paper's) weights for the estimator's ``gamma_a``, ``gamma_i``.
-
-    Estimators with a ``regularization`` parameter read their weights in a
-    normalized form (:func:`semisvm.models._adaptive.paper_regularization`); the
-    search converts them exactly as ``fit`` does, per fold (the labeled weight sum
-    changes with the fold).  Without it the weights are the paper's.
-    """
-    mode = getattr(template, "regularization", None)
-    if mode is None:
-        return float(gamma_a), float(gamma_i)
-    from ..models._adaptive import paper_regularization
-
-    return paper_regularization(
-        mode,
-        gamma_a,
-        gamma_i,
-        n=n,
-        weight_sum=weight_sum,
-        L=L,
-        power=template.laplacian_power,
-        scale=getattr(template, "_graph_scale", 1.0),
-    )
-
-
-def _label_weights(template: Any, y_tr: np.ndarray, classes: np.ndarray):
-    """Loss weights of the fold's training labels from ``class_weight`` (or None)."""
-    cw = getattr(template, "class_weight", None)
-    if cw is None:
-        return None
-    from ..models._adaptive import label_weights
-
-    y_enc = np.searchsorted(classes, y_tr)
-    return label_weights(y_enc, np.ones(y_tr.size, dtype=bool), classes, cw)
-
-
-def _full_weights(c: np.ndarray, idx: np.ndarray, K: np.ndarray) -> np.ndarray:
-    w = np.ones(K.shape[0])
-    w[idx] = c
-    return w
-
-
-def _balance_offsets(
-    template: Any,
-    O_all: np.ndarray,
-    train_idx: np.ndarray,
-    y_tr: np.ndarray,
-    classes: np.ndarray,
-) -> np.ndarray:
-    """The estimator's class-balance shift for one fold: the same core
-    (:func:`semisvm.models._adaptive.adapt_outputs`) as the estimator's fit, with
-    the fold's training labels as the labeled points."""
-    from ..models._adaptive import adapt_outputs
-
-    lab = np.zeros(O_all.shape[0], dtype=bool)
-    lab[train_idx] = True
-    y_idx = np.searchsorted(classes, y_tr)
-    # adapt_outputs needs the labeled rows in index order
-    order = np.argsort(train_idx)
-    _, off, _, _ = adapt_outputs(
-        O_all,
-        lab,
-        y_idx[order],
-        classes.size,
-        class_balance=template.class_balance,
-        class_prior=getattr(template, "class_prior", None),
-        classes=classes,
-    )
-    return off
 
 
 def _fmt(v: Any) -> str:
@@ -1049,12 +979,6 @@ class LapRLSCV(_ManifoldCV):
     def _loss(O: np.ndarray, T: np.ndarray) -> float:
         return float(np.mean(pointwise_loss(O, T, "squared")))
 
-    def _fold_outputs(
-        self, wts, tr, Tq, c, E_prev, f, K, L, Q, ga, gi, intrinsic_bias, full
-    ):
-        O, O_all = wts.laprls(tr, Tq[tr], c, full)
-        return O, O_all, 0
-
 
 LapRLSCV.__doc__ = (
     r"""Laplacian RLS with :math:`\gamma_A`, :math:`\gamma_I`, kernel width and graph
@@ -1083,38 +1007,6 @@ class LapSVMCV(_ManifoldCV):
     @staticmethod
     def _loss(O: np.ndarray, T: np.ndarray) -> float:
         return float(np.mean(pointwise_loss(O, T, "squared_hinge")))
-
-    def _fold_outputs(
-        self, wts, tr, Tq, c, E_prev, f, K, L, Q, ga, gi, intrinsic_bias, full
-    ):
-        C = Tq.shape[1]
-        O = np.empty((Q.size, C))
-        O_all: Any = np.empty((K.shape[0], C)) if full else None
-        n_fb = 0
-        for j in range(C):
-            y_tr = Tq[tr, j]
-            o, E, _, o_all = wts.lapsvm(tr, y_tr, E0=E_prev.get((f, j)), c=c, full=full)
-            if o is None:  # error set did not settle: exact Newton with line search
-                n_fb += 1
-                Y = np.zeros((K.shape[0], 1))
-                Y[Q[tr], 0] = y_tr
-                res = lapsvm_newton(
-                    K,
-                    Y,
-                    L=L,
-                    gamma_a=ga,
-                    gamma_i=gi if L is not None else 0.0,
-                    intrinsic_bias=intrinsic_bias,
-                    sample_weight=None if c is None else _full_weights(c, Q[tr], K),
-                )
-                o_all = (K @ res.alpha[:, 0]) + res.b[0]
-                o = o_all[Q]
-                E = y_tr * o[tr] < 1.0
-            E_prev[(f, j)] = E
-            O[:, j] = o
-            if full:
-                O_all[:, j] = o_all
-        return O, O_all, n_fb
 
 
 LapSVMCV.__doc__ = (
