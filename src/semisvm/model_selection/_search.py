@@ -2,6 +2,7 @@ r"""LapSVMCV and LapRLSCV: model selection by cross-validation on the labeled po
 
 from __future__ import annotations
 
+import abc
 import itertools
 import numbers
 import sys
@@ -46,6 +47,17 @@ def _balanced_accuracy(y_true: np.ndarray, y_pred: np.ndarray) -> float:
 
 _SCORERS = {"accuracy": _accuracy, "balanced_accuracy": _balanced_accuracy}
 
+#: parameters of the base estimator that the search sets
+_SEARCHED = (
+    "gamma_a",
+    "gamma_i",
+    "gamma",
+    "n_neighbors",
+    "kernel",
+    "normalize_laplacian",
+    "laplacian_power",
+)
+
 #: sigma multipliers of the default width grid (gamma = 1 / (2 sigma^2))
 _SIGMA_FACTORS = (0.5, 1.0, 2.0)
 
@@ -59,6 +71,26 @@ def _grid(values: Any, name: str) -> list:
     if not vals:
         raise ValueError(f"{name} must be a non-empty sequence of values.")
     return vals
+
+
+class CVSplitter(abc.ABC):
+    """A scikit-learn splitter: any object with ``split`` and ``get_n_splits``."""
+
+    @classmethod
+    def __subclasshook__(cls, C: type) -> Any:
+        if callable(getattr(C, "split", None)) and callable(
+            getattr(C, "get_n_splits", None)
+        ):
+            return True
+        return NotImplemented
+
+    @abc.abstractmethod
+    def split(self, X: Any, y: Any = None, groups: Any = None) -> Any:
+        """Yield ``(train, test)`` index arrays."""
+
+    @abc.abstractmethod
+    def get_n_splits(self, X: Any = None, y: Any = None, groups: Any = None) -> int:
+        """Number of splits."""
 
 
 class _Progress:
@@ -111,7 +143,7 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
         "kernel": [None, "array-like", str],
         "normalize_laplacian": [None, "array-like", "boolean"],
         "laplacian_power": [None, "array-like", Interval(numbers.Integral, 1, None)],
-        "cv": [Interval(numbers.Integral, 2, None), Options(("loo",))],
+        "cv": [Interval(numbers.Integral, 2, None), Options(("loo",)), CVSplitter],
         "scoring": [Options(tuple(_SCORERS))],
         "estimator_params": [None, "dict"],
         "refit": ["boolean"],
@@ -161,16 +193,13 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
         params.setdefault("early_stopping", None)
         for key, value in self._refit_defaults.items():
             params.setdefault(key, value)
+        # the search's seed also drives the estimators' own draws (landmarks of
+        # the LOO features, validation splits) unless estimator_params sets one
+        params.setdefault("random_state", self.random_state)
         est = self._base(**params)
-        for p in (
-            "gamma_a",
-            "gamma_i",
-            "gamma",
-            "n_neighbors",
-            "kernel",
-            "normalize_laplacian",
-            "laplacian_power",
-        ):
+        # the estimator's own messages for bad estimator_params, before any work
+        validate_params(est.get_params(deep=False), est._parameter_constraints)
+        for p in _SEARCHED:
             fixable = p in ("kernel", "normalize_laplacian", "laplacian_power")
             if fixable and getattr(self, p) is None:
                 continue  # a value in estimator_params fixes it (not searched)
@@ -192,13 +221,7 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
             return [base]
         from ..kernels import resolve_gamma
 
-        try:
-            try:  # width rules that depend on the graph size take n_neighbors
-                g0 = resolve_gamma(X, base, "rbf", template.n_neighbors)
-            except TypeError:
-                g0 = resolve_gamma(X, base, "rbf")
-        except (TypeError, ValueError):  # a width rule that needs more than X
-            return [base]
+        g0 = resolve_gamma(X, base, "rbf", template.n_neighbors)
         grid = [g0 / f**2 for f in _SIGMA_FACTORS]
         self._default_width = grid[_SIGMA_FACTORS.index(1.0)]
         return grid
@@ -262,7 +285,8 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
         if reason is not None:
             warnings.warn(
                 f"{type(self).__name__}: {reason}; no model selection, fitting "
-                f"{self._base.__name__} with its default parameters instead.",
+                f"{self._base.__name__} with its default parameters instead (a "
+                "single candidate value, e.g. a scalar gamma_a, is kept as a setting).",
                 UserWarning,
                 stacklevel=2,
             )
@@ -270,12 +294,17 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
             self.best_score_: float | None = None
             self.cv_results_: dict[str, Any] = {}
             self.n_splits_ = 0
-            params = dict(self.estimator_params or {})
-            for name in ("gamma", "n_neighbors"):  # a single candidate is a setting
+            # the estimator the search would refit (early_stopping=None, the
+            # refit defaults, the seed), with every single-valued candidate as
+            # a setting (a scalar gamma_a, a one-element gamma grid, ...)
+            settings = {}
+            for name in _SEARCHED:
                 grid = _grid(getattr(self, name), name)
                 if len(grid) == 1:
-                    params[name] = grid[0]
-            self._refit(self._base(**params), X, y)
+                    settings[name] = grid[0]
+            self.fallback_params_ = settings
+            if self.refit:
+                self._refit(clone(template).set_params(**settings), X, y)
             self.search_time_ = time.perf_counter() - t_start
             return self
         if self.cv == "loo":
