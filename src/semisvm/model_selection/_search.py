@@ -444,11 +444,14 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
 
         folds, score, y = ctx["folds"], ctx["score"], ctx["y"]
         cache = OperatorCache()
-        rows: list[dict] = []
+        pairs = list(itertools.product(ctx["gas"], ctx["gis"]))
+        rows: list[dict] = [{} for _ in pairs]
         t_factor = 0.0
         n_fits = 0
         width_value = w
-        for ga, gi in itertools.product(ctx["gas"], ctx["gis"]):
+        # the graph candidates first: their kernel then serves gamma_i = 0 too
+        for j in sorted(range(len(pairs)), key=lambda j: pairs[j][1] == 0):
+            ga, gi = pairs[j]
             cand = clone(template).set_params(
                 gamma=w, n_neighbors=k, gamma_a=ga, gamma_i=gi
             )
@@ -465,23 +468,21 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
                 O = O.reshape(test.size, -1)
                 scores.append(score(y[test], est.predict(X[test])))
                 losses.append(self._loss(O, one_vs_rest(y[test], est.classes_)))
-            rows.append(
-                {
-                    "gamma_a": ga,
-                    "gamma_i": gi,
-                    "gamma": width_value,
-                    "n_neighbors": k,
-                    "scores": scores,
-                    "loss": float(np.mean(losses)),
-                    "losses": losses,
-                    "is_default": bool(
-                        w == ctx.get("default_width")
-                        and k == template.n_neighbors
-                        and ga == _defaults.GAMMA_A
-                        and gi == _defaults.GAMMA_I
-                    ),
-                }
-            )
+            rows[j] = {
+                "gamma_a": ga,
+                "gamma_i": gi,
+                "gamma": width_value,
+                "n_neighbors": k,
+                "scores": scores,
+                "loss": float(np.mean(losses)),
+                "losses": losses,
+                "is_default": bool(
+                    w == ctx.get("default_width")
+                    and k == template.n_neighbors
+                    and ga == _defaults.GAMMA_A
+                    and gi == _defaults.GAMMA_I
+                ),
+            }
         return rows, t_factor, n_fits
 
     # ------------------------------------------------------ LOO search
@@ -886,41 +887,50 @@ _CV_DOC = r"""
     ``selection_`` the decision (reason, z, number of candidates, threshold).
     Cost: about 5-7 one-default-fit at n = 2,000 (digits, 10 classes, 50 labels).
 
-    **K-fold search (``cv`` an integer).**  The former search runs over the Cartesian product of the kernel widths ``gamma``,
-    graph sizes ``n_neighbors``, ambient weights ``gamma_a`` and intrinsic weights
-    ``gamma_i``, scoring each candidate by stratified K-fold cross-validation on
-    the **labeled** points only: in every fold all unlabeled points and the
-    held-out labeled points stay in the graph and the kernel (their labels are
-    hidden), so each kernel and each graph is built **once** per (width,
-    n_neighbors) and shared by all folds and all weights.  The fits themselves are
-    exact and share factorizations: one LU factorization of :math:`I + rLK` per
-    (kernel, graph) and distinct ratio :math:`r = \gamma_I/\gamma_A`, after which
-    every :math:`(\gamma_A, \gamma_I)` and every fold costs :math:`O(l^2 n)`
-    (see :mod:`semisvm.model_selection._spectral`; the default grids are geometric
-    with a common step :math:`10^{1.5}`, so their 25 pairs need 8 factorizations).
-    Candidates are ranked by their mean held-out **loss** -- squared hinge for
-    LapSVM, squared error for LapRLS (two classes; with more, the squared hinge of
-    the multi-class margin :math:`f_y - \max_{c\ne y} f_c`, see
-    :func:`semisvm.solvers._loo.pointwise_loss`), on the balanced outputs -- which varies far
-    less between folds than accuracy with 10 to 100 labels (ties: higher mean
-    score, then grid order).  One-standard-error rule: the estimator's default
-    configuration (``gamma_a=1e-6``, ``gamma_i=1``, the default width and
-    ``n_neighbors``, always in the default grid) is chosen whenever its loss is
-    within one standard error (over the folds) of the best.  Each fold's model is
-    the estimator's own: the same regularization mapping, class weights, class
-    balance (:func:`semisvm.models._adaptive.adapt_outputs`, with the fold's
-    training labels) as the refit, so ``best_score_`` is the cross-validated
-    score of exactly the refitted configuration.  The chosen candidate is refitted
-    on all the data with the plain estimator.
+    **K-fold search (``cv`` an integer or a scikit-learn splitter).**  Runs over
+    the Cartesian product of the kernel widths ``gamma``, graph sizes
+    ``n_neighbors``, ambient weights ``gamma_a`` and intrinsic weights
+    ``gamma_i``.  Every candidate is scored on every fold by **the plain
+    estimator**: ``clone(template).set_params(**candidate).fit(X, y_fold)``,
+    where ``y_fold`` marks the held-out labeled points ``-1`` (they stay in the
+    kernel and the graph as unlabeled points: transductive cross-validation),
+    and the held-out points are scored with that estimator's own
+    ``decision_function`` and ``predict``.  So a fold's model is exactly what
+    ``fit`` returns for those labels (same regularization mapping, class
+    weights, class balance, solver), and ``best_score_`` is the
+    cross-validated score of exactly the refitted configuration.  An integer
+    gives stratified K-fold over the labeled points (shuffled with
+    ``random_state``); a splitter is applied to all the points, as in
+    :class:`~sklearn.model_selection.GridSearchCV` (only its labeled test
+    points are scored; labeled points outside its training set are hidden).
+    The fits of one (width, ``n_neighbors``) group share the kernel and the
+    graph (:class:`~semisvm.models._base.OperatorCache`, which neither depends
+    on the labels nor on the weights).  Candidates are ranked by their mean
+    held-out **loss** -- squared hinge for LapSVM, squared error for LapRLS
+    (two classes; with more, the squared hinge of the multi-class margin
+    :math:`f_y - \max_{c\ne y} f_c`, see
+    :func:`semisvm.solvers._loo.pointwise_loss`) on the estimator's decision
+    values -- which varies far less between folds than accuracy with 10 to 100
+    labels (ties: higher mean score, then grid order).  One-standard-error
+    rule: the estimator's default configuration (``gamma_a=1e-6``,
+    ``gamma_i=1``, the default width and ``n_neighbors``, always in the default
+    grid) is chosen whenever its loss is within one standard error (over the
+    folds) of the best.  The chosen candidate is refitted on all the data with
+    the plain estimator.  Cost: one fit of the estimator per candidate and
+    fold without its kernel and graph (digits, 10 classes, 5 labels per class,
+    the default 75 candidates x 5 folds: LapRLSCV about 100 s, against 0.7 s
+    for one default fit).
 
     With fewer than five labeled points in some class (two are the minimum of any
     cross-validation, and below five the held-out labels rank the candidates
     worse than the defaults do) the estimator warns, says why, and fits the base
     estimator with its default parameters (``fallback_reason_`` records the
-    reason).
+    reason) with every single-valued candidate (a scalar ``gamma_a``, a
+    one-element ``gamma`` grid, ...) as a setting (``fallback_params_``);
+    with ``refit=False`` it fits nothing.
 
-    Memory is :math:`O(n^2)` (K, LK and one LU factor: about ``3 * 8 n^2`` bytes,
-    96 MB at n = 2,000) and time :math:`O(n^3)` per (width, n_neighbors, ratio).
+    Memory is that of one fit of the estimator plus one kernel and graph per
+    (width, ``n_neighbors``) group; time one fit per candidate and fold.
 
     Parameters
     ----------
@@ -943,9 +953,11 @@ _CV_DOC = r"""
     laplacian_power : int or sequence of int, default=None
         Candidate powers of the Laplacian (``cv='loo'``); ``None``: the
         estimator's and the next.
-    cv : 'loo' or int, default='loo'
+    cv : 'loo', int or splitter, default='loo'
         ``'loo'``: the leave-one-out engine above.  An integer: stratified K-fold
-        (lowered, with a warning, to the size of the smallest labeled class).
+        over the labeled points (lowered, with a warning, to the size of the
+        smallest labeled class).  A scikit-learn splitter (e.g.
+        :class:`~semisvm.model_selection.LabeledStratifiedKFold`): its folds.
     scoring : {'accuracy', 'balanced_accuracy'}, default='accuracy'
         Computed on the held-out labeled points of each fold.
     estimator_params : dict, default=None
@@ -956,14 +968,16 @@ _CV_DOC = r"""
     refit : bool, default=True
         Refit the best candidate on all the data (needed for ``predict``).
     random_state : int, RandomState or None, default=None
-        Shuffling of the labeled points into folds.
+        Shuffling of the labeled points into folds, and the estimators' own
+        ``random_state`` unless ``estimator_params`` sets one.  ``None``: the
+        library's fixed seed (:func:`semisvm._validation.resolve_seed`).
     verbose : int, default=0
         Progress per (width, n_neighbors): a tqdm bar when tqdm is installed,
         else a line on stderr.
     n_jobs : int, default=None
-        The (width, ``n_neighbors``) groups of the grid run in parallel through
-        joblib (``None``: one after the other; each job holds its own n x n
-        kernel).  Under ``joblib.parallel_backend("dask")`` they run on the workers
+        K-fold: the (width, ``n_neighbors``) groups of the grid run in parallel
+        through joblib (``None``: one after the other; each job holds its own
+        n x n kernel).  Under ``joblib.parallel_backend("dask")`` they run on the workers
         of the current Dask client.  The results do not depend on it.
 
     Attributes
@@ -990,8 +1004,12 @@ _CV_DOC = r"""
         z-statistic of the best candidate against the prior), ``n_candidates``
         (the whole search) and ``threshold``.
     fallback_reason_ : str or None
+    fallback_params_ : dict
+        After a fallback: the single-valued candidates used as settings.
+    n_fits_ : int
+        K-fold: fits of the estimator (candidates x folds).
     search_time_, factor_time_, refit_time_ : float
-        Seconds: whole fit, kernel/graph/factorization part, refit.
+        Seconds: whole fit, kernel/graph part, refit.
 
     References
     ----------
@@ -1013,8 +1031,9 @@ LapRLSCV.__doc__ = (
     r"""Laplacian RLS with :math:`\gamma_A`, :math:`\gamma_I`, kernel width and graph
     size chosen by cross-validation on the labeled points.
 
-    Each candidate is the exact LapRLS solution (Eq. 15 of Melacci & Belkin 2011)
-    for the fold's labeled points."""
+    Each candidate is fitted by :class:`~semisvm.LapRLS` itself (the exact
+    solution of Eq. 15 of Melacci & Belkin 2011 with its defaults), in the
+    search and in the refit."""
     + _CV_DOC
     + r"""
     Examples
@@ -1042,12 +1061,11 @@ LapSVMCV.__doc__ = (
     r"""Laplacian SVM with :math:`\gamma_A`, :math:`\gamma_I`, kernel width and graph
     size chosen by cross-validation on the labeled points.
 
-    Each candidate is the exact minimiser of the primal LapSVM objective (Eq. 7 of
-    Melacci & Belkin 2011) for the fold's labeled points, found by primal Newton
-    on error-vector sets (Eq. 11) warm-started from the error set of the previous
-    grid point; the refit uses :class:`~semisvm.LapSVM` with ``estimator_params``,
-    by default ``solver='newton'`` (the same exact optimum the search scored; pass
-    ``estimator_params={'solver': 'pcg'}`` for large n)."""
+    Each candidate is fitted by :class:`~semisvm.LapSVM` itself with
+    ``estimator_params``, by default ``solver='newton'`` and no early stopping
+    (the exact minimiser of Eq. 7 of Melacci & Belkin 2011; pass
+    ``estimator_params={'solver': 'pcg'}`` for large n), in the search and in
+    the refit."""
     + _CV_DOC
     + r"""
     Examples
