@@ -467,3 +467,53 @@ def test_random_state_is_threaded(moons):
     s2 = list(LabeledKFold(3, shuffle=True).split(X, y))
     for (_, t1), (_, t2) in zip(s1, s2, strict=True):
         np.testing.assert_array_equal(t1, t2)
+
+
+# ------------------------------- the fitting core's shared factorizations
+@pytest.mark.parametrize("normalized", [True, False])
+@pytest.mark.parametrize("intrinsic_bias", [True, False])
+@pytest.mark.parametrize("class_weight", [None, "balanced"])
+def test_factorized_core_equals_the_plain_solvers(
+    normalized, intrinsic_bias, class_weight
+):
+    # fits with an OperatorCache given the labeled superset take the shared
+    # factorization (models/_factorized.py); they equal the plain fits
+    from semisvm.models._base import OperatorCache
+
+    for X, y in (
+        make_two_moons(120, n_labeled_per_class=7, random_state=1)[:2],
+        _three_blobs(per_class=5, seed=3)[:2],
+    ):
+        Q = np.flatnonzero(y != -1)
+        cache = OperatorCache(labeled=Q)
+        y_fold = y.copy()
+        y_fold[Q[::3]] = -1  # a fold: a subset of the labeled points
+        for base, kw in ((LapRLS, {}), (LapSVM, {"solver": "newton"})):
+            for ga, gi in [(1e-2, 1.0), (1e-4, 10.0), (1e-6, 1e-2)]:
+                params = dict(
+                    gamma_a=ga,
+                    gamma_i=gi,
+                    normalize_laplacian=normalized,
+                    intrinsic_bias=intrinsic_bias,
+                    class_weight=class_weight,
+                    early_stopping=None,
+                    **kw,
+                )
+                for yy in (y, y_fold):
+                    est = base(**params)
+                    est._operator_cache = cache
+                    est.fit(X, yy)
+                    ref = base(**params).fit(X, yy)
+                    np.testing.assert_allclose(
+                        est.decision_function(X),
+                        ref.decision_function(X),
+                        rtol=1e-7,
+                        atol=1e-9,
+                    )
+                    np.testing.assert_allclose(
+                        est.objective_, ref.objective_, rtol=1e-9
+                    )
+                    np.testing.assert_array_equal(est.transduction_, ref.transduction_)
+                    assert est.solver_ == ref.solver_
+        # one LU per distinct ratio gamma_i / gamma_a, shared by both estimators
+        assert cache.n_factorizations == 3

@@ -393,6 +393,7 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
         progress = _Progress(len(widths) * len(ks), type(self).__name__, self.verbose)
         t_factor = 0.0
         n_fits = 0
+        n_lu = 0
         ctx = dict(
             folds=folds,
             y=y,
@@ -410,12 +411,13 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
             for k in ks
         )
         try:
-            for g_rows, g_factor, g_fits in Parallel(
+            for g_rows, g_factor, g_fits, g_lu in Parallel(
                 n_jobs=self.n_jobs, return_as="generator"
             )(jobs):
                 rows.extend(g_rows)
                 t_factor += g_factor
                 n_fits += g_fits
+                n_lu += g_lu
                 best = min(rows, key=lambda r: (-np.mean(r["scores"]), r["loss"]))
                 progress.step(
                     f"gamma={_fmt(g_rows[0]['gamma'])} k={g_rows[0]['n_neighbors']} "
@@ -425,25 +427,30 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
             progress.close()
         self.factor_time_ = t_factor
         self.n_newton_fallbacks_ = 0
-        self.n_factorizations_ = 0
+        self.n_factorizations_ = n_lu
         self.n_fits_ = n_fits
         self._store_results(rows, self.n_splits_)
 
     def _search_group(
         self, template: Any, X: Any, w: Any, k: int, ctx: dict
-    ) -> tuple[list[dict], float, int]:
+    ) -> tuple[list[dict], float, int, int]:
         """Every (gamma_a, gamma_i) and fold for one kernel width and graph size.
 
         Each fold is ``clone(template).set_params(**candidate).fit(X, y_fold)``,
         scored on its held-out points by its own ``decision_function`` and
         ``predict``; the fits share the kernel and the graph (an
         :class:`~semisvm.models._base.OperatorCache`, built once per group).
-        Returns the rows, the kernel/graph time and the number of fits.
+        The exact solvers (LapRLS ``'direct'``, LapSVM ``'newton'``) share one
+        factorization per ratio gamma_i / gamma_a through it
+        (:mod:`semisvm.models._factorized`).  Returns the rows, the kernel/graph
+        time, the number of fits and of factorizations.
         """
         from ..models._base import OperatorCache
 
         folds, score, y = ctx["folds"], ctx["score"], ctx["y"]
-        cache = OperatorCache()
+        # every fold's labeled points lie in the labeled set of y: the exact
+        # solvers share one factorization per ratio gamma_i / gamma_a
+        cache = OperatorCache(labeled=np.flatnonzero(labeled_mask(y)))
         pairs = list(itertools.product(ctx["gas"], ctx["gis"]))
         rows: list[dict] = [{} for _ in pairs]
         t_factor = 0.0
@@ -483,7 +490,7 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
                     and gi == _defaults.GAMMA_I
                 ),
             }
-        return rows, t_factor, n_fits
+        return rows, t_factor, n_fits, cache.n_factorizations
 
     # ------------------------------------------------------ LOO search
     def _configs(self, template: Any, X: Any) -> tuple[list[dict], list[dict]]:

@@ -96,11 +96,35 @@ class OperatorCache:
         Lookups answered from the cache and operators built.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, labeled: Any = None) -> None:
         self._X: Any = None
         self._entries: dict = {}
+        self._factors: list = []
+        self.labeled = None if labeled is None else np.asarray(labeled)
         self.hits = 0
         self.misses = 0
+
+    def factors(self, K: Any, L: Any) -> Any:
+        """The shared factorizations of a cached (K, L) pair
+        (:class:`~semisvm.models._factorized.RatioFactors`), or None when no
+        labeled superset was given or (K, L) is not from this cache."""
+        if self.labeled is None or L is None or not isinstance(K, np.ndarray):
+            return None
+        for K2, L2, F in self._factors:
+            if K2 is K and L2 is L:
+                return F
+        if not any(v[0] is K and v[1] is L for v in self._entries.values()):
+            return None
+        from ._factorized import RatioFactors
+
+        F = RatioFactors(K, L, self.labeled)
+        self._factors.append((K, L, F))
+        return F
+
+    @property
+    def n_factorizations(self) -> int:
+        """LU factorizations of :math:`I + rLK` computed so far."""
+        return sum(F.n_factorizations for _, _, F in self._factors)
 
     @staticmethod
     def _keys(est: Any) -> tuple[tuple, tuple]:
@@ -210,6 +234,55 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
                 self, X, need_graph, (K, L, g, self._graph_scale, self._graph_weight)
             )
         return K, L
+
+    def _solve_factorized(
+        self,
+        K: Any,
+        L: Any,
+        Y: np.ndarray,
+        sample_weight: Any,
+        *,
+        solver: str,
+        kind: str,
+    ) -> Any:
+        """The exact solve from the factorizations shared by many fits on one K
+        and L (:mod:`semisvm.models._factorized`), or None (then ``_solve``).
+
+        Active only with an :class:`OperatorCache` given a labeled superset and
+        for the exact solvers (LapRLS ``'direct'``, LapSVM ``'newton'`` on the
+        squared hinge) with a dense K and a graph term; the minimiser is the one
+        those solvers compute.
+        """
+        cache = getattr(self, "_operator_cache", None)
+        exact = {"squared": "direct", "squared_hinge": "newton"}.get(self._loss)
+        if (
+            cache is None
+            or kind != "dense"
+            or solver != exact
+            or getattr(self, "loss", "squared_hinge") != "squared_hinge"
+            or L is None
+            or self.gamma_i_ == 0
+        ):
+            return None
+        F = cache.factors(K, L)
+        if F is None:
+            return None
+        from ._factorized import factorized_solve
+
+        sw = None if sample_weight is None else np.asarray(sample_weight, np.float64)
+        res = factorized_solve(
+            F,
+            Y,
+            gamma_a=self.gamma_a_,
+            gamma_i=self.gamma_i_,
+            intrinsic_bias=bool(self.intrinsic_bias),
+            sample_weight=sw,
+            loss=self._loss,
+            max_iter=max(int(self.max_iter), 1),
+        )
+        if res is not None:
+            self.solver_ = solver
+        return res
 
     def _validation_split(
         self,
