@@ -197,8 +197,11 @@ def test_cv_estimator_moons(cvcls, moons):
     for k, v in clf.best_params_.items():
         assert clf.best_estimator_.get_params()[k] == v
     assert clf.best_score_ == pytest.approx(clf.cv_results_["mean_test_score"].max())
-    # every candidate and fold is a fit of the plain estimator
+    # every candidate and fold is a fit of the plain estimator, whose exact
+    # solver shares one factorization per distinct ratio gamma_i / gamma_a (8 for
+    # the default grids) and per (width, graph)
     assert clf.n_fits_ == n_cand * clf.n_splits_
+    assert clf.n_factorizations_ == 8 * 3 * 2
     assert (clf.transduction_ == y_true).mean() >= 0.95
     assert clf.score(X, y_true) == pytest.approx(accuracy_score(y_true, clf.predict(X)))
 
