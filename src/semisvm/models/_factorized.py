@@ -31,9 +31,9 @@ minimiser (the solution of the system on E has :math:`y_i o_i \ge 1` off E and
 the gradient of the squared loss on E vanishes), the same one
 :func:`~semisvm.solvers.lapsvm_newton` reaches; a run that cycles or reaches
 ``max_iter`` returns None and the caller runs the plain solver.  The
-estimators call it through :meth:`~semisvm.models._base.ManifoldClassifierMixin
-._solve_factorized` when an :class:`~semisvm.models._base.OperatorCache` with a
-labeled superset is attached (the cross-validation of
+estimators' ``fit`` calls it (``_solve_factorized`` of
+:class:`~semisvm.models._base.ManifoldClassifierMixin`) when an
+:class:`~semisvm.models._base.OperatorCache` with a labeled superset is attached (the cross-validation of
 :mod:`semisvm.model_selection`); every other step of ``fit`` is unchanged.
 """
 
