@@ -6,6 +6,7 @@ from sklearn.base import clone
 from sklearn.metrics import accuracy_score, balanced_accuracy_score
 from sklearn.model_selection import (
     GridSearchCV,
+    PredefinedSplit,
     StratifiedKFold,
     cross_val_score,
     cross_validate,
@@ -20,8 +21,6 @@ from semisvm.model_selection import (
     labeled_scorer,
     make_labeled_scorer,
 )
-from semisvm.model_selection._spectral import SharedLaplacianSystem
-from semisvm.solvers import laprls_direct, lapsvm_newton
 
 
 @pytest.fixture(scope="module")
@@ -146,47 +145,6 @@ def test_gridsearch_default_cv_uses_labeled_score(moons):
     assert search.best_score_ > 0.8
 
 
-# ------------------------------------------------- shared factorization
-@pytest.mark.parametrize("normalized", [True, False])
-@pytest.mark.parametrize("intrinsic_bias", [True, False])
-def test_shared_system_matches_direct_solvers(normalized, intrinsic_bias):
-    X, y, y_true = make_two_moons(120, n_labeled_per_class=None, random_state=1)
-    est = LapRLS(normalize_laplacian=normalized, intrinsic_bias=intrinsic_bias)
-    K, L = est._build(X, None, True)
-    rng = np.random.RandomState(0)
-    Q = np.sort(rng.choice(120, 16, replace=False))
-    system = SharedLaplacianSystem(K, L, Q, intrinsic_bias)
-    train = np.arange(0, 16, 2)
-    for ga, gi in [(1e-2, 1.0), (1e-1, 0.0), (1.0, 10.0), (1e-3, 1e-1)]:
-        w = system.weights(ga, gi, full=True)
-        Y = np.zeros((120, 1))
-        Y[Q[train], 0] = np.where(y_true[Q[train]] == 1, 1.0, -1.0)
-        ref = laprls_direct(
-            K, Y, L=L, gamma_a=ga, gamma_i=gi, intrinsic_bias=intrinsic_bias
-        )
-        o, o_all = w.laprls(train, Y[Q[train]], full=True)
-        np.testing.assert_allclose(o_all, K @ ref.alpha + ref.b, rtol=1e-6, atol=1e-8)
-        np.testing.assert_allclose(o, o_all[Q])
-        ref = lapsvm_newton(
-            K, Y, L=L, gamma_a=ga, gamma_i=gi, intrinsic_bias=intrinsic_bias
-        )
-        o, E, _, o_all = w.lapsvm(train, Y[Q[train], 0], full=True)
-        np.testing.assert_allclose(
-            o_all, (K @ ref.alpha + ref.b)[:, 0], rtol=1e-6, atol=1e-8
-        )
-        # loss weights: weight 2 on a point = the point twice in the loss
-        c = np.ones(train.size)
-        c[:3] = 2.0
-        o_w, _ = w.laprls(train, Y[Q[train]], c=c)
-        twice = np.r_[train, train[:3]]
-        o_d, _ = w.laprls(twice, Y[Q[twice]])
-        np.testing.assert_allclose(o_w, o_d, rtol=1e-8, atol=1e-10)
-        # uniform weight 2 = both regularization weights halved
-        o_2, _ = w.laprls(train, Y[Q[train]], c=np.full(train.size, 2.0))
-        o_h, _ = system.weights(ga / 2, gi / 2).laprls(train, Y[Q[train]])
-        np.testing.assert_allclose(o_2, o_h, rtol=1e-8, atol=1e-10)
-
-
 def _brute_force_scores(cvcls, base, X, y, grid, n_splits, rs, **base_kw):
     Q = np.flatnonzero(y != -1)
     folds = list(
@@ -239,8 +197,10 @@ def test_cv_estimator_moons(cvcls, moons):
     for k, v in clf.best_params_.items():
         assert clf.best_estimator_.get_params()[k] == v
     assert clf.best_score_ == pytest.approx(clf.cv_results_["mean_test_score"].max())
-    # one factorization per distinct ratio gamma_i / gamma_a (8 for the default
-    # grids) and per (width, graph)
+    # every candidate and fold is a fit of the plain estimator, whose exact
+    # solver shares one factorization per distinct ratio gamma_i / gamma_a (8 for
+    # the default grids) and per (width, graph)
+    assert clf.n_fits_ == n_cand * clf.n_splits_
     assert clf.n_factorizations_ == 8 * 3 * 2
     assert (clf.transduction_ == y_true).mean() >= 0.95
     assert clf.score(X, y_true) == pytest.approx(accuracy_score(y_true, clf.predict(X)))
@@ -260,7 +220,11 @@ def test_fallback_with_one_label_per_class(cvcls, base):
     with pytest.warns(UserWarning, match="at least two labeled points per class"):
         clf = cvcls().fit(X, y)
     assert clf.best_params_ == {} and clf.fallback_reason_
-    np.testing.assert_array_equal(clf.predict(X), base().fit(X, y).predict(X))
+    # the estimator the search refits: exact solution (no early stopping), the
+    # CV's refit defaults (LapSVMCV: Newton)
+    kw = {"solver": "newton"} if base is LapSVM else {}
+    ref = base(early_stopping=None, **kw).fit(X, y)
+    np.testing.assert_array_equal(clf.predict(X), ref.predict(X))
 
 
 def test_fewer_folds_warning(moons):
@@ -361,3 +325,198 @@ def test_cv_groups_in_parallel_give_the_same_results(moons):
     )
     assert a.best_params_ == b.best_params_
     assert len(a.cv_results_["mean_test_score"]) == 2 * 2 * 2 * 3  # 3 widths
+
+
+# ------------------------------------ K-fold: the plain estimator per fold
+def _kfold_by_hand(base_kw, cand, X, y, folds):
+    """Scores and losses of ``cand`` fitted by hand on each fold's labels."""
+    from semisvm.models._problem import one_vs_rest
+    from semisvm.solvers._loo import pointwise_loss
+
+    cls, kw = base_kw
+    loss = "squared" if cls is LapRLS else "squared_hinge"
+    scores, losses = [], []
+    for y_fold, test in folds:
+        est = cls(**kw, **cand).fit(X, y_fold)
+        O = np.asarray(est.decision_function(X[test])).reshape(test.size, -1)
+        scores.append(np.mean(est.predict(X[test]) == y[test]))
+        T = one_vs_rest(y[test], est.classes_)
+        losses.append(np.mean(pointwise_loss(O, T, loss)))
+    return np.array(scores), float(np.mean(losses))
+
+
+def _stratified_folds(y, n_splits, seed):
+    Q = np.flatnonzero(y != -1)
+    skf = StratifiedKFold(n_splits, shuffle=True, random_state=seed)
+    out = []
+    for _, te in skf.split(np.zeros((Q.size, 1)), y[Q]):
+        y_fold = y.copy()
+        y_fold[Q[te]] = -1
+        out.append((y_fold, Q[te]))
+    return out
+
+
+@pytest.mark.parametrize(
+    "cvcls, base, kw",
+    [
+        (LapRLSCV, LapRLS, {"early_stopping": None}),
+        (LapSVMCV, LapSVM, {"solver": "newton", "early_stopping": None}),
+    ],
+)
+@pytest.mark.parametrize("three_classes", [False, True])
+def test_kfold_equals_the_plain_estimator_fold_by_fold(cvcls, base, kw, three_classes):
+    # every candidate's split scores and its loss are those of the plain
+    # estimator fitted by hand on the fold (held-out labels -1, same seed), and
+    # the refit is the plain estimator with best_params_
+    if three_classes:
+        X, y, _ = _three_blobs(per_class=6, seed=4)
+    else:
+        X, y, _ = make_two_moons(100, n_labeled_per_class=6, random_state=5)
+    cv = cvcls(gamma_a=(1e-4, 1e-1), gamma_i=(0.0, 1.0), cv=3, random_state=7).fit(X, y)
+    folds = _stratified_folds(y, 3, 7)
+    base_kw = (base, dict(kw, random_state=7))
+    for i, cand in enumerate(cv.cv_results_["params"]):
+        scores, loss = _kfold_by_hand(base_kw, cand, X, y, folds)
+        got = [cv.cv_results_[f"split{f}_test_score"][i] for f in range(3)]
+        np.testing.assert_allclose(got, scores, rtol=0, atol=1e-12)
+        assert cv.cv_results_["mean_test_loss"][i] == pytest.approx(loss, rel=1e-9)
+    ref = base(**base_kw[1], **cv.best_params_).fit(X, y)
+    np.testing.assert_allclose(
+        cv.decision_function(X), ref.decision_function(X), rtol=1e-10, atol=1e-12
+    )
+    np.testing.assert_array_equal(cv.transduction_, ref.transduction_)
+
+
+def test_kfold_accepts_a_splitter(moons):
+    X, y, _ = moons
+    splitter = LabeledStratifiedKFold(3, shuffle=True, random_state=2)
+    cv = LapRLSCV(gamma_a=(1e-4,), gamma_i=(0.0, 1.0), gamma=[2.0], cv=splitter).fit(
+        X, y
+    )
+    assert cv.n_splits_ == 3
+    folds = []
+    for tr, te in splitter.split(X, y):
+        y_fold = np.full(y.size, -1)
+        y_fold[tr] = y[tr]
+        folds.append((y_fold, te))
+    base_kw = (LapRLS, {"early_stopping": None})
+    for i, cand in enumerate(cv.cv_results_["params"]):
+        scores, _ = _kfold_by_hand(base_kw, cand, X, y, folds)
+        got = [cv.cv_results_[f"split{f}_test_score"][i] for f in range(3)]
+        np.testing.assert_allclose(got, scores, rtol=0, atol=1e-12)
+    # a splitter that leaves a class without training labels: a clear error
+    with pytest.raises(ValueError, match="without a training label"):
+        LapRLSCV(cv=PredefinedSplit(np.where(y == 1, 0, 1)), gamma=[2.0]).fit(X, y)
+    with pytest.raises(ValueError, match="'cv' parameter"):
+        LapRLSCV(cv="bogus").fit(X, y)
+
+
+@pytest.mark.parametrize("cvcls, base", [(LapRLSCV, LapRLS), (LapSVMCV, LapSVM)])
+def test_fallback_keeps_scalar_weights_early_stopping_and_refit(cvcls, base):
+    X, y, _ = make_two_moons(100, n_labeled_per_class=2, random_state=0)
+    with pytest.warns(UserWarning, match="no model selection"):
+        clf = cvcls(gamma_a=1e-2, gamma_i=0.5, gamma=[2.0], random_state=3).fit(X, y)
+    est = clf.best_estimator_
+    assert (est.gamma_a, est.gamma_i, est.gamma) == (1e-2, 0.5, 2.0)
+    assert est.early_stopping is None and est.random_state == 3
+    kw = {"solver": "newton"} if base is LapSVM else {}
+    ref = base(
+        gamma_a=1e-2, gamma_i=0.5, gamma=2.0, early_stopping=None, random_state=3, **kw
+    ).fit(X, y)
+    np.testing.assert_allclose(clf.decision_function(X), ref.decision_function(X))
+    # refit=False: no model is fitted, as after a search
+    with pytest.warns(UserWarning, match="no model selection"):
+        clf = cvcls(gamma_a=1e-2, refit=False).fit(X, y)
+    assert not hasattr(clf, "best_estimator_")
+    assert clf.fallback_params_ == {"gamma_a": 1e-2}
+    from sklearn.exceptions import NotFittedError
+
+    with pytest.raises(NotFittedError):
+        clf.predict(X)
+
+
+def test_width_rule_errors_are_not_swallowed(moons, monkeypatch):
+    import semisvm.kernels
+
+    def broken(*args, **kwargs):
+        raise ValueError("width rule failed")
+
+    X, y, _ = moons
+    monkeypatch.setattr(semisvm.kernels, "resolve_gamma", broken)
+    with pytest.raises(ValueError, match="width rule failed"):
+        LapRLSCV(gamma_a=(1e-4,), gamma_i=(1.0,), cv=3).fit(X, y)
+
+
+def test_bad_estimator_params_fail_with_the_estimators_message(moons):
+    X, y, _ = moons
+    with pytest.raises(ValueError, match="'graph_weight' parameter"):
+        LapRLSCV(cv=3, estimator_params={"graph_weight": "bogus"}).fit(X, y)
+
+
+def test_random_state_is_threaded(moons):
+    X, y, _ = moons
+    kw = dict(gamma_a=(1e-4,), gamma_i=(0.0, 1.0), gamma=[2.0], cv=3)
+    a = LapRLSCV(**kw).fit(X, y)
+    b = LapRLSCV(random_state=0, **kw).fit(X, y)  # None: the library's seed, 0
+    np.testing.assert_array_equal(
+        a.cv_results_["split0_test_score"], b.cv_results_["split0_test_score"]
+    )
+    c = LapRLSCV(random_state=5, **kw).fit(X, y)
+    assert c.best_estimator_.random_state == 5
+    d = LapRLSCV(random_state=5, estimator_params={"random_state": 1}, **kw).fit(X, y)
+    assert d.best_estimator_.random_state == 1
+    # the labeled splitters: None is a fixed seed too
+    s1 = list(LabeledKFold(3, shuffle=True).split(X, y))
+    s2 = list(LabeledKFold(3, shuffle=True).split(X, y))
+    for (_, t1), (_, t2) in zip(s1, s2, strict=True):
+        np.testing.assert_array_equal(t1, t2)
+
+
+# ------------------------------- the fitting core's shared factorizations
+@pytest.mark.parametrize("normalized", [True, False])
+@pytest.mark.parametrize("intrinsic_bias", [True, False])
+@pytest.mark.parametrize("class_weight", [None, "balanced"])
+def test_factorized_core_equals_the_plain_solvers(
+    normalized, intrinsic_bias, class_weight
+):
+    # fits with an OperatorCache given the labeled superset take the shared
+    # factorization (models/_factorized.py); they equal the plain fits
+    from semisvm.models._base import OperatorCache
+
+    for X, y in (
+        make_two_moons(120, n_labeled_per_class=7, random_state=1)[:2],
+        _three_blobs(per_class=5, seed=3)[:2],
+    ):
+        Q = np.flatnonzero(y != -1)
+        cache = OperatorCache(labeled=Q)
+        y_fold = y.copy()
+        y_fold[Q[::3]] = -1  # a fold: a subset of the labeled points
+        for base, kw in ((LapRLS, {}), (LapSVM, {"solver": "newton"})):
+            for ga, gi in [(1e-2, 1.0), (1e-4, 10.0), (1e-6, 1e-2)]:
+                params = dict(
+                    gamma_a=ga,
+                    gamma_i=gi,
+                    normalize_laplacian=normalized,
+                    intrinsic_bias=intrinsic_bias,
+                    class_weight=class_weight,
+                    early_stopping=None,
+                    **kw,
+                )
+                for yy in (y, y_fold):
+                    est = base(**params)
+                    est._operator_cache = cache
+                    est.fit(X, yy)
+                    ref = base(**params).fit(X, yy)
+                    np.testing.assert_allclose(
+                        est.decision_function(X),
+                        ref.decision_function(X),
+                        rtol=1e-7,
+                        atol=1e-9,
+                    )
+                    np.testing.assert_allclose(
+                        est.objective_, ref.objective_, rtol=1e-9
+                    )
+                    np.testing.assert_array_equal(est.transduction_, ref.transduction_)
+                    assert est.solver_ == ref.solver_
+        # one LU per distinct ratio gamma_i / gamma_a, shared by both estimators
+        assert cache.n_factorizations == 3

@@ -1,8 +1,9 @@
 """Model selection for semi-supervised data (``y == -1`` marks unlabeled points).
 
 - :class:`LapSVMCV`, :class:`LapRLSCV`: the estimators with their weights, kernel
-  width and graph size chosen by cross-validation on the labeled points, one
-  kernel, graph and factorization shared by all folds and weights;
+  width and graph size chosen by cross-validation on the labeled points (every
+  fold a fit of the plain estimator, one kernel and graph shared by all folds
+  and weights);
 - :class:`LabeledKFold`, :class:`LabeledStratifiedKFold`: splitters for
   scikit-learn's ``GridSearchCV`` / ``cross_validate`` that fold over the labeled
   points and keep every unlabeled point in every training set;

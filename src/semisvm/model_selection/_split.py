@@ -9,6 +9,7 @@ import numpy as np
 from sklearn.model_selection import KFold, StratifiedKFold
 from sklearn.model_selection._split import BaseCrossValidator
 
+from .._validation import resolve_seed
 from ._scorer import labeled_mask
 
 __all__ = ["LabeledKFold", "LabeledStratifiedKFold"]
@@ -71,7 +72,7 @@ class _LabeledFolds(BaseCrossValidator):
         inner = self._inner(
             n_splits=self.n_splits,
             shuffle=self.shuffle,
-            random_state=self.random_state if self.shuffle else None,
+            random_state=resolve_seed(self.random_state) if self.shuffle else None,
         )
         n = y.shape[0]
         for _, te in inner.split(np.zeros((lab.size, 1)), y[lab]):
@@ -104,7 +105,9 @@ class LabeledKFold(_LabeledFolds):
     shuffle : bool, default=False
         Shuffle the labeled points before folding.
     random_state : int, RandomState or None, default=None
-        Used when ``shuffle=True``.
+        Used when ``shuffle=True``; ``None`` is the library's fixed seed
+        (:func:`semisvm._validation.resolve_seed`): the same call gives the
+        same folds.
 
     See Also
     --------

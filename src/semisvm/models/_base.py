@@ -27,6 +27,7 @@ from .._validation import (
     resolve_seed,
     validate_params,
 )
+from ..graph import resolve_graph_weight
 from ..kernels import NystroemFactor, as_operator, kernel_matrix
 from ..kernels._distributed import (
     DistributedNystroemFactor,
@@ -41,6 +42,7 @@ from ._scale import (
 
 __all__ = [
     "ManifoldClassifierMixin",
+    "OperatorCache",
     "KERNEL_CONSTRAINTS",
 ]
 
@@ -60,6 +62,104 @@ KERNEL_CONSTRAINTS: dict[str, list] = {
     "laplacian_power": [Interval(numbers.Integral, 1, None)],
     "intrinsic_bias": ["boolean"],
 }
+
+
+#: parameters that determine K (first group) and the Laplacian (second group)
+_KERNEL_PARAMS = ("kernel", "gamma", "degree", "coef0", "kernel_params", "n_neighbors")
+_GRAPH_PARAMS = (
+    "graph_weight",
+    "heat_t",
+    "normalize_laplacian",
+    "laplacian_power",
+    "graph_method",
+    "graph_pca",
+)
+
+
+class OperatorCache:
+    r"""K and L of one training set, shared by many fits of the fitting core.
+
+    Many fits on the same points with different labels or weights (the folds
+    and the :math:`(\gamma_A, \gamma_I)` grid of
+    :class:`~semisvm.model_selection.LapSVMCV`) need the same kernel and the
+    same graph: neither depends on ``y``, ``gamma_a`` or ``gamma_i``.  Set
+    ``est._operator_cache = cache`` on each (cloned) estimator; its ``fit``
+    (:meth:`ManifoldClassifierMixin._build`) then reuses the operators that
+    an earlier fit on the same ``X`` object with the same kernel and graph
+    parameters built (dense operators, no user ``adjacency``), and computes
+    exactly what it would compute otherwise.  The arrays are shared
+    read-only.
+
+    Attributes
+    ----------
+    hits, misses : int
+        Lookups answered from the cache and operators built.
+    """
+
+    def __init__(self, labeled: Any = None) -> None:
+        self._X: Any = None
+        self._entries: dict = {}
+        self._factors: list = []
+        self.labeled = None if labeled is None else np.asarray(labeled)
+        self.hits = 0
+        self.misses = 0
+
+    def factors(self, K: Any, L: Any) -> Any:
+        """The shared factorizations of a cached (K, L) pair
+        (:class:`~semisvm.models._factorized.RatioFactors`), or None when no
+        labeled superset was given or (K, L) is not from this cache."""
+        if self.labeled is None or L is None or not isinstance(K, np.ndarray):
+            return None
+        for K2, L2, F in self._factors:
+            if K2 is K and L2 is L:
+                return F
+        if not any(v[0] is K and v[1] is L for v in self._entries.values()):
+            return None
+        from ._factorized import RatioFactors
+
+        F = RatioFactors(K, L, self.labeled)
+        self._factors.append((K, L, F))
+        return F
+
+    @property
+    def n_factorizations(self) -> int:
+        """LU factorizations of :math:`I + rLK` computed so far."""
+        return sum(F.n_factorizations for _, _, F in self._factors)
+
+    @staticmethod
+    def _keys(est: Any) -> tuple[tuple, tuple]:
+        kk = tuple(repr(getattr(est, p, None)) for p in _KERNEL_PARAMS)
+        return kk, tuple(repr(getattr(est, p, None)) for p in _GRAPH_PARAMS)
+
+    def get(self, est: Any, X: Any, need_graph: bool) -> tuple | None:
+        """``(K, L, gamma_, graph_scale, graph_weight)`` or None."""
+        if X is not self._X:
+            self.misses += 1
+            return None
+        kk, gk = self._keys(est)
+        hit = self._entries.get((kk, gk if need_graph else None))
+        if hit is None and not need_graph:  # K of a graph entry, without its graph
+            for (k2, g2), val in self._entries.items():
+                if k2 == kk and g2 is not None:
+                    weight = resolve_graph_weight(est.graph_weight, 1.0)
+                    hit = (val[0], None, val[2], 1.0, weight)
+                    break
+        if hit is None:
+            self.misses += 1
+        else:
+            self.hits += 1
+        return hit
+
+    def put(self, est: Any, X: Any, need_graph: bool, value: tuple) -> None:
+        """Store the operators of ``est`` on ``X`` (one training set per cache)."""
+        if X is not self._X:
+            self._X = X
+            self._entries = {}
+        K = value[0]
+        if isinstance(K, np.ndarray):
+            K.flags.writeable = False  # shared: no solver may write into it
+        kk, gk = self._keys(est)
+        self._entries[(kk, gk if need_graph else None)] = value
 
 
 class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
@@ -111,16 +211,78 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
         return t.labeled, t.classes, t.Y
 
     def _build(self, X: Any, adjacency: Any, need_graph: bool) -> tuple[Any, Any]:
+        cache = getattr(self, "_operator_cache", None)
+        kind = getattr(self, "kernel_operator_", "dense")
+        if cache is not None and adjacency is None and kind == "dense":
+            hit = cache.get(self, X, need_graph)
+            if hit is not None:
+                K, L, g, self._graph_scale, self._graph_weight = hit
+                self.gamma_ = g
+                self.fit_times_ = {"kernel": 0.0, "graph": 0.0}
+                return K, L
         K, L, g, times = prepare_operators(
             self,
             X,
             adjacency=adjacency,
             need_graph=need_graph,
-            kind=getattr(self, "kernel_operator_", "dense"),
+            kind=kind,
         )
         self.gamma_ = g
         self.fit_times_ = times
+        if cache is not None and adjacency is None and kind == "dense":
+            cache.put(
+                self, X, need_graph, (K, L, g, self._graph_scale, self._graph_weight)
+            )
         return K, L
+
+    def _solve_factorized(
+        self,
+        K: Any,
+        L: Any,
+        Y: np.ndarray,
+        sample_weight: Any,
+        *,
+        solver: str,
+        kind: str,
+    ) -> Any:
+        """The exact solve from the factorizations shared by many fits on one K
+        and L (:mod:`semisvm.models._factorized`), or None (then ``_solve``).
+
+        Active only with an :class:`OperatorCache` given a labeled superset and
+        for the exact solvers (LapRLS ``'direct'``, LapSVM ``'newton'`` on the
+        squared hinge) with a dense K and a graph term; the minimiser is the one
+        those solvers compute.
+        """
+        cache = getattr(self, "_operator_cache", None)
+        exact = {"squared": "direct", "squared_hinge": "newton"}.get(self._loss)
+        if (
+            cache is None
+            or kind != "dense"
+            or solver != exact
+            or getattr(self, "loss", "squared_hinge") != "squared_hinge"
+            or L is None
+            or self.gamma_i_ == 0
+        ):
+            return None
+        F = cache.factors(K, L)
+        if F is None:
+            return None
+        from ._factorized import factorized_solve
+
+        sw = None if sample_weight is None else np.asarray(sample_weight, np.float64)
+        res = factorized_solve(
+            F,
+            Y,
+            gamma_a=self.gamma_a_,
+            gamma_i=self.gamma_i_,
+            intrinsic_bias=bool(self.intrinsic_bias),
+            sample_weight=sw,
+            loss=self._loss,
+            max_iter=max(int(self.max_iter), 1),
+        )
+        if res is not None:
+            self.solver_ = solver
+        return res
 
     def _validation_split(
         self,

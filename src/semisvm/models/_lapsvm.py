@@ -205,6 +205,8 @@ class _PrimalMixin(ManifoldClassifierMixin):
             and (getattr(self, "loss", "squared_hinge") != "hinge")
         ):
             res = self._solve_supervised(K, Y, sw)
+        if res is None:  # many fits on one K and L: shared factorizations
+            res = self._solve_factorized(K, L, Y, sw, solver=solver, kind=kind)
         if res is None:
             res = self._solve(
                 K,
