@@ -482,7 +482,11 @@ class _Search:
                 y, cost, sol, free, f_free, d_pos, d_neg, slack, n_pos, n_neg
             ):
                 continue
-            if self.branch == "margin":  # least confident: raises bounds fast
+            if self.branch == "bound":
+                # the weaker child's bound is largest (ties: least confident):
+                # both children's bounds rise, which is what a proof needs
+                k = int(np.lexsort((np.abs(f_free), -np.minimum(d_pos, d_neg)))[0])
+            elif self.branch == "margin":  # least confident: raises bounds fast
                 k = int(np.argmin(np.abs(f_free)))
             else:  # most confident: good labelings early
                 k = int(np.argmax(np.abs(f_free)))
@@ -515,6 +519,72 @@ class _Search:
                     return
 
 
+#: neighbourhood sizes of the graph hints (kNN graphs in the kernel's metric)
+GRAPH_HINT_KS = (3, 5, 8, 12, 20)
+
+
+def _graph_hints(
+    K: np.ndarray, y: np.ndarray, ks: tuple[int, ...] = GRAPH_HINT_KS
+) -> list[np.ndarray]:
+    r"""Harmonic-function scores of the unlabeled points, one per graph.
+
+    A *heuristic* for the incumbent only (it never enters a bound).  For each
+    ``k`` in ``ks``: the symmetric binary ``k``-nearest-neighbour graph in the
+    kernel's own metric :math:`d(i, j)^2 = K_{ii} + K_{jj} - 2K_{ij}` (so any
+    kernel, callable or precomputed, works), its Laplacian :math:`L = D - W`
+    and the harmonic function of Zhu, Ghahramani & Lafferty (2003),
+
+    .. math::
+
+        h_U = -(L_{UU} + \epsilon I)^{-1} L_{UL}\, y_L ,\qquad \epsilon = 10^{-8},
+
+    which propagates the labels along the data manifold (:math:`\epsilon`
+    keeps components without a labeled point at ``h = 0``).  The caller turns
+    each score into a balanced labeling and improves it by alternating
+    minimisation.  Local TSVM heuristics started from the supervised SVM stop
+    in poor minima on two moons (error 16-41% on the benchmark problems of
+    ``benchmarks/tsvm/bench_exact_small.py``); the graph hints start at the
+    global optimum there, which leaves the branch and bound only the proof.
+
+    Returns
+    -------
+    scores : list of ndarray of shape (u,)
+        One score per ``k`` (``k < n``), in the order of ``np.flatnonzero(y == 0)``.
+    """
+    import scipy.sparse as sp  # noqa: PLC0415
+    from scipy.sparse.linalg import spsolve  # noqa: PLC0415
+
+    n = K.shape[0]
+    U = np.flatnonzero(y == 0)
+    L = np.flatnonzero(y != 0)
+    ks = tuple(k for k in ks if k < n)
+    if U.size == 0 or not ks:
+        return []
+    kmax = max(ks)
+    d = np.diag(K)
+    nbrs = np.empty((n, kmax), dtype=np.intp)
+    for start in range(0, n, 512):  # blocks of rows: O(512 n) memory
+        rows = slice(start, min(n, start + 512))
+        D2 = d[rows, None] + d[None, :] - 2.0 * K[rows]
+        D2[np.arange(D2.shape[0]), np.arange(rows.start, rows.stop)] = np.inf
+        part = np.argpartition(D2, kmax - 1, axis=1)[:, :kmax]
+        order = np.argsort(np.take_along_axis(D2, part, axis=1), axis=1, kind="stable")
+        nbrs[rows] = np.take_along_axis(part, order, axis=1)
+    out = []
+    for k in ks:
+        rows = np.repeat(np.arange(n), k)
+        W = sp.csr_matrix((np.ones(n * k), (rows, nbrs[:, :k].ravel())), shape=(n, n))
+        W = W.maximum(W.T)
+        Lap = sp.diags(np.asarray(W.sum(axis=1)).ravel()) - W
+        Lap = Lap.tocsr()
+        A = Lap[U][:, U] + 1e-8 * sp.identity(U.size, format="csr")
+        rhs = -(Lap[U][:, L] @ y[L])
+        h = np.atleast_1d(spsolve(A.tocsc(), rhs))
+        if np.all(np.isfinite(h)):
+            out.append(h)
+    return out
+
+
 def _branch_and_bound(
     K: np.ndarray,
     y: np.ndarray,
@@ -531,14 +601,21 @@ def _branch_and_bound(
     root_descent: bool = True,
     branch: str = "confident",
     fixing: bool = True,
+    graph_hints: bool = False,
 ) -> _Search:
-    """Branch and bound on ``K`` with ``y == 0`` marking the unlabeled points.
+    r"""Branch and bound on ``K`` with ``y == 0`` marking the unlabeled points.
 
     The initial upper bound comes from alternating minimisation started at the
     root's balanced sign labeling (``root_descent``) and at each hint.
     ``branch='confident'`` branches on the free point of largest :math:`|f|`
-    (finds good labelings early); ``'margin'`` on the smallest (raises the
-    bounds fastest: for proving a good incumbent optimal).
+    (finds good labelings early); ``'margin'`` on the smallest; ``'bound'`` on
+    the point whose weaker child has the largest dual bound
+    :math:`\min(\delta_j(+1), \delta_j(-1))` (ties: smallest :math:`|f|`),
+    the rule for proving a good incumbent optimal (two moons, 100 points,
+    defaults of :class:`~semisvm.models._tsvm.ExactTSVM`, proof of the optimal
+    labeling: 21,565 nodes against 24,443 with ``'margin'`` and 231,818 with
+    ``'confident'``).  ``graph_hints`` adds the labelings of
+    :func:`_graph_hints` to the initial upper bound.
     """
     U = np.flatnonzero(y == 0)
     cost = np.where(y != 0, C, 0.0)
@@ -569,6 +646,9 @@ def _branch_and_bound(
         # a hint is a labeling of U, or (labeling, L2SVMResult to warm-start)
         h, warm = h if isinstance(h, tuple) else (h, None)
         search.descend(_balanced_signs(np.asarray(h, float), lo, hi), warm)
+    if graph_hints:
+        for h in _graph_hints(K, search.y0):
+            search.descend(_balanced_signs(h, lo, hi), root)
     search.run(root)
     return search
 
@@ -645,6 +725,7 @@ def tsvm_branch_and_bound(
     time_limit: float | None = None,
     callback: Callable | None = None,
     verbose: int = 0,
+    graph_hints: bool = True,
 ) -> TSVMResult:
     r"""Exact L2-loss transductive SVM by depth-first branch and bound.
 
@@ -672,6 +753,12 @@ def tsvm_branch_and_bound(
     verbose : int, default=0
         ``> 0`` prints a progress log (each new incumbent, and the state every
         5 s: nodes, incumbent, lower bound, relative gap).
+    graph_hints : bool, default=True
+        Add the graph hints (:func:`_graph_hints`) to the initial upper bound
+        and branch on the free point whose weaker child has the largest bound
+        (``False``: the root labeling only, most confident point first, as
+        Chapelle et al.).  Either way the result is exact when the search
+        finishes.
 
     Returns
     -------
@@ -710,6 +797,8 @@ def tsvm_branch_and_bound(
         deadline=deadline,
         callback=callback,
         progress=progress,
+        graph_hints=graph_hints,
+        branch="bound" if graph_hints else "confident",
     )
     sol = s.best_sol
     lower = s.lower_bound()
@@ -786,6 +875,7 @@ def tsvm_randomized(
     keep_incumbent_margin: bool = True,
     full_search_after: int | None = 2,
     verbose: int = 0,
+    graph_hints: bool = True,
 ) -> TSVMResult:
     r"""Exact L2-loss transductive SVM by random sampling (Clarkson's Basis2).
 
@@ -832,6 +922,11 @@ def tsvm_randomized(
         lower bound, relative gap, violators) and the whole-set branch and
         bound's log (a line every 5 s and at each new incumbent); ``> 1`` also
         the sample searches' logs.
+    graph_hints : bool, default=True
+        Start from the best balanced labeling that alternating minimisation on
+        the whole set reaches from the graph hints (:func:`_graph_hints`:
+        harmonic label propagation on kNN graphs in the kernel's metric).
+        Only the incumbent depends on it, never a bound.
 
     Returns
     -------
@@ -949,6 +1044,7 @@ def tsvm_randomized(
         keep_incumbent_margin=keep_incumbent_margin,
         full_search_after=full_search_after,
         verbose=verbose,
+        graph_hints=graph_hints,
     )
     return run.run()
 
@@ -1000,6 +1096,7 @@ class _RandomizedRun:
         keep_incumbent_margin,
         full_search_after,
         verbose,
+        graph_hints=True,
     ) -> None:
         self.K, self.y, self.C, self.C_star = K, y, C, C_star
         self.L = L = np.flatnonzero(y != 0)
@@ -1041,6 +1138,31 @@ class _RandomizedRun:
         self.n_full = 0
         self.certified = False
         self.termination = "max_iter"
+        if graph_hints:
+            self._graph_incumbent()
+
+    def _graph_incumbent(self) -> None:
+        """Initial incumbent: alternating minimisation on the whole set from
+        each graph hint (:func:`_graph_hints`); the best balanced labeling is
+        kept.  A heuristic: it only sets the upper bound."""
+        for h in _graph_hints(self.K, self.y):
+            lab, sol = _full_descent(
+                self.K,
+                self.y,
+                self.cost,
+                self.U,
+                self.lo,
+                self.hi,
+                _balanced_signs(h, self.lo, self.hi),
+                None,
+                None,
+                max_steps=20,
+            )
+            if sol.objective < self.upper():
+                self.inc_labels, self.inc, self.inc_viol = lab, sol, 0
+        if self.inc is not None:
+            self.guide_f = self.inc.f[self.U]
+            self.guide_key = (False, self.inc.objective)
 
     # -- helpers -----------------------------------------------------------------
     def upper(self) -> float:
@@ -1207,7 +1329,7 @@ class _RandomizedRun:
             None if no_inc else [(self.inc_labels, self.inc)],
             "whole set",
             root_descent=no_inc,
-            branch="confident" if no_inc else "margin",
+            branch="confident" if no_inc else "bound",
         )
         self.n_full += 1
         improved = False

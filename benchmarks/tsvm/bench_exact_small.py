@@ -1,0 +1,184 @@
+"""Benchmark: exact TSVM certified on small two-moons problems (issue 31, item 1).
+
+Problems (one labeled point per class, strict balance: half of U positive):
+
+* ``defaults-100``: ``ExactTSVM()`` with its defaults (``gamma="scale"``,
+  ``C = C_star = 1``, ``method="randomized"``, ``time_limit=60``) on
+  ``semisvm.datasets.make_two_moons(100, n_labeled_per_class=1, random_state=0)``
+  (98 unlabeled points); the same with ``method="branch_and_bound"``.
+* ``moons-n``: ``sklearn.datasets.make_moons(n, noise=0.05, random_state=1)``,
+  the first point of each class labeled, ``gamma=4``, ``C=10``, ``C_star=1``,
+  for n = 100, 200, 400 (the problems of ``benchmarks/results/tsvm.md``), both
+  methods.
+
+Each fit is repeated ``--repeat`` times (default 3); the table gives the median
+wall time, whether the run was certified (a proof: see ``docs/tsvm.rst``), the
+relative gap, the objective, the nodes and the error on U.  Rows are appended to
+``benchmarks/results/tsvm_exact.csv`` with the date, commit and load average.
+
+Usage::
+
+    python benchmarks/tsvm/bench_exact_small.py             # about 2 minutes
+    python benchmarks/tsvm/bench_exact_small.py --only defaults-100 --repeat 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+from sklearn.datasets import make_moons
+from sklearn.exceptions import ConvergenceWarning
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+import _common as cm  # noqa: E402
+from semisvm.datasets import make_two_moons  # noqa: E402
+from semisvm.models._tsvm import ExactTSVM  # noqa: E402
+
+CSV = HERE.parent / "results" / "tsvm_exact.csv"
+FIELDS = [
+    "date",
+    "commit",
+    "load_1m",
+    "problem",
+    "method",
+    "n",
+    "u",
+    "repeat",
+    "time_s_median",
+    "time_s_all",
+    "certified",
+    "gap",
+    "objective",
+    "lower_bound",
+    "nodes",
+    "error_U",
+    "time_limit",
+    "note",
+]
+
+
+def problems(only: str | None):
+    """``(name, X, y, y_true, estimator parameters)`` of each benchmark problem."""
+    out = []
+    X, y, yt = make_two_moons(100, n_labeled_per_class=1, random_state=0)
+    out.append(("defaults-100", X, y, yt, {}))
+    for n in (100, 200, 400):
+        X, yt = make_moons(n, noise=0.05, random_state=1)
+        y = np.full(n, -1)
+        y[np.flatnonzero(yt == 1)[0]] = 1
+        y[np.flatnonzero(yt == 0)[0]] = 0
+        out.append((f"moons-{n}", X, y, yt, {"gamma": 4.0, "C": 10.0, "C_star": 1.0}))
+    return [p for p in out if not only or p[0] in only.split(",")]
+
+
+def run_one(X, y, yt, params, method, time_limit, seed=0):
+    clf = ExactTSVM(method=method, time_limit=time_limit, random_state=seed, **params)
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        clf.fit(X, y)
+    U = y == -1
+    return time.perf_counter() - t0, clf, float(np.mean(clf.transduction_[U] != yt[U]))
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--only", default=None, help="comma-separated problem names")
+    p.add_argument(
+        "--methods", default="randomized,branch_and_bound", help="comma-separated"
+    )
+    p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--time-limit", type=float, default=60.0)
+    p.add_argument("--note", default="")
+    p.add_argument("--no-write", action="store_true")
+    args = p.parse_args(argv)
+    machine = cm.machine_description()
+    rows = []
+    for name, X, y, yt, params in problems(args.only):
+        for method in args.methods.split(","):
+            load = os.getloadavg()[0]
+            times, last = [], None
+            for _ in range(args.repeat):
+                dt, clf, err = run_one(X, y, yt, params, method, args.time_limit)
+                times.append(dt)
+                last = (clf, err)
+            clf, err = last
+            row = {
+                "date": machine["date"],
+                "commit": machine["commit"],
+                "load_1m": round(load, 2),
+                "problem": name,
+                "method": method,
+                "n": X.shape[0],
+                "u": int(np.count_nonzero(y == -1)),
+                "repeat": args.repeat,
+                "time_s_median": round(float(np.median(times)), 3),
+                "time_s_all": " ".join(f"{t:.2f}" for t in times),
+                "certified": bool(clf.is_global_optimum_),
+                "gap": f"{clf.gap_:.4%}",
+                "objective": f"{clf.objective_:.6f}",
+                "lower_bound": f"{clf.lower_bound_:.6f}",
+                "nodes": clf.n_nodes_,
+                "error_U": round(err, 4),
+                "time_limit": args.time_limit,
+                "note": args.note,
+            }
+            rows.append(row)
+            print(
+                cm.records_table(
+                    [row],
+                    [
+                        "problem",
+                        "method",
+                        "n",
+                        "time_s_median",
+                        "certified",
+                        "gap",
+                        "objective",
+                        "nodes",
+                        "error_U",
+                        "load_1m",
+                    ],
+                ),
+                flush=True,
+            )
+    print()
+    print(
+        cm.records_table(
+            rows,
+            [
+                "problem",
+                "method",
+                "n",
+                "time_s_median",
+                "time_s_all",
+                "certified",
+                "gap",
+                "objective",
+                "nodes",
+                "error_U",
+                "load_1m",
+            ],
+        )
+    )
+    if args.no_write:
+        return
+    new = not CSV.exists()
+    CSV.parent.mkdir(parents=True, exist_ok=True)
+    with CSV.open("a", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=FIELDS)
+        if new:
+            w.writeheader()
+        w.writerows(rows)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,168 @@
+"""Exact TSVM (issue 31): branching rules, graph hints and bounds against brute force.
+
+Every configuration of the branch and bound must return the brute-force optimum
+(all labelings enumerated, u <= 12), and every lower bound it reports, finished
+or stopped by a limit, must lie below that optimum.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_moons
+
+from semisvm.kernels import kernel_matrix
+from semisvm.solvers._l2svm import l2svm_primal
+from semisvm.solvers._tsvm import (
+    _branch_and_bound,
+    _graph_hints,
+    balance_bounds,
+    tsvm_branch_and_bound,
+    tsvm_randomized,
+)
+
+
+def _problem(seed, n=14):
+    rng = np.random.default_rng(100 + seed)
+    if seed % 2:
+        X, yt = make_moons(n, noise=0.15, random_state=seed)
+    else:
+        X = rng.normal(size=(n, 2)) + np.where(rng.random(n) < 0.5, 1.5, -1.5)[:, None]
+        yt = (X[:, 0] > 0).astype(int)
+        yt[0], yt[1] = 1, 0
+    t = np.zeros(n)
+    i1, i0 = np.flatnonzero(yt == 1)[0], np.flatnonzero(yt == 0)[0]
+    t[i1], t[i0] = 1.0, -1.0
+    K = kernel_matrix(X, kernel="rbf", gamma=float(rng.uniform(0.3, 4.0)))
+    return K, t, float(rng.uniform(0.5, 10.0)), float(rng.uniform(0.1, 3.0))
+
+
+def _brute_force(K, t, C, C_star, lo, hi):
+    U = np.flatnonzero(t == 0)
+    cost = np.where(t != 0, C, C_star)
+    best = np.inf
+    for bits in itertools.product((-1.0, 1.0), repeat=U.size):
+        lab = np.array(bits)
+        if not lo <= np.count_nonzero(lab > 0) <= hi:
+            continue
+        tt = t.copy()
+        tt[U] = lab
+        best = min(best, l2svm_primal(K, tt, cost).objective)
+    return best
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_every_branching_rule_equals_brute_force(seed):
+    K, t, C, C_star = _problem(seed, n=14 if seed < 4 else 13)
+    u = int(np.count_nonzero(t == 0))
+    lo, hi = balance_bounds(u, 0.5, 0.0 if seed % 3 else 0.2)
+    opt = _brute_force(K, t, C, C_star, lo, hi)
+    tol = 1e-8 * max(1.0, opt)
+    for branch, fixing, hints in itertools.product(
+        ("confident", "margin", "bound"), (True, False), (True, False)
+    ):
+        s = _branch_and_bound(
+            K,
+            t,
+            C=C,
+            C_star=C_star,
+            lo=lo,
+            hi=hi,
+            branch=branch,
+            fixing=fixing,
+            graph_hints=hints,
+        )
+        assert s.termination == "complete"
+        assert abs(s.best_obj - opt) <= tol, (branch, fixing, hints)
+        assert lo <= np.count_nonzero(s.best_labels > 0) <= hi
+        # stopped early: the open-node bound never exceeds the optimum
+        for limit in (1, 3, 10):
+            e = _branch_and_bound(
+                K,
+                t,
+                C=C,
+                C_star=C_star,
+                lo=lo,
+                hi=hi,
+                branch=branch,
+                fixing=fixing,
+                graph_hints=hints,
+                max_nodes=limit,
+            )
+            assert e.lower_bound() <= opt + tol
+            assert e.best_obj >= opt - tol
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_public_solvers_with_and_without_hints_equal_brute_force(seed):
+    K, t, C, C_star = _problem(seed, n=13)
+    u = int(np.count_nonzero(t == 0))
+    lo, hi = balance_bounds(u, 0.5)
+    opt = _brute_force(K, t, C, C_star, lo, hi)
+    for hints in (True, False):
+        bb = tsvm_branch_and_bound(K, t, C=C, C_star=C_star, graph_hints=hints)
+        assert bb.is_global_optimum
+        assert abs(bb.objective - opt) <= 1e-8 * max(1.0, opt)
+        rnd = tsvm_randomized(
+            K,
+            t,
+            C=C,
+            C_star=C_star,
+            sample_size=5,
+            random_state=seed,
+            graph_hints=hints,
+        )
+        assert rnd.objective >= opt * (1 - 1e-9)
+        assert rnd.lower_bound <= opt * (1 + 1e-9)
+        if rnd.is_global_optimum:
+            assert abs(rnd.objective - opt) <= 1e-8 * max(1.0, opt)
+
+
+def test_graph_hints_follow_the_clusters():
+    rng = np.random.default_rng(0)
+    # clusters larger than the largest neighbourhood (k = 20)
+    X = np.r_[rng.normal(size=(30, 2)) + [6, 0], rng.normal(size=(30, 2)) - [6, 0]]
+    t = np.zeros(60)
+    t[0], t[30] = 1.0, -1.0
+    K = kernel_matrix(X, kernel="rbf", gamma=0.5)
+    hints = _graph_hints(K, t)
+    assert len(hints) == 5
+    U = np.flatnonzero(t == 0)
+    truth = np.where(U < 30, 1.0, -1.0)
+    for h in hints:
+        assert h.shape == (58,) and np.all(np.isfinite(h))
+        np.testing.assert_array_equal(np.sign(h), truth)
+
+
+def test_graph_hints_without_labeled_point_in_a_component_are_finite():
+    # a far-away cluster with no label: its harmonic scores are 0, not NaN
+    rng = np.random.default_rng(1)
+    X = np.r_[
+        rng.normal(size=(10, 2)),
+        rng.normal(size=(10, 2)) + [4, 0],
+        rng.normal(size=(10, 2)) + [200, 0],
+    ]
+    t = np.zeros(30)
+    t[0], t[10] = 1.0, -1.0
+    K = kernel_matrix(X, kernel="rbf", gamma=0.5)
+    for h in _graph_hints(K, t, ks=(3,)):
+        assert np.all(np.isfinite(h))
+        np.testing.assert_allclose(h[-10:], 0.0, atol=1e-6)
+    # tiny problems: neighbourhoods larger than n are skipped
+    assert len(_graph_hints(K[:4, :4], t[:4])) == 1
+
+
+def test_moons_certified_equal_to_plain_search():
+    # 40 two-moons points: the default (hints, bound branching) and Chapelle's
+    # plain search (root labeling, confident branching) agree, both finished
+    X, yt = make_moons(40, noise=0.05, random_state=1)
+    t = np.zeros(40)
+    t[np.flatnonzero(yt == 1)[0]], t[np.flatnonzero(yt == 0)[0]] = 1.0, -1.0
+    K = kernel_matrix(X, kernel="rbf", gamma=4.0)
+    new = tsvm_branch_and_bound(K, t, C=10.0, C_star=1.0)
+    old = tsvm_branch_and_bound(K, t, C=10.0, C_star=1.0, graph_hints=False)
+    assert new.is_global_optimum and old.is_global_optimum
+    np.testing.assert_allclose(new.objective, old.objective, rtol=1e-9)
+    assert new.n_nodes <= old.n_nodes
