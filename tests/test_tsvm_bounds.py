@@ -166,3 +166,48 @@ def test_moons_certified_equal_to_plain_search():
     assert new.is_global_optimum and old.is_global_optimum
     np.testing.assert_allclose(new.objective, old.objective, rtol=1e-9)
     assert new.n_nodes <= old.n_nodes
+
+
+def test_result_is_a_solver_result_with_a_reason():
+    from semisvm.solvers._result import SolverResult
+    from semisvm.solvers._tsvm import TSVM_STOP_REASONS, TSVMResult
+
+    K, t, C, C_star = _problem(0, n=12)
+    for res in (
+        tsvm_branch_and_bound(K, t, C=C, C_star=C_star),
+        tsvm_branch_and_bound(K, t, C=C, C_star=C_star, max_nodes=2),
+        tsvm_randomized(K, t, C=C, C_star=C_star, sample_size=4, random_state=0),
+    ):
+        assert isinstance(res, SolverResult) and isinstance(res, TSVMResult)
+        assert res.reason == res.termination in TSVM_STOP_REASONS
+        assert res.is_global_optimum == (res.reason in ("complete", "certificate"))
+    with pytest.raises(TypeError):  # keyword-only
+        TSVMResult(np.zeros(1), np.zeros(1))
+
+
+def test_verbose_log_before_the_search_shows_the_root_bound(capsys):
+    # the initial incumbents are logged with the root's bound (the SVM on the
+    # labeled points), not with a zero gap; the open-node count is a column
+    X, yt = make_moons(40, noise=0.05, random_state=1)
+    t = np.zeros(40)
+    t[np.flatnonzero(yt == 1)[0]], t[np.flatnonzero(yt == 0)[0]] = 1.0, -1.0
+    K = kernel_matrix(X, kernel="rbf", gamma=4.0)
+    res = tsvm_branch_and_bound(K, t, C=10.0, C_star=1.0, verbose=1)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].split()[:7] == [
+        "time_s",
+        "rounds",
+        "nodes",
+        "incumbent",
+        "lower_bnd",
+        "gap",
+        "open",
+    ]
+    first = lines[2].split()  # "*", time, rounds, nodes, incumbent, bound, gap, ...
+    assert first[0] == "*" and first[-1] == "initial"
+    root = l2svm_primal(K, t, np.where(t != 0, 10.0, 0.0)).objective
+    assert float(first[5]) == pytest.approx(root, rel=1e-5)
+    assert float(first[6].rstrip("%")) > 0
+    last = lines[-1].split()
+    assert last[-1] == "complete" and res.is_global_optimum
+    assert float(last[5].rstrip("%")) == 0.0 and last[6] == "0"

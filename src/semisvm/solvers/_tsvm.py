@@ -123,8 +123,10 @@ import numpy as np
 from sklearn.utils import check_random_state
 
 from ._l2svm import L2SVMResult, add_point_bounds, l2svm_primal
+from ._result import SolverResult
 
 __all__ = [
+    "TSVM_STOP_REASONS",
     "TSVMResult",
     "balance_bounds",
     "tsvm_branch_and_bound",
@@ -135,12 +137,33 @@ __all__ = [
 CERTIFICATE_RTOL = 1e-9
 
 
-@dataclass(frozen=True)
-class TSVMResult:
+#: Stop reasons of the exact TSVM solvers (``TSVMResult.reason``); the shared
+#: vocabulary :data:`semisvm.solvers._result.STOP_REASONS` has ``max_iter`` and
+#: ``callback`` with the same meaning.
+TSVM_STOP_REASONS: dict[str, str] = {
+    "complete": "the branch and bound finished: the incumbent is optimal (proof)",
+    "certificate": "a proven lower bound reached the incumbent (proof)",
+    "max_iter": "the sampling-round cap was reached (no proof; gap reported)",
+    "max_nodes": "the node budget was reached (no proof; gap reported)",
+    "time_limit": "the wall-clock limit was reached (no proof; gap reported)",
+    "callback": "the user's callback asked to stop (no proof; gap reported)",
+}
+
+
+@dataclass(frozen=True, kw_only=True)
+class TSVMResult(SolverResult):
     """Outcome of :func:`tsvm_branch_and_bound` and :func:`tsvm_randomized`.
+
+    A :class:`~semisvm.solvers._result.SolverResult`: its one stop field
+    ``reason`` is a key of :data:`TSVM_STOP_REASONS`; ``termination`` is the
+    same string (the name this result used before).  Keyword-only.
 
     Attributes
     ----------
+    reason : str
+        Why the search stopped: ``"complete"`` (branch and bound finished),
+        ``"certificate"``, ``"max_iter"``, ``"max_nodes"``, ``"time_limit"`` or
+        ``"callback"`` (:data:`TSVM_STOP_REASONS`).
     labels : ndarray of shape (u,)
         Labels in ``{-1, +1}`` of the unlabeled points (in the order of
         ``np.flatnonzero(y == 0)``); always inside the balance window.
@@ -154,9 +177,6 @@ class TSVMResult:
     is_global_optimum : bool
         ``True`` only with a proof: the branch and bound finished, or the
         randomized lower bound reached ``objective`` (see the module docstring).
-    termination : str
-        ``"complete"`` (branch and bound finished), ``"certificate"``,
-        ``"max_iter"``, ``"max_nodes"``, ``"time_limit"`` or ``"callback"``.
     n_nodes : int
         Branch-and-bound nodes evaluated (summed over rounds).
     n_rounds : int
@@ -180,13 +200,17 @@ class TSVMResult:
     b: float
     objective: float
     is_global_optimum: bool
-    termination: str
     n_nodes: int
     n_rounds: int
     weights: np.ndarray | None = None
     n_violators: int = 0
     history: list = field(default_factory=list)
     lower_bound: float = 0.0
+
+    @property
+    def termination(self) -> str:
+        """Same as :attr:`reason`."""
+        return self.reason
 
     @property
     def gap(self) -> float:
@@ -211,8 +235,18 @@ class _Progress:
         self.header_done = False
 
     def line(
-        self, mark: str, rounds: int, nodes: int, upper: float, lower: float, info=""
+        self,
+        mark: str,
+        rounds: int,
+        nodes: int,
+        upper: float,
+        lower: float,
+        info="",
+        open_nodes: int | None = None,
     ) -> None:
+        """One log line: ``mark`` (``*`` = new incumbent), elapsed seconds,
+        rounds, nodes explored, incumbent (upper bound), proven lower bound,
+        relative gap, open nodes (``-`` outside a branch and bound), info."""
         if not self.verbose:
             return
         now = time.perf_counter()
@@ -220,14 +254,16 @@ class _Progress:
             print(f"[ExactTSVM] {self.title}", flush=True)
             print(
                 f"  {'':1} {'time_s':>8} {'rounds':>6} {'nodes':>10} "
-                f"{'incumbent':>13} {'lower_bnd':>13} {'gap':>9}  info",
+                f"{'incumbent':>13} {'lower_bnd':>13} {'gap':>9} {'open':>7}  info",
                 flush=True,
             )
             self.header_done = True
         self.last = now
+        left = "-" if open_nodes is None else str(open_nodes)
         print(
             f"  {mark:1} {now - self.t0:8.2f} {rounds:6d} {nodes:10d} "
-            f"{upper:13.6g} {lower:13.6g} {_rel_gap(upper, lower):9.3%}  {info}",
+            f"{upper:13.6g} {lower:13.6g} {_rel_gap(upper, lower):9.3%} "
+            f"{left:>7}  {info}",
             flush=True,
         )
 
@@ -296,6 +332,7 @@ class _Search:
         self.branch = branch
         self.fixing = fixing
         self.n_fixed = 0  # labels fixed by reduced costs
+        self.started = False  # run() called: the stack holds the open nodes
 
     # -- helpers ---------------------------------------------------------------
     def _solve(self, y, cost, warm: L2SVMResult | None) -> L2SVMResult:
@@ -313,11 +350,22 @@ class _Search:
             )
             if self.progress is not None:
                 self.progress.line(
-                    "*", 1, self.n_nodes, self.best_obj, self.open_bound(), how
+                    "*",
+                    1,
+                    self.n_nodes,
+                    self.best_obj,
+                    self.open_bound(),
+                    how,
+                    len(self.stack),
                 )
 
     def open_bound(self) -> float:
-        """Smallest lower bound over the open nodes (``best_obj`` if none)."""
+        """Smallest lower bound over the open nodes (``best_obj`` if none).
+
+        Before the search starts (the initial incumbents), the root's value:
+        the SVM on the labeled points, a lower bound of every completion."""
+        if not self.started:
+            return min(self.root_obj, self.best_obj)
         bounds = [e[7] for e in self.stack]
         if not bounds:
             return self.best_obj if np.isfinite(self.best_obj) else self.root_obj
@@ -407,12 +455,19 @@ class _Search:
         # lower bound of the child)
         stack = self.stack
         stack.append((y_root, cost_root, root, -1, 0.0, 0, 0, -np.inf))
+        self.started = True
         while stack:
             if self._stop():
                 return
             if self.progress is not None and self.progress.due(5.0):
                 self.progress.line(
-                    " ", 1, self.n_nodes, self.best_obj, self.open_bound(), ""
+                    " ",
+                    1,
+                    self.n_nodes,
+                    self.best_obj,
+                    self.open_bound(),
+                    "",
+                    len(stack),
                 )
             y, cost, parent, j, lab, n_pos, n_neg, lb = stack.pop()
             if self._prunable(lb):
@@ -802,14 +857,14 @@ def tsvm_branch_and_bound(
     )
     sol = s.best_sol
     lower = s.lower_bound()
-    progress.line(" ", 1, s.n_nodes, s.best_obj, lower, s.termination)
+    progress.line(" ", 1, s.n_nodes, s.best_obj, lower, s.termination, len(s.stack))
     return TSVMResult(
         labels=s.best_labels,
         alpha=sol.alpha,
         b=sol.b,
         objective=sol.objective,
         is_global_optimum=s.termination == "complete",
-        termination=s.termination,
+        reason=s.termination,
         n_nodes=s.n_nodes,
         n_rounds=1,
         weights=None,
@@ -1025,7 +1080,7 @@ def tsvm_randomized(
     if u == 0:
         res = tsvm_branch_and_bound(K, y, C=C, C_star=C_star)
         return dataclasses.replace(
-            res, termination="certificate", n_rounds=0, weights=np.ones(0)
+            res, reason="certificate", n_rounds=0, weights=np.ones(0)
         )
     run = _RandomizedRun(
         K,
@@ -1441,7 +1496,7 @@ class _RandomizedRun:
             b=inc.b,
             objective=inc.objective,
             is_global_optimum=self.certified,
-            termination=self.termination,
+            reason=self.termination,
             n_nodes=self.n_nodes,
             n_rounds=self.n_rounds,
             weights=self.mu,
