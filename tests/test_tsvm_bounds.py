@@ -211,3 +211,57 @@ def test_verbose_log_before_the_search_shows_the_root_bound(capsys):
     last = lines[-1].split()
     assert last[-1] == "complete" and res.is_global_optimum
     assert float(last[5].rstrip("%")) == 0.0 and last[6] == "0"
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_balance_bound_below_every_completion_brute_force(seed):
+    # a random node: some unlabeled points fixed, the rest free; every
+    # completion inside the window costs at least J_N + balance_bound
+    from semisvm.solvers._tsvm import balance_bound, centred_top_eigenvalue
+
+    K, t, C, C_star = _problem(seed, n=14)
+    rng = np.random.default_rng(seed)
+    U = np.flatnonzero(t == 0)
+    u = U.size
+    lo, hi = balance_bounds(u, 0.5, 0.0 if seed % 2 else 0.2)
+    lam = centred_top_eigenvalue(K[np.ix_(U, U)])
+    H = np.eye(u) - 1.0 / u
+    assert lam >= np.linalg.eigvalsh(H @ K[np.ix_(U, U)] @ H)[-1]
+    n_fixed = int(rng.integers(0, 5))
+    fixed = rng.choice(U, n_fixed, replace=False)
+    y = t.copy()
+    y[fixed] = rng.choice([-1.0, 1.0], n_fixed)
+    cost = np.where(t != 0, C, 0.0)
+    cost[fixed] = C_star
+    node = l2svm_primal(K, y, cost)
+    free = np.setdiff1d(U, fixed)
+    n_pos = int(np.count_nonzero(y[fixed] > 0))
+    n_neg = n_fixed - n_pos
+    m = free.size
+    p_lo, p_hi = max(lo - n_pos, m - (u - lo - n_neg)), hi - n_pos
+    bnd = balance_bound(node.f[free], p_lo, p_hi, lam, C_star)
+    best = np.inf
+    full_cost = cost.copy()
+    full_cost[free] = C_star
+    for bits in itertools.product((-1.0, 1.0), repeat=m):
+        lab = np.array(bits)
+        if not p_lo <= np.count_nonzero(lab > 0) <= p_hi:
+            continue
+        yy = y.copy()
+        yy[free] = lab
+        best = min(best, l2svm_primal(K, yy, full_cost).objective)
+    if not np.isfinite(best):
+        assert bnd == np.inf
+        return
+    assert node.objective + bnd <= best + 1e-9 * max(1.0, best)
+
+
+def test_balance_bound_is_active_on_undecided_points():
+    # free points all at f = 0 with a strict window: the bound is positive
+    from semisvm.solvers._tsvm import balance_bound
+
+    b = balance_bound(np.zeros(10), 5, 5, lam=2.0, C_star=1.0)
+    # P = 5 of 10: |c|^2 = 10, a = 10, B = 100 / (2 * 10 * 2.5) = 2
+    assert b == pytest.approx(2.0)
+    assert balance_bound(np.zeros(10), 0, 10, lam=2.0, C_star=1.0) == 0.0
+    assert balance_bound(np.zeros(3), 2, 1, lam=2.0, C_star=1.0) == np.inf

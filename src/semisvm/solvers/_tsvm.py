@@ -333,6 +333,8 @@ class _Search:
         self.fixing = fixing
         self.n_fixed = 0  # labels fixed by reduced costs
         self.started = False  # run() called: the stack holds the open nodes
+        # upper bound of lambda_max of the centred K_UU (balance bound), or None
+        self.lam: float | None = None
 
     # -- helpers ---------------------------------------------------------------
     def _solve(self, y, cost, warm: L2SVMResult | None) -> L2SVMResult:
@@ -531,6 +533,18 @@ class _Search:
                 bound = max(
                     bound, float(np.partition(d_neg, need_neg - 1)[need_neg - 1])
                 )
+            if self.lam is not None:  # labeling all free points: the balance
+                m = free.size
+                bound = max(
+                    bound,
+                    balance_bound(
+                        f_free,
+                        max(self.lo - n_pos, m - (self.n_neg_max - n_neg)),
+                        self.hi - n_pos,
+                        self.lam,
+                        self.C_star,
+                    ),
+                )
             if self._prunable(sol.objective + bound - slack):
                 continue
             if self.fixing and self._fix(
@@ -572,6 +586,116 @@ class _Search:
                 ):
                     self.termination = "callback"
                     return
+
+
+#: largest ``u`` for which the balance bound's eigenvalue is computed (dense
+#: ``eigvalsh`` of the ``u x u`` centred Gram matrix, once per search)
+BALANCE_BOUND_MAX_U = 2500
+
+
+def centred_top_eigenvalue(K_UU: np.ndarray) -> float:
+    r"""Upper bound of :math:`\lambda_{\max}(H K_{UU} H)`, :math:`H = I - \mathbf
+    1\mathbf 1^\top / u` (the largest value of :math:`c^\top K c / \|c\|^2` over
+    :math:`c \perp \mathbf 1`).
+
+    LAPACK's symmetric eigensolver is backward stable: the computed eigenvalues
+    are those of a matrix within :math:`O(u\,\epsilon)\|K\|` of :math:`HKH`; the
+    returned value adds :math:`10^{-10}\,(\operatorname{tr} K + 1)`, far above
+    that error, so it is an upper bound.
+    """
+    u = K_UU.shape[0]
+    if u < 2:
+        return 0.0
+    A = K_UU - K_UU.mean(axis=0, keepdims=True)
+    A = A - A.mean(axis=1, keepdims=True)
+    A = 0.5 * (A + A.T)
+    lam = float(np.linalg.eigvalsh(A)[-1])
+    return max(lam, 0.0) + 1e-10 * (float(np.trace(K_UU)) + 1.0)
+
+
+def balance_bound(
+    f_free: np.ndarray, p_lo: int, p_hi: int, lam: float, C_star: float
+) -> float:
+    r"""Lower bound on the cost of labeling *all* free points of a node.
+
+    Setting.  A node's L2-SVM (labeled points plus the points of ``U`` fixed so
+    far, set :math:`A`) has optimum :math:`J_N`, dual solution
+    :math:`\alpha^\star` and decision values :math:`f = K\alpha^\star + b^\star`.
+    Its completions label the :math:`m` free points :math:`F` with
+    :math:`s \in \{\pm1\}^m` holding :math:`P \in [p_{lo}, p_{hi}]` positives
+    (the balance window minus the positives already fixed).
+
+    Claim.  Every such completion costs at least :math:`J_N + \min_{P}
+    B_P`, where, with :math:`\mu = (2P - m)/m`, :math:`\|c\|^2 = m(1 - \mu^2)`,
+    :math:`T_P` the sum of the :math:`P` largest :math:`f_j` and
+    :math:`S = \sum_F f_j`,
+
+    .. math::
+
+        B_P = \frac{\bigl(\|c\|^2 - (2T_P - S) + \mu S\bigr)_+^2}
+                   {2\|c\|^2\,(\lambda + 1/(2C^\star))},
+
+    :math:`\lambda \ge \lambda_{\max}(H K_{UU} H)` (:func:`centred_top_eigenvalue`).
+
+    Proof (weak duality with the balance inside the dual step).  The dual of
+    the L2-SVM on :math:`A \cup F` is :math:`D(\alpha) = \sum_i y_i\alpha_i -
+    \frac12\alpha^\top K\alpha - \sum_i \alpha_i^2/(4C_i)` over
+    :math:`\sum_i\alpha_i = 0`, :math:`y_i\alpha_i \ge 0`; every feasible
+    :math:`\alpha` gives :math:`D(\alpha) \le` the completion's optimum, and
+    :math:`D_A(\alpha^\star) = J_N` (strong duality of the node's QP).  Take
+    :math:`\alpha = (\alpha^\star, \tau c)` with :math:`c = s - \mu\mathbf 1`,
+    :math:`\tau \ge 0`.  It is feasible: :math:`\sum_F c_j = P - (m - P) - m\mu
+    = 0`, and :math:`s_j c_j = 1 - \mu s_j \ge 0` since :math:`|\mu| \le 1`.
+    Expanding, with :math:`(K\alpha^\star)_j = f_j - b^\star` and
+    :math:`\sum c_j = 0`,
+
+    .. math::
+
+        D(\alpha^\star, \tau c) = J_N + \tau\bigl(\textstyle\sum_F s_jc_j -
+        c^\top f_F\bigr) - \tfrac{\tau^2}{2}\bigl(c^\top K_{FF}c +
+        \|c\|^2/(2C^\star)\bigr),
+
+    and :math:`\sum_F s_j c_j = m - \mu(2P - m) = \|c\|^2`.  Zero-extended to
+    :math:`U`, :math:`c \perp \mathbf 1`, so :math:`c^\top K_{FF} c \le
+    \lambda\|c\|^2`; and :math:`c^\top f_F = \sum s_j f_j - \mu S \le (2T_P - S)
+    - \mu S` (the :math:`P` largest values get the positive labels).  Maximising
+    the resulting concave quadratic over :math:`\tau \ge 0` gives :math:`B_P`;
+    the minimum over the feasible counts covers every completion.  It adds the
+    *balance* to the relaxation: a node whose free points all sit near
+    :math:`f = 0` must move many of them, whatever their labels, while the
+    one-point bounds of :func:`~semisvm.solvers._l2svm.add_point_bounds` see
+    one point at a time.  Tested against brute force in
+    ``tests/test_tsvm_bounds.py``.
+
+    Parameters
+    ----------
+    f_free : ndarray of shape (m,)
+        Decision values of the node's solution at the free points.
+    p_lo, p_hi : int
+        Feasible numbers of positives among the free points.
+    lam : float
+        Upper bound of the largest eigenvalue of the centred :math:`K_{UU}`.
+    C_star : float
+
+    Returns
+    -------
+    bound : float
+        :math:`\min_P B_P \ge 0` (``inf`` when no count is feasible).
+    """
+    m = f_free.size
+    p_lo, p_hi = max(p_lo, 0), min(p_hi, m)
+    if m == 0 or p_lo > p_hi:
+        return np.inf if p_lo > p_hi else 0.0
+    fs = np.sort(f_free)[::-1]
+    cs = np.r_[0.0, np.cumsum(fs)]
+    S = cs[-1]
+    P = np.arange(p_lo, p_hi + 1)
+    mu = (2.0 * P - m) / m
+    c2 = 4.0 * P * (m - P) / m
+    a = np.maximum(c2 - (2.0 * cs[P] - S) + mu * S, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        B = np.where(c2 > 0, a * a / (2.0 * c2 * (lam + 0.5 / C_star)), 0.0)
+    return float(B.min())
 
 
 #: neighbourhood sizes of the graph hints (kNN graphs in the kernel's metric)
@@ -657,6 +781,7 @@ def _branch_and_bound(
     branch: str = "confident",
     fixing: bool = True,
     graph_hints: bool = False,
+    balance: bool = True,
 ) -> _Search:
     r"""Branch and bound on ``K`` with ``y == 0`` marking the unlabeled points.
 
@@ -689,6 +814,8 @@ def _branch_and_bound(
         branch=branch,
         fixing=fixing,
     )
+    if balance and 2 <= U.size <= BALANCE_BOUND_MAX_U:
+        search.lam = centred_top_eigenvalue(K[np.ix_(U, U)])
     root = l2svm_primal(K, search.y0, cost)
     search.root_obj = root.objective
     if U.size == 0:
