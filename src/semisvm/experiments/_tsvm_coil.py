@@ -36,6 +36,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVC
 
+from ..datasets._loaders import load_coil20
 from ..kernels import kernel_matrix, resolve_gamma
 from ..solvers._l2svm import l2svm_primal
 from ..solvers._tsvm import tsvm_branch_and_bound, tsvm_randomized
@@ -74,8 +75,6 @@ def load_coil_objects(
         Class index ``0 .. k-1`` in the order of ``objects``.
     object_ids : ndarray of shape (k,)
     """
-    from ..datasets import load_coil20  # noqa: PLC0415
-
     b = load_coil20(data_dir, scaling=scaling)
     y_obj = np.asarray(b.y_original).astype(int)
     ids = np.unique(y_obj) if objects is None else np.asarray(objects, dtype=int)

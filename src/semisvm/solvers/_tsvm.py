@@ -120,6 +120,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.linalg import spsolve
 from sklearn.utils import check_random_state
 
 from ._l2svm import L2SVMResult, add_point_bounds, l2svm_primal
@@ -730,9 +732,6 @@ def _graph_hints(
     scores : list of ndarray of shape (u,)
         One score per ``k`` (``k < n``), in the order of ``np.flatnonzero(y == 0)``.
     """
-    import scipy.sparse as sp  # noqa: PLC0415
-    from scipy.sparse.linalg import spsolve  # noqa: PLC0415
-
     n = K.shape[0]
     U = np.flatnonzero(y == 0)
     L = np.flatnonzero(y != 0)
