@@ -144,6 +144,8 @@ CERTIFICATE_RTOL = 1e-9
 #: ``callback`` with the same meaning.
 TSVM_STOP_REASONS: dict[str, str] = {
     "complete": "the branch and bound finished: the incumbent is optimal (proof)",
+    "inexact": "the branch and bound finished, but inner SVM solves that did not "
+    "converge leave leaves unresolved (no proof; gap reported)",
     "certificate": "a proven lower bound reached the incumbent (proof)",
     "max_iter": "the sampling-round cap was reached (no proof; gap reported)",
     "max_nodes": "the node budget was reached (no proof; gap reported)",
@@ -335,14 +337,24 @@ class _Search:
         self.fixing = fixing
         self.n_fixed = 0  # labels fixed by reduced costs
         self.started = False  # run() called: the stack holds the open nodes
+        # lower bounds of leaves whose SVM did not converge (see lower_bound)
+        self.unresolved: list[float] = []
         # upper bound of lambda_max of the centred K_UU (balance bound), or None
         self.lam: float | None = None
 
     # -- helpers ---------------------------------------------------------------
     def _solve(self, y, cost, warm: L2SVMResult | None) -> L2SVMResult:
+        """The node's L2-SVM; when Newton stops unconverged (its objective is
+        then above the node's optimum: no bound), one cold retry with a larger
+        step budget.  Callers use ``objective`` as a bound only if
+        ``converged``."""
         if warm is None:
-            return l2svm_primal(self.K, y, cost)
-        return l2svm_primal(self.K, y, cost, alpha0=warm.alpha, b0=warm.b, f0=warm.f)
+            res = l2svm_primal(self.K, y, cost)
+        else:
+            res = l2svm_primal(self.K, y, cost, alpha0=warm.alpha, b0=warm.b, f0=warm.f)
+        if not res.converged:
+            res = l2svm_primal(self.K, y, cost, max_iter=1000)
+        return res
 
     def _record(self, labels_U: np.ndarray, sol: L2SVMResult, how: str) -> None:
         if sol.objective < self.best_obj:
@@ -376,10 +388,20 @@ class _Search:
         return min(self.best_obj, max(self.root_obj, min(bounds)))
 
     def lower_bound(self) -> float:
-        """Proven lower bound of the (sub)problem's optimum."""
+        """Proven lower bound of the (sub)problem's optimum.
+
+        Leaves whose SVM did not converge (``unresolved``: their recorded value
+        may exceed their labeling's optimum) keep the bound they had."""
+        low = min(self.unresolved, default=np.inf)
         if self.termination == "complete":
-            return self.best_obj
-        return self.open_bound()
+            return min(self.best_obj, low)
+        return min(self.open_bound(), max(low, self.root_obj))
+
+    def proven(self) -> bool:
+        """The search finished and no unresolved leaf lies below the incumbent."""
+        return self.termination == "complete" and not any(
+            not self._prunable(v) for v in self.unresolved
+        )
 
     def descend(self, labels: np.ndarray, warm: L2SVMResult | None) -> None:
         """Alternating minimisation from ``labels``: a valid upper bound."""
@@ -442,10 +464,39 @@ class _Search:
         else:
             sol2 = self._solve(y2, cost2, sol)
         self.n_fixed += idx.size
-        self.stack.append(
-            (y2, cost2, sol2, -1, 0.0, n_pos2, n_neg2, sol2.objective - slack)
-        )
+        # the re-solved value bounds the node only when Newton converged;
+        # otherwise the node's own value still does
+        lb2 = sol2.objective if sol2.converged else sol.objective
+        self.stack.append((y2, cost2, sol2, -1, 0.0, n_pos2, n_neg2, lb2 - slack))
         return True
+
+    def _branch_inexact(self, y, cost, sol, n_pos, n_neg, lb) -> None:
+        """A node whose SVM did not converge: its value bounds nothing, so it is
+        neither pruned nor fixed; a complete labeling is recorded (its objective
+        at an achievable ``(alpha, b)`` is an upper bound), otherwise both
+        children are pushed with the parent's bound ``lb``."""
+        free = self.U[y[self.U] == 0]
+        if free.size == 0:
+            self._record(y[self.U], sol, "leaf")
+            self.unresolved.append(lb)
+            return
+        for lab_c, ok in (
+            (-1.0, n_neg < self.n_neg_max),
+            (1.0, n_pos < self.hi),
+        ):
+            if ok:
+                self.stack.append(
+                    (
+                        y,
+                        cost,
+                        sol,
+                        int(free[0]),
+                        lab_c,
+                        n_pos + (lab_c > 0),
+                        n_neg + (lab_c < 0),
+                        lb,
+                    )
+                )
 
     def _prunable_vec(self, obj: np.ndarray) -> np.ndarray:
         return obj >= self.best_obj - 1e-12 * max(1.0, abs(self.best_obj))
@@ -488,6 +539,9 @@ class _Search:
             else:
                 sol = parent
             self.n_nodes += 1
+            if not sol.converged:  # no bound from this node: branch, keep lb
+                self._branch_inexact(y, cost, sol, n_pos, n_neg, lb)
+                continue
             if self._prunable(sol.objective):
                 continue
             free = U[y[U] == 0]
@@ -506,6 +560,8 @@ class _Search:
                 else:
                     sol2 = self._solve(y2, cost2, sol)
                     self.n_nodes += 1
+                    if not sol2.converged:  # the node's value still bounds it
+                        self.unresolved.append(sol.objective)
                 if not self._prunable(sol2.objective):
                     self._record(y2[U], sol2, "forced")
                 continue
@@ -535,7 +591,9 @@ class _Search:
                 bound = max(
                     bound, float(np.partition(d_neg, need_neg - 1)[need_neg - 1])
                 )
-            if self.lam is not None:  # labeling all free points: the balance
+            if self.lam is not None and sol.converged:
+                # labeling all free points: the balance (needs the node's exact
+                # optimum, whose dual value is sol.objective)
                 m = free.size
                 bound = max(
                     bound,
@@ -588,6 +646,8 @@ class _Search:
                 ):
                     self.termination = "callback"
                     return
+        if any(not self._prunable(v) for v in self.unresolved):
+            self.termination = "inexact"  # finished, but not a proof
 
 
 #: largest ``u`` for which the balance bound's eigenvalue is computed (dense
@@ -989,7 +1049,7 @@ def tsvm_branch_and_bound(
         alpha=sol.alpha,
         b=sol.b,
         objective=sol.objective,
-        is_global_optimum=s.termination == "complete",
+        is_global_optimum=s.proven(),
         reason=s.termination,
         n_nodes=s.n_nodes,
         n_rounds=1,
@@ -1469,9 +1529,7 @@ class _RandomizedRun:
         balanced), solve the relaxation :math:`P_R` exactly: its optimum (or
         open-node bound) is a lower bound of :math:`J^\\star`.  Its violators,
         the only points that can raise its optimum, seed the next samples."""
-        if not (
-            smp.search.termination == "complete" and smp.n_viol == 0 and smp.balance_ok
-        ):
+        if not (smp.search.proven() and smp.n_viol == 0 and smp.balance_ok):
             return None
         self.n_proofs += 1
         R, U = smp.R, self.U
