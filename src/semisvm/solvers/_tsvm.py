@@ -875,8 +875,10 @@ def _branch_and_bound(
     )
     if balance and 2 <= U.size <= BALANCE_BOUND_MAX_U:
         search.lam = centred_top_eigenvalue(K[np.ix_(U, U)])
-    root = l2svm_primal(K, search.y0, cost)
-    search.root_obj = root.objective
+    root = search._solve(search.y0, cost, None)
+    # the root's value bounds every completion only when it is the optimum
+    # (0 always does: the objective is non-negative)
+    search.root_obj = root.objective if root.converged else 0.0
     if U.size == 0:
         search.n_nodes = 1
         search._record(np.zeros(0), root, "leaf")
@@ -1364,7 +1366,8 @@ class _RandomizedRun:
         self.slack_R = int(math.floor(balance_tol * r + 1e-9))
         self.cost = np.where(y != 0, C, C_star)
         root = l2svm_primal(K[np.ix_(L, L)], y[L], np.full(L.size, C))
-        self.lower = root.objective  # the SVM on L alone: a lower bound
+        # the SVM on L alone: a lower bound (when solved to optimality)
+        self.lower = root.objective if root.converged else 0.0
         self.guide_f = K[np.ix_(U, L)] @ root.alpha + root.b  # steers the windows
         self.guide_key = (True, np.inf)  # (unbalanced, corrected score) of the guide
         self.inc_labels: np.ndarray | None = None
