@@ -87,3 +87,54 @@ def test_run_coil_tsvm_records(tmp_path):
         assert row["certified"].endswith("/3")
         for key in ("error_tsvm", "error_svc", "error_l2svm"):
             assert 0.0 <= row[key] <= 1.0
+
+
+def _blobs4(seed=0, per=8):
+    rng = np.random.default_rng(seed)
+    centres = np.array([[8, 0], [-8, 0], [0, 8], [0, -8]])
+    X = np.concatenate([rng.normal(size=(per, 2)) + c for c in centres])
+    return X, np.repeat(np.arange(4), per)
+
+
+def test_peeling_certified_columns_assign_their_points():
+    from semisvm.experiments._tsvm_coil import tsvm_peeling
+
+    X, y = _blobs4()
+    lab = pick_labeled(y, 1, 0)
+    out = tsvm_peeling(X, y, lab, gamma=0.1, C=10.0, C_star=1.0, time_limit=30)
+    assert out["error"] == 0.0
+    assert out["certified_per_pass"][0] >= 1
+    assert out["assigned_by_proof"] >= 1
+    np.testing.assert_array_equal(out["transduction"][lab], y[lab])
+    assert np.all(out["transduction"] >= 0)
+
+
+def test_peeling_without_certificate_falls_back_to_argmax():
+    from semisvm.experiments._tsvm_coil import tsvm_peeling
+
+    X, y = _blobs4(1)
+    lab = pick_labeled(y, 1, 0)
+    kw = dict(gamma=0.1, C=10.0, C_star=1.0, time_limit=1e-6)
+    out = tsvm_peeling(X, y, lab, **kw)
+    ovr = tsvm_one_vs_rest(X, y, lab, **kw)
+    assert out["assigned_by_proof"] == 0 and out["certified_per_pass"] == [0]
+    np.testing.assert_array_equal(out["transduction"], ovr.transduction)
+
+
+def test_bench_csv_append_widens_the_header(tmp_path):
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    path = (
+        Path(__file__).resolve().parents[1] / "benchmarks" / "tsvm" / "bench_coil3.py"
+    )
+    sys.path.insert(0, str(path.parents[1]))
+    spec = importlib.util.spec_from_file_location("bench_coil3", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    csv_path = tmp_path / "r.csv"
+    mod.append_rows(csv_path, [{"a": 1, "b": 2}])
+    mod.append_rows(csv_path, [{"a": 3, "c": 4}])
+    lines = csv_path.read_text().splitlines()
+    assert lines == ["a,b,c", "1,2,", "3,,4"]
