@@ -119,6 +119,9 @@ def test_peeling_without_certificate_falls_back_to_argmax():
     ovr = tsvm_one_vs_rest(X, y, lab, **kw)
     assert out["assigned_by_proof"] == 0 and out["certified_per_pass"] == [0]
     np.testing.assert_array_equal(out["transduction"], ovr.transduction)
+    # the first pass may be given (run_coil_tsvm reuses its one-vs-rest)
+    again = tsvm_peeling(X, y, lab, first=ovr, **kw)
+    np.testing.assert_array_equal(again["transduction"], ovr.transduction)
 
 
 def test_bench_csv_append_widens_the_header(tmp_path):

@@ -241,7 +241,13 @@ def tsvm_one_vs_rest(
 
 
 def tsvm_peeling(
-    X: np.ndarray, y: np.ndarray, labeled: np.ndarray, *, max_passes: int = 10, **kw
+    X: np.ndarray,
+    y: np.ndarray,
+    labeled: np.ndarray,
+    *,
+    max_passes: int = 10,
+    first: CoilTSVMResult | None = None,
+    **kw,
 ) -> dict:
     r"""The paper's iterative one-vs-rest on COIL20, with proofs as the criterion.
 
@@ -260,7 +266,8 @@ def tsvm_peeling(
     ``max_passes``; the remaining points take the largest decision value of
     the last pass.  The result is a heuristic multi-class labeling: each kept
     column is the proven optimum of its binary problem on the set of its pass,
-    nothing more.
+    nothing more.  ``first``: the result of :func:`tsvm_one_vs_rest` on the
+    whole set with the same arguments, reused as the first pass.
 
     Returns
     -------
@@ -282,7 +289,10 @@ def tsvm_peeling(
         if len(classes_left) <= 1:
             break
         lab_local = np.flatnonzero(is_lab[idx])
-        r = tsvm_one_vs_rest(X[idx], y[idx], lab_local, **kw)
+        if first is not None and idx.size == n:
+            r = first
+        else:
+            r = tsvm_one_vs_rest(X[idx], y[idx], lab_local, **kw)
         t_total += sum(r.time_s)
         U_local = np.flatnonzero(~is_lab[idx])
         cert = [j for j, c in enumerate(r.certified) if c]
@@ -379,7 +389,7 @@ def run_coil_tsvm(
             }
         )
         if peel:
-            p = tsvm_peeling(X, y, lab, **kwargs)
+            p = tsvm_peeling(X, y, lab, first=r, **kwargs)
             out[-1].update(
                 error_peel=p["error"],
                 peel_passes=p["passes"],
