@@ -328,7 +328,7 @@ def test_issue31_defaults_problem_is_certified_within_a_node_budget():
     assert clf.is_global_optimum_ and clf.gap_ == 0.0
     assert clf.n_nodes_ <= 60_000
     # the optimum that the plain search (graph_hints=False: root labeling,
-    # confident branching, no hints) also certifies, in 135,546 nodes
+    # confident branching, no hints) also certifies, in 134,762 nodes
     np.testing.assert_allclose(clf.objective_, 9.803437064344417, rtol=1e-9)
     U = y == -1
     assert np.mean(clf.transduction_[U] != yt[U]) == 0.0
