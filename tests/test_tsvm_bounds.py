@@ -332,3 +332,28 @@ def test_issue31_defaults_problem_is_certified_within_a_node_budget():
     np.testing.assert_allclose(clf.objective_, 9.803437064344417, rtol=1e-9)
     U = y == -1
     assert np.mean(clf.transduction_[U] != yt[U]) == 0.0
+
+
+def test_balance_bound_strict_window_equals_the_general_formula():
+    # the fast path (one count) and the vectorised path (a window) agree
+    from semisvm.solvers._tsvm import balance_bound
+
+    rng = np.random.default_rng(7)
+    for _ in range(50):
+        m = int(rng.integers(1, 12))
+        f = rng.normal(scale=float(rng.uniform(0.1, 2.0)), size=m)
+        lam, cs = float(rng.uniform(0, 5)), float(rng.uniform(0.1, 5))
+        for P in range(m + 1):
+            one = balance_bound(f, P, P, lam, cs)
+            # the window [P, P + 1] is the min of the two single counts
+            if P < m:
+                two = balance_bound(f, P, P + 1, lam, cs)
+                assert two == pytest.approx(
+                    min(one, balance_bound(f, P + 1, P + 1, lam, cs)), abs=1e-12
+                )
+            fs = np.sort(f)[::-1]
+            mu = (2 * P - m) / m
+            c2 = 4 * P * (m - P) / m
+            a = max(c2 - (2 * fs[:P].sum() - f.sum()) + mu * f.sum(), 0.0)
+            ref = 0.0 if c2 == 0 else a * a / (2 * c2 * (lam + 0.5 / cs))
+            assert one == pytest.approx(ref, rel=1e-12, abs=1e-12)

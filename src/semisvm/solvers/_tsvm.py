@@ -748,15 +748,24 @@ def balance_bound(
     p_lo, p_hi = max(p_lo, 0), min(p_hi, m)
     if m == 0 or p_lo > p_hi:
         return np.inf if p_lo > p_hi else 0.0
-    fs = np.sort(f_free)[::-1]
-    cs = np.r_[0.0, np.cumsum(fs)]
-    S = cs[-1]
+    S = float(f_free.sum())
+    if p_lo == p_hi:  # a strict window: one count (the common case, fast)
+        P = p_lo
+        if P == 0 or P == m:
+            return 0.0
+        top = float(-np.partition(-f_free, P - 1)[:P].sum())
+        mu = (2.0 * P - m) / m
+        c2 = 4.0 * P * (m - P) / m
+        a = max(c2 - (2.0 * top - S) + mu * S, 0.0)
+        return a * a / (2.0 * c2 * (lam + 0.5 / C_star))
+    cs = np.r_[0.0, np.cumsum(np.sort(f_free)[::-1])]
     P = np.arange(p_lo, p_hi + 1)
     mu = (2.0 * P - m) / m
     c2 = 4.0 * P * (m - P) / m
     a = np.maximum(c2 - (2.0 * cs[P] - S) + mu * S, 0.0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        B = np.where(c2 > 0, a * a / (2.0 * c2 * (lam + 0.5 / C_star)), 0.0)
+    ok = c2 > 0  # P = 0 or m: c = 0, the step is void
+    B = np.zeros(P.size)
+    B[ok] = a[ok] ** 2 / (2.0 * c2[ok] * (lam + 0.5 / C_star))
     return float(B.min())
 
 
