@@ -641,8 +641,16 @@ def test_randomized_whole_set_search_without_incumbent():
     t[np.flatnonzero(yt == 1)[0]], t[np.flatnonzero(yt == 0)[0]] = 1.0, -1.0
     K = kernel_matrix(X, kernel="rbf", gamma=4.0)
     bb = tsvm_branch_and_bound(K, t, C=10.0, C_star=1.0)
+    # (the graph hints would give an incumbent at once: off for this path)
     res = tsvm_randomized(
-        K, t, C=10.0, C_star=1.0, sample_size=5, max_iter=3, random_state=0
+        K,
+        t,
+        C=10.0,
+        C_star=1.0,
+        sample_size=5,
+        max_iter=3,
+        random_state=0,
+        graph_hints=False,
     )
     assert res.history[0]["incumbent"] == np.inf
     assert res.history[-1]["whole_set_searches"] == 1

@@ -167,10 +167,13 @@ class ExactTSVM(ClassifierMixin, BaseEstimator):
     -----
     Branch and bound (Chapelle, Sindhwani & Keerthi, 2006): depth-first over
     partial labelings of ``U``, lower bound = L2-SVM objective on the points
-    labeled so far (raised by a dual bound on adding each remaining point),
-    branching on the most confident point with its predicted label first,
-    balance counts enforced, inner SVMs solved by warm-started primal Newton
-    (Chapelle, 2007).
+    labeled so far (raised by a dual bound on adding each remaining point and
+    by a balance bound on labeling all of them), balance counts enforced,
+    inner SVMs solved by warm-started primal Newton (Chapelle, 2007).  The
+    incumbent starts from graph hints (label propagation on kNN graphs in the
+    kernel's metric, improved by alternating minimisation), and the search
+    branches on the point whose weaker child has the largest bound (the rule
+    that proves an incumbent fastest).  See ``docs/tsvm.rst``.
 
     Random sampling (Esposito & Martín's STSVM, after Clarkson's Basis2): the
     TSVM solution depends only on the points inside its margin, so samples
