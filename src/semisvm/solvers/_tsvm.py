@@ -126,6 +126,7 @@ from sklearn.utils import check_random_state
 
 from ._l2svm import L2SVMResult, add_point_bounds, l2svm_primal
 from ._result import SolverResult
+from ._targets import as_targets
 
 __all__ = [
     "TSVM_STOP_REASONS",
@@ -906,16 +907,19 @@ def _branch_and_bound(
 
 
 def _check_problem(K: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """K as float64 and y in the solvers' target convention (one column)."""
     K = np.asarray(K, dtype=np.float64)
-    y = np.asarray(y, dtype=np.float64)
-    if K.ndim != 2 or K.shape[0] != K.shape[1] or K.shape[0] != y.shape[0]:
+    if K.ndim != 2 or K.shape[0] != K.shape[1]:
+        raise ValueError(f"K must be square; got K {K.shape}.")
+    Y = as_targets(y, K.shape[0], name="y")
+    if Y.shape[1] != 1:
         raise ValueError(
-            f"K must be square and match y; got K {K.shape} and y {y.shape}."
+            f"The TSVM solvers solve one problem: y must have shape ({K.shape[0]},) "
+            f"or ({K.shape[0]}, 1), got {Y.shape}."
         )
+    y = Y[:, 0]
     if not np.isfinite(K).all():
         raise ValueError("K contains NaN or infinity.")
-    if not np.isin(y, (-1.0, 0.0, 1.0)).all():
-        raise ValueError("y must hold -1, +1 (labeled) or 0 (unlabeled).")
     if not ((y > 0).any() and (y < 0).any()):
         raise ValueError("Both classes need at least one labeled point.")
     return K, y
@@ -1110,6 +1114,22 @@ def _full_descent(
     return best_lab, best
 
 
+def _check_sampling(u: int, sample_size: int | None, max_iter: int) -> int:
+    """``sample_size`` (default ``min(u, 50)``) and ``max_iter`` checked."""
+    if sample_size is None:
+        sample_size = min(u, 50)
+    if sample_size > u:
+        raise ValueError(
+            f"sample_size={sample_size} is larger than the number of unlabeled "
+            f"points u={u}."
+        )
+    if sample_size < 1 and u > 0:
+        raise ValueError(f"sample_size must be at least 1, got {sample_size}.")
+    if max_iter < 1:
+        raise ValueError(f"max_iter must be at least 1, got {max_iter}.")
+    return sample_size
+
+
 def tsvm_randomized(
     K: np.ndarray,
     y: np.ndarray,
@@ -1150,25 +1170,18 @@ def tsvm_randomized(
     random_state : int, RandomState instance or None, default=None
         Seeds the sampling (the run is reproducible for a fixed seed).
     callback : callable or None, default=None
-        Called after each round with that round's record (a dict); returning
-        ``True`` stops the run.
+        Called with each round's record (a dict); ``True`` stops the run.
     keep_incumbent_margin : bool, default=True
-        Put the incumbent's margin points (``|f| < 1`` for the incumbent's
-        solution on the whole set; at most ``sample_size // 2``, smallest
-        ``|f|`` first) into every sample and draw only the rest at random.
-        Clarkson's idea of keeping the points that made earlier samples fail:
-        once the incumbent is optimal its basis is in ``R``.  The certificate
-        does not depend on how ``R`` was chosen.  ``False`` gives the plain
-        Basis2 sampling.
+        Put the incumbent's margin points (``|f| < 1`` on the whole set; at most
+        ``sample_size // 2``, smallest ``|f|`` first) into every sample, the rest
+        drawn at random (Clarkson: once the incumbent is optimal its basis is in
+        ``R``); the certificate does not depend on ``R``.  ``False``: plain Basis2.
     full_search_after : int or None, default=2
-        After this many rounds in a row without a better incumbent (a failed
-        relaxation proof counts, and so does a round whose sample leaves
-        violators), or after the last round, run the branch and bound over
-        the whole set
-        (``None``: never), started from the
-        incumbent and branching on the least confident points, for the rest of
-        the budget: it either proves the incumbent (or a better labeling)
-        optimal or leaves the smallest open-node bound as the lower bound.
+        After this many rounds in a row without a better incumbent, or after
+        the last round, the branch and bound over the whole set (``None``:
+        never) runs from the incumbent for the rest of the budget: it proves the
+        incumbent (or a better labeling) optimal, or its smallest open-node
+        bound becomes the lower bound.
     verbose : int, default=0
         ``> 0`` prints one log line per round (time, rounds, nodes, incumbent,
         lower bound, relative gap, violators) and the whole-set branch and
@@ -1210,39 +1223,17 @@ def tsvm_randomized(
     a relaxation: its optimum is never used as a bound).  After
     ``full_search_after`` rounds in a row without a better incumbent (failed
     proofs, or samples whose violators keep the rule from firing) the
-    whole-set branch and bound takes over: on two moons with ``u = 98`` the
-    samples kept 40 or more violators for all 100 rounds, so waiting for
-    failed proofs left the (fast) whole-set search to the last round.
+    whole-set branch and bound takes over.
 
-    *Why the paper's rule alone is not a proof.*  Esposito and Martín solve
-    the sample under the balance constraint scaled to :math:`|R|`
-    (``round(positive_fraction * |R|)`` positives in ``R``) and stop when no
-    point of :math:`U \setminus R` lies inside the margin and the induced
-    labeling is balanced.  Violator-space theory (Clarkson) needs the
-    sample problem to be the *restriction* of the whole problem: the optimum
-    over a subset must be at most the optimum over the whole set
-    (monotonicity).  The balance constraint is not a constraint on the sample
-    alone: the optimal labeling :math:`y^\star` of ``U`` may put any count in
-    :math:`[\max(0, p_{lo} - (u - r)), \min(r, p_{hi})]` into ``R``, and if
-    that count is not the scaled one, :math:`y^\star_R` is infeasible for
-    the sample problem, whose optimum may then exceed :math:`J^\star`
-    (monotonicity fails).  "No violator" then only says that the sample
-    solution extends to ``U`` at no cost: the extension has the sample
-    optimum as its objective, which is above :math:`J^\star`.  The smallest
-    counterexample has :math:`u = 2`, :math:`|R| = 1` (with :math:`u = 1` a
-    non-empty sample is the whole set): one label per class, so exactly one
-    positive in ``U``; the scaled window forces the sampled point positive,
-    the other point lies beyond :math:`f \le -1`, the rule fires with
-    objective 10.8, while the optimum labels the sampled point negative with
-    :math:`J^\star = 2.89`
-    (``tests/test_tsvm_clarkson_rule.py``, found by brute force over every
-    labeling, with two more: :math:`u = 2` and :math:`u = 4, |R| = 3`).  The
-    library never certifies from the scaled window: the sample problem used
-    as a bound is :math:`P_R` with the relaxed window (the module docstring
-    proves its optimum is at most :math:`J^\star`), and the certificate is the
-    comparison of an exactly evaluated balanced incumbent with that bound;
-    on the counterexamples :math:`\mathrm{opt}(P_R) \le J^\star <` the rule's
-    objective, so the rule's labeling is never certified there.
+    *Why the paper's rule alone is not a proof*: the balance constraint scaled
+    to the sample is not a restriction of the whole problem, so "no violator"
+    does not give monotonicity; the smallest counterexamples (:math:`u = 2`,
+    :math:`|R| = 1`) are tests (``tests/test_tsvm_clarkson_rule.py``) and the
+    argument is in ``docs/tsvm.rst`` ("The paper's rule is not a proof").  The library
+    never certifies from the scaled window: the sample problem used as a bound
+    is :math:`P_R` with the relaxed window (the module docstring proves its
+    optimum is at most :math:`J^\star`), and the certificate is the comparison
+    of an exactly evaluated balanced incumbent with that bound.
 
     The relaxed window is wide when ``r`` is small against ``u`` (no balance
     constraint in the sample at all when ``r <= min(p_lo, u - p_hi)``), so
@@ -1262,17 +1253,7 @@ def tsvm_randomized(
     _check_limits(max_nodes, time_limit)
     t0 = time.perf_counter()
     u = int(np.count_nonzero(y == 0))
-    if sample_size is None:
-        sample_size = min(u, 50)
-    if sample_size > u:
-        raise ValueError(
-            f"sample_size={sample_size} is larger than the number of unlabeled "
-            f"points u={u}."
-        )
-    if sample_size < 1 and u > 0:
-        raise ValueError(f"sample_size must be at least 1, got {sample_size}.")
-    if max_iter < 1:
-        raise ValueError(f"max_iter must be at least 1, got {max_iter}.")
+    sample_size = _check_sampling(u, sample_size, max_iter)
     rng = check_random_state(random_state)
     if u == 0:
         res = tsvm_branch_and_bound(K, y, C=C, C_star=C_star)
