@@ -15,6 +15,7 @@ from .models import (
     LapSVM,
     LapSVMPath,
     SemiSupervisedKernel,
+    SolverOptions,
     plot_path,
 )
 from .solvers import lapsvm_path
@@ -28,6 +29,7 @@ __all__ = [
     "LapSVMCV",
     "LapSVMPath",
     "SemiSupervisedKernel",
+    "SolverOptions",
     "__version__",
     "lapsvm_path",
     "plot_path",

@@ -179,8 +179,12 @@ def _describe(constraint: Any) -> str:
     return str(constraint)
 
 
-def validate_params(params: Mapping[str, Any], constraints: Mapping[str, list]) -> None:
+def validate_params(
+    params: Mapping[str, Any], constraints: Mapping[str, list], owner: str = ""
+) -> None:
     """Check every parameter against its list of allowed constraints.
+
+    ``owner`` (e.g. ``'SolverOptions'``) is named in the message when given.
 
     Raises
     ------
@@ -194,8 +198,9 @@ def validate_params(params: Mapping[str, Any], constraints: Mapping[str, list]) 
         if any(_matches(value, c) for c in allowed):
             continue
         desc = " or ".join(_describe(c) for c in allowed)
+        of = f" of {owner}" if owner else ""
         raise ValueError(
-            f"The {name!r} parameter must be {desc}. Got {value!r} instead."
+            f"The {name!r} parameter{of} must be {desc}. Got {value!r} instead."
         )
 
 

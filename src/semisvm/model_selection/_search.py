@@ -28,6 +28,7 @@ from .._validation import (
 )
 from ..models import LapRLS, LapSVM
 from ..models._autoreg import MIN_LABELS_PER_CLASS
+from ..models._options import check_options, resolved_options
 from ..models._problem import one_vs_rest
 from ..solvers._loo import pointwise_loss
 from ._scorer import labeled_mask
@@ -199,6 +200,7 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
         est = self._base(**params)
         # the estimator's own messages for bad estimator_params, before any work
         validate_params(est.get_params(deep=False), est._parameter_constraints)
+        check_options(est)
         for p in _SEARCHED:
             fixable = p in ("kernel", "normalize_laplacian", "laplacian_power")
             if fixable and getattr(self, p) is None:
@@ -640,7 +642,7 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
                     gamma_=est.gamma_,
                     n_neighbors=gc["n_neighbors"],
                     graph_weight=resolve_graph_weight(e_g.graph_weight, scales[k_g]),
-                    heat_t=e_g.heat_t,
+                    heat_t=resolved_options(e_g).heat_t,
                     normalize_laplacian=gc["normalize_laplacian"],
                     laplacian_power=gc["laplacian_power"],
                 )

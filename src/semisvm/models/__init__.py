@@ -2,6 +2,7 @@
 
 from ._deformed import DeformedGPKernel, SemiSupervisedKernel
 from ._lapsvm import LapRLS, LapSVM
+from ._options import SolverOptions
 from ._path import LapSVMPath, path_error_pieces, plot_path
 from ._ssk import LapSVC
 from ._tsvm import ExactTSVM
@@ -14,6 +15,7 @@ __all__ = [
     "LapSVM",
     "LapSVMPath",
     "SemiSupervisedKernel",
+    "SolverOptions",
     "path_error_pieces",
     "plot_path",
 ]

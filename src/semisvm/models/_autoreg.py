@@ -82,6 +82,7 @@ from ..solvers._loo import (
     scale_free_squared_hinge,
 )
 from ._adaptive import paper_regularization, resolve_class_prior
+from ._options import resolved_options
 
 __all__ = [
     "GRID_A",
@@ -320,8 +321,9 @@ def loo_evidence(
     """Balanced scale-free LOO of every normalized ``(gamma_a, gamma_i)`` pair.
 
     The one scoring engine of the ``"auto"`` rule and of the ``*CV`` estimators:
-    ``est`` supplies ``regularization``, ``laplacian_power``, ``class_balance``,
-    ``class_prior`` and ``random_state`` (the model that would be fitted);
+    ``est`` supplies ``laplacian_power``, ``random_state`` and the options
+    ``regularization``, ``class_balance``, ``class_prior`` (the model that would
+    be fitted);
     ``columns``, ``L``, ``Y``, ``labeled`` and ``sample_weight`` are the
     estimator's own kernel, Laplacian and targets (``_build``, ``_targets``).
     ``max_features`` caps the landmarks (default :func:`feature_count`);
@@ -350,12 +352,13 @@ def loo_evidence(
         Yl = Y[lab]
     w = None if sample_weight is None else np.asarray(sample_weight)[lab]
     wsum = float(lab.size if w is None else w.sum())
+    opts = resolved_options(est)
     unl = np.flatnonzero(~labeled)
     if unl.size > max_unlabeled:
         unl = unl[np.linspace(0, unl.size - 1, max_unlabeled).round().astype(np.intp)]
     raw = [
         paper_regularization(
-            est.regularization,
+            opts.regularization,
             a,
             i,
             n=n,
@@ -384,15 +387,13 @@ def loo_evidence(
         unlabeled_idx=unl if unl.size else None,
         spectral=n_graph > 3,
     )
-    balance = getattr(est, "class_balance", None) if unl.size else None
+    balance = opts.class_balance if unl.size else None
     targets = None
     if balance is not None:
         n_cls = max(2, Yl.shape[1])
         y_idx = Yl.argmax(axis=1) if Yl.shape[1] > 1 else (Yl[:, 0] > 0).astype(int)
         prior = resolve_class_prior(
-            None
-            if isinstance(getattr(est, "class_prior", None), str)
-            else getattr(est, "class_prior", None),
+            None if isinstance(opts.class_prior, str) else opts.class_prior,
             y_idx,
             n_cls,
         )

@@ -35,6 +35,7 @@ from ..kernels._distributed import (
     distributed_kernel_dot,
     is_distributed_array,
 )
+from ._options import SolverOptions, check_options, resolved_options
 from ._problem import encode_targets, prepare_operators
 from ._scale import (
     decision_in_blocks,
@@ -129,7 +130,9 @@ class OperatorCache:
     @staticmethod
     def _keys(est: Any) -> tuple[tuple, tuple]:
         kk = tuple(repr(getattr(est, p, None)) for p in _KERNEL_PARAMS)
-        return kk, tuple(repr(getattr(est, p, None)) for p in _GRAPH_PARAMS)
+        opts = resolved_options(est).get_params()
+        graph = {**opts, **est.get_params(deep=False)}
+        return kk, tuple(repr(graph.get(p)) for p in _GRAPH_PARAMS)
 
     def get(self, est: Any, X: Any, need_graph: bool) -> tuple | None:
         """``(K, L, gamma_, graph_scale, graph_weight)`` or None."""
@@ -176,16 +179,38 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
         ],
         "gamma_i": [Interval(numbers.Real, 0, None, closed="left"), Options(("auto",))],
         "verbose": [Interval(numbers.Integral, 0, None), "boolean"],
-        # data-adaptive defaults (see models/_adaptive.py)
-        "regularization": [Options(("normalized", "paper"))],
         "class_weight": [None, Options(("balanced",)), "dict"],
-        "class_balance": [None, Options(("mass", "mean"))],
-        "class_prior": [None, "array-like", Options(("auto",))],
+        # the expert options (their values: OPTION_CONSTRAINTS, checked in fit)
+        "options": [None, SolverOptions],
     }
+
+    def set_params(self, **params: Any) -> Any:
+        """Set the parameters; ``options__name=value`` sets one option.
+
+        With ``options=None`` (every default), ``options__name=value`` first
+        gives the estimator a new :class:`~semisvm.SolverOptions`, so that
+        scikit-learn's ``GridSearchCV`` can search an option on a default
+        estimator.
+
+        Parameters
+        ----------
+        **params
+            Estimator parameters, and ``options__<option>`` for the options.
+
+        Returns
+        -------
+        self
+        """
+        if any(k.startswith("options__") for k in params) and (
+            params.get("options", getattr(self, "options", None)) is None
+        ):
+            params = {**params, "options": SolverOptions()}
+        return super().set_params(**params)
 
     # ------------------------------------------------------------------ fit
     def _validate_fit_input(self, X: Any, y: Any) -> tuple[Any, np.ndarray]:
         validate_params(self.get_params(deep=False), self._parameter_constraints)
+        check_options(self)
         if is_distributed_array(X):
             X, y = check_distributed_input(X, y, kernel=self.kernel)
             self.n_features_in_ = X.shape[1]
@@ -275,7 +300,7 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
             Y,
             gamma_a=self.gamma_a_,
             gamma_i=self.gamma_i_,
-            intrinsic_bias=bool(self.intrinsic_bias),
+            intrinsic_bias=bool(resolved_options(self).intrinsic_bias),
             sample_weight=sw,
             loss=self._loss,
             max_iter=max(int(self.max_iter), 1),
@@ -378,8 +403,8 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
                 else getattr(self, "early_stopping", None)
             )
             crit = f"tol={getattr(self, 'tol', None)!r}"
-            if getattr(self, "tol_criterion", None) is not None:
-                crit += f" on the {self.tol_criterion!r} criterion"
+            if self.solver_ == "pcg":
+                crit += f" on the {resolved_options(self).tol_criterion!r} criterion"
             if rule is not None:
                 crit += f" nor the {rule!r} early-stopping rule"
                 advice = (
@@ -411,14 +436,15 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
         """Class balance (bias shift) and the probability slope, after the solver."""
         from ._adaptive import adapt_outputs
 
+        opts = resolved_options(self)
         y_idx = np.searchsorted(self.classes_, y[labeled])
         F, off, slope, prior = adapt_outputs(
             F,
             labeled,
             y_idx,
             self.classes_.size,
-            class_balance=getattr(self, "class_balance", None),
-            class_prior=getattr(self, "class_prior", None),
+            class_balance=opts.class_balance,
+            class_prior=opts.class_prior,
             classes=self.classes_,
             laplacian=getattr(self, "_graph_laplacian", None),
         )

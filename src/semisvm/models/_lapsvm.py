@@ -12,7 +12,6 @@ from sklearn.utils.validation import validate_data
 from .. import _defaults
 from .._validation import Interval, Options, check_finite, resolve_seed
 from ..kernels._distributed import is_distributed_array, resolve_distributed_operator
-from ..kernels._nystroem import LANDMARK_METHODS
 from ..kernels._operators import as_operator
 from ..solvers._coarse import coarse_start
 from ..solvers._lowrank import lapsvm_lowrank
@@ -21,31 +20,17 @@ from ..solvers._pcg import lapsvm_pcg
 from ._adaptive import paper_regularization
 from ._autoreg import select_regularization
 from ._base import ManifoldClassifierMixin
+from ._options import SolverOptions, resolved_options
 from ._problem import one_vs_rest
-from ._scale import GRAPH_METHODS, KERNEL_APPROXIMATIONS, resolve_operator
+from ._scale import resolve_operator
 
 __all__ = ["LapSVM", "LapRLS"]
 
 _PCG_CONSTRAINTS: dict[str, list] = {
     "early_stopping": [None, Options(("auto", "stability", "validation", "mixed"))],
-    "validation_fraction": [None, Interval(numbers.Real, 0, 1, closed="neither")],
-    "check_every": [None, Interval(numbers.Integral, 1, None)],
-    "stability_tol": [Interval(numbers.Real, 0, 1, closed="neither")],
-    "stability_value_tol": [None, Interval(numbers.Real, 0, None, closed="neither")],
-    "stability_window": [Options(("last", "half"))],
-    "preconditioner": [Options(("paper", "nystroem"))],
-    "tol_criterion": [
-        Options(("mixed", "gradient", "preconditioned_gradient", "objective"))
-    ],
     "max_iter": [Interval(numbers.Integral, 1, None)],
     "tol": [Interval(numbers.Real, 0, None, closed="left")],
     "random_state": ["random_state"],
-    "record_history": ["boolean"],
-    "kernel_approximation": [Options(KERNEL_APPROXIMATIONS)],
-    "n_components": [None, Interval(numbers.Integral, 1, None)],
-    "landmarks": [Options(LANDMARK_METHODS)],
-    "graph_method": [Options(GRAPH_METHODS)],
-    "graph_pca": [None, Interval(numbers.Integral, 1, None)],
 }
 
 #: PCG starts from the exact optimum on landmarks (solvers._coarse) above this many
@@ -55,38 +40,20 @@ MIN_COARSE_N = 2000
 #: switch for the coarse start (benchmarks compare with and without)
 COARSE_START = True
 
-_SCALE_DOC = r"""
-    kernel_approximation : {'auto', 'dense', 'streamed', 'nystroem'}, default='auto'
-        How K is held (:mod:`semisvm.models._scale`).  ``'dense'``: the n x n
-        matrix (every solver); ``'streamed'``: exact products tile by tile, K never
-        stored (``solver='pcg'`` only); ``'nystroem'``: :math:`K\approx\Phi\Phi^T`
-        with ``n_components`` landmarks, the problem solved exactly in the feature
-        space by Newton (LapSVM) or one linear system (LapRLS), whatever
-        ``solver`` says (except ``'dual'``, which needs the dense K), early
-        stopping unused; ``'auto'``: dense when the whole dense fit fits in 70% of
-        available memory, else Nyström.  The choice is in ``kernel_operator_``
-        (printed with ``verbose``); a configuration that does not fit is refused
-        before allocating, naming the sizes of the others.
-    n_components : int, default=None
-        Nyström landmarks m; ``None``: :math:`\lceil\sqrt n\ln n\rceil` capped at
-        2,000 and by memory.
-    landmarks : {'uniform', 'kmeans'}, default='uniform'
-        Nyström landmark choice: random rows, or mini-batch k-means centres.
-    graph_method : {'auto', 'exact', 'approx'}, default='auto'
-        kNN search for the graph.  With a dense RBF kernel, ``'auto'`` and
-        ``'exact'`` read the neighbours off K; otherwise ``'exact'`` is a blocked
-        brute-force search (O(n k) memory, O(n^2 d) time) and ``'approx'`` uses
-        hnswlib or pynndescent (``pip install semisvm[approx]``); ``'auto'`` is
-        exact up to 20,000 points, approximate above when a library is installed.
-    graph_pca : int, default=None
-        Search the neighbours on a PCA projection with this many components.
-"""
-
 
 class _PrimalMixin(ManifoldClassifierMixin):
     """fit() shared by LapSVM and LapRLS."""
 
     _loss = "squared_hinge"
+
+    def _store_params(self, params: dict[str, Any]) -> None:
+        """``__init__``'s body: store every parameter as given (scikit-learn's
+        rule; ``params`` is the constructor's ``locals()``)."""
+        for name in self._get_param_names():
+            setattr(self, name, params[name])
+
+    def _resolve_solver(self) -> str:
+        return self.solver
 
     def fit(
         self,
@@ -121,6 +88,7 @@ class _PrimalMixin(ManifoldClassifierMixin):
         """
         t_fit = time.perf_counter()
         X, y = self._validate_fit_input(X, y)
+        opts = resolved_options(self)
         solver = self._resolve_solver()
         labeled, classes, Y = self._targets(y)
         kind = self._resolve_operator(X, solver, Y.shape[1], adjacency)
@@ -131,14 +99,15 @@ class _PrimalMixin(ManifoldClassifierMixin):
         K_val = Y_val = None
         if es in ("validation", "mixed"):
             if X_val is None:
-                if self.validation_fraction is None:
+                if opts.validation_fraction is None:
                     raise ValueError(
                         f"early_stopping={es!r} needs validation data: pass X_val and "
-                        "y_val to fit, or set validation_fraction to hold out part of "
-                        "the labeled points."
+                        "y_val to fit, or set options=SolverOptions("
+                        "validation_fraction=...) to hold out part of the labeled "
+                        "points."
                     )
                 y_tr, val_idx = self._validation_split(
-                    X, y, labeled, self.validation_fraction, self.random_state
+                    X, y, labeled, opts.validation_fraction, self.random_state
                 )
                 labeled, classes, Y = self._targets(y_tr)
         K, L = self._build(X, adjacency, need_graph=self._needs_graph())
@@ -178,7 +147,7 @@ class _PrimalMixin(ManifoldClassifierMixin):
         if gamma_i == 0:
             L = None
         self.gamma_a_, self.gamma_i_ = paper_regularization(
-            self.regularization,
+            opts.regularization,
             gamma_a,
             gamma_i,
             n=X.shape[0],
@@ -328,17 +297,18 @@ class _PrimalMixin(ManifoldClassifierMixin):
 
     def _resolve_operator(self, X, solver, n_columns, adjacency) -> str:
         """Choose the kernel operator (``kernel_operator_``), memory checked first."""
-        if self.kernel == "precomputed" and self.kernel_approximation in (
+        opts = resolved_options(self)
+        if self.kernel == "precomputed" and opts.kernel_approximation in (
             "streamed",
             "nystroem",
         ):
             raise ValueError(
-                f"kernel_approximation={self.kernel_approximation!r} computes kernel "
+                f"kernel_approximation={opts.kernel_approximation!r} computes kernel "
                 "values from the features; with kernel='precomputed' use 'dense' "
                 "(or 'auto')."
             )
         requested = (
-            "dense" if self.kernel == "precomputed" else self.kernel_approximation
+            "dense" if self.kernel == "precomputed" else opts.kernel_approximation
         )
         if is_distributed_array(X):
             kind = resolve_distributed_operator(
@@ -357,8 +327,8 @@ class _PrimalMixin(ManifoldClassifierMixin):
             n_columns=n_columns,
             itemsize=X.dtype.itemsize,
             n_neighbors=self.n_neighbors,
-            n_components=self.n_components,
-            graph=self.graph_method,
+            n_components=opts.n_components,
+            graph=opts.graph_method,
             need_graph=self._needs_graph() and adjacency is None,
             solver=solver,
             dense_only_solvers=("dual",),
@@ -414,9 +384,10 @@ class _PrimalMixin(ManifoldClassifierMixin):
             )
         # a factor whose C lives elsewhere (a cluster) computes the m-space
         # intrinsic matrix where C is; the in-process one lets the solver do it
+        opts = resolved_options(self)
         M = None
         if L is not None and self.gamma_i_ != 0 and hasattr(factor, "feature_gram"):
-            M = factor.feature_gram(L, intrinsic_bias=self.intrinsic_bias)
+            M = factor.feature_gram(L, intrinsic_bias=opts.intrinsic_bias)
         return lapsvm_lowrank(
             factor.C_,
             Y,
@@ -424,7 +395,7 @@ class _PrimalMixin(ManifoldClassifierMixin):
             gamma_a=self.gamma_a_,
             gamma_i=self.gamma_i_,
             loss=self._loss,
-            intrinsic_bias=self.intrinsic_bias,
+            intrinsic_bias=opts.intrinsic_bias,
             max_iter=max(self.max_iter, 1),
             T=factor.components_,
             M=M,
@@ -452,7 +423,7 @@ class _PrimalMixin(ManifoldClassifierMixin):
             gamma_a=self.gamma_a_,
             gamma_i=self.gamma_i_,
             loss=loss,
-            intrinsic_bias=self.intrinsic_bias,
+            intrinsic_bias=resolved_options(self).intrinsic_bias,
             random_state=resolve_seed(self.random_state),
         )
         self.coarse_start_ = info
@@ -464,23 +435,24 @@ class _PrimalMixin(ManifoldClassifierMixin):
         return {"alpha0": alpha0, "b0": b0}
 
     def _pcg_kwargs(self, K_val, Y_val, es):
+        opts = resolved_options(self)
         return dict(
             max_iter=self.max_iter,
             tol=self.tol,
-            tol_criterion=self.tol_criterion,
+            tol_criterion=opts.tol_criterion,
             early_stopping=es,
-            check_every=self.check_every,
-            stability_tol=self.stability_tol,
-            stability_value_tol=self.stability_value_tol,
-            stability_window=self.stability_window,
-            preconditioner=self.preconditioner,
+            check_every=opts.check_every,
+            stability_tol=opts.stability_tol,
+            stability_value_tol=opts.stability_value_tol,
+            stability_window=opts.stability_window,
+            preconditioner=opts.preconditioner,
             random_state=resolve_seed(self.random_state),
             K_val=K_val,
             Y_val=Y_val,
-            K_eval=K_val if self.record_history else None,
-            Y_eval=Y_val if self.record_history else None,
-            record_history=self.record_history,
-            intrinsic_bias=self.intrinsic_bias,
+            K_eval=K_val if opts.record_history else None,
+            Y_eval=Y_val if opts.record_history else None,
+            record_history=opts.record_history,
+            intrinsic_bias=opts.intrinsic_bias,
             callback=self._verbose_callback() if self.verbose else None,
         )
 
@@ -512,8 +484,9 @@ class LapSVM(_PrimalMixin):
 
     over labeled and unlabeled points alike (``y == -1`` marks unlabeled ones).
 
-    **Defaults that adapt to the data.**  By default (``regularization=
-    'normalized'``) ``gamma_a`` and ``gamma_i`` are the weights
+    **Defaults that adapt to the data.**  By default (the option
+    ``regularization='normalized'`` of :class:`~semisvm.SolverOptions`)
+    ``gamma_a`` and ``gamma_i`` are the weights
     :math:`\lambda_A, \lambda_I` of the averaged objective
 
     .. math::
@@ -527,12 +500,12 @@ class LapSVM(_PrimalMixin):
     \lambda_A` and :math:`\gamma_I = (\sum_i c_i)\lambda_I/(n\bar d^{\,p})`
     (stored in ``gamma_a_``, ``gamma_i_``): the same values mean the same
     trade-off at every n, every number of labels and every graph.
-    ``regularization='paper'`` takes ``gamma_a``, ``gamma_i`` as the paper's
+    The option ``regularization='paper'`` takes ``gamma_a``, ``gamma_i`` as the paper's
     :math:`\gamma_A, \gamma_I` (the reproduction's form).  The kernel width
     (``gamma='knn'``) and the graph weights (``graph_weight='local'``) come from
     the distances to each point's nearest neighbours, so the defaults do not
     depend on the units of the features.  After the fit the outputs on the
-    unlabeled points are balanced (``class_balance='mass'``) and probabilities
+    unlabeled points are balanced (option ``class_balance='mass'``) and probabilities
     are a fitted sigmoid/softmax of the outputs (:meth:`predict_proba`).  Every
     solver minimises the same objective with the same weights (the dual with
     ``loss='squared_hinge'``, its default), so ``solver`` changes the time,
@@ -551,7 +524,7 @@ class LapSVM(_PrimalMixin):
         hinge.
     gamma_a : float or 'auto', default='auto'
         Ambient (RKHS) regularisation weight, :math:`\lambda_A > 0` (normalized)
-        or :math:`\gamma_A > 0` (``regularization='paper'``).  ``'auto'``: chosen
+        or :math:`\gamma_A > 0` (option ``regularization='paper'``).  ``'auto'``: chosen
         with ``gamma_i`` by leave-one-out on the labeled points when every class
         has at least 5 labels, else 1e-6 (see
         :mod:`semisvm.models._autoreg` and ``regularization_selection_``).
@@ -584,100 +557,13 @@ class LapSVM(_PrimalMixin):
         ``'auto'``: heat weights where the n-point graph resolves the density finer
         than a 2,000-point sample (length ratio :math:`\rho \ge 2`,
         :func:`semisvm.kernels.knn_scale_ratio`), else ``'local'``.
-    heat_t : float, default=None
-        Width of the heat weights (default: mean edge length).
     normalize_laplacian : bool, default=False
         Use :math:`I - D^{-1/2} W D^{-1/2}` (the paper's experiments) instead of
         :math:`D - W`.  With :math:`D - W`, :math:`L\mathbf 1 = 0` and the bias
-        never enters the intrinsic term; with the normalized Laplacian see
-        ``intrinsic_bias``.
-    intrinsic_bias : bool, default=True
-        Apply the intrinsic term to :math:`f_I = K\alpha + b\mathbf 1` (the
-        function actually used) instead of the paper's :math:`K\alpha`; the two
-        are equal for :math:`D - W`.  ``solver='dual'`` penalises :math:`K\alpha`
-        only: with the normalized Laplacian it needs ``intrinsic_bias=False``
-        (else a ``ValueError`` says so).
+        never enters the intrinsic term; with the normalized Laplacian see the
+        option ``intrinsic_bias`` (:class:`~semisvm.SolverOptions`).
     laplacian_power : int, default=1
         Integer power p of the Laplacian.
-    early_stopping : {'auto', None, 'stability', 'validation', 'mixed'}, default='auto'
-        PCG only: the paper's data-based stopping rules (Sec. 4.1), checked every
-        ``check_every`` iterations.  ``None`` runs PCG to ``tol``.  ``'auto'``
-        is ``'stability'`` for PCG and ``None`` for the exact solvers; asking
-        for a rule with ``solver='newton'`` or ``'dual'`` is an error.
-    validation_fraction : float, default=None
-        Fraction of the labeled points held out for the validation rules when no
-        ``X_val`` is passed to ``fit``.
-    check_every : int, default=None
-        :math:`\theta`, default :math:`\lceil\sqrt n/2\rceil`.
-    stability_tol : float, default=0.015
-        :math:`\eta` of the stability check (1.5% of the unlabeled points).
-    stability_value_tol : float or None, default=0.05
-        Robustness guard of the stability check: the outputs on the unlabeled
-        points must also have moved by less than 5% (relative) since the last
-        check.  With one or two labels per class the predicted signs can stay put
-        for a while as the labels diffuse along the graph, and the paper's rule
-        alone stops too early; ``None`` gives the paper's rule exactly.
-    stability_window : {'last', 'half'}, default='half'
-        What the stability check compares with: ``'last'``, the previous check (the
-        paper); ``'half'``, the check nearest to half the iterations so far (sees
-        slow drifts that a fixed window misses).
-    preconditioner : {'nystroem', 'paper'}, default='nystroem'
-        PCG only.  ``'paper'``: :math:`P = \mathrm{diag}(1, K)` (Algorithm 1).
-        ``'nystroem'``: the paper's P plus a deflation of the top of the spectrum
-        on landmark columns of K; the same optimum, reached to ``tol`` in far fewer
-        iterations on two moons (8-20x, ``benchmarks/bench_pcg_iterations.py``);
-        landmarks drawn with ``random_state``.  With it, the stability rule stops
-        where the labels have spread: full USPS, one label per class, 14.1% error
-        (the converged optimum's) against 19.8% with ``'paper'`` (3 draws), 5 per
-        class 6.4 against 7.4%; on 45 smaller cells (3 draws) better by more than
-        half a point in 6, worse in 1 (COIL20(B) 1/class, 40.2 vs 39.5%), and
-        faster in most (issue 28).
-    tol_criterion : {'mixed', 'gradient', 'preconditioned_gradient', 'objective'}, default='mixed'
-    tol : float, default=1e-6
-        Classical PCG stopping threshold (relative to the value at t = 0); with
-        ``solver='dual'`` LIBSVM's tolerance (largest KKT violation of the QP).
-    max_iter : int, default=1000
-        PCG iterations, Newton steps, or LIBSVM iterations (``solver='dual'``).
-    record_history : bool, default=False
-        Store per-iteration objective and gradient norms in ``history_``.
-    verbose : int, default=0
-        Print a line every ``verbose`` iterations.
-    random_state : int, RandomState or None, default=None
-        Used to hold out validation points, to draw the Nyström landmarks and
-        the landmarks of the ``'auto'`` rule's LOO features.
-    regularization : {'normalized', 'paper'}, default='normalized'
-        How numbers given as ``gamma_a`` and ``gamma_i`` are read:
-        ``'normalized'``: as :math:`\lambda_A, \lambda_I` of the objective with
-        the loss averaged over the labeled points and the graph term averaged over
-        the n points and divided by the mean degree (the same values mean the
-        same trade-off at every n and l); ``'paper'``: as the paper's raw
-        :math:`\gamma_A, \gamma_I` of Eq. 7.
-    class_weight : None, 'balanced' or dict, default=None
-        Weights :math:`c_i` of the labeled loss terms, as in scikit-learn:
-        ``'balanced'`` gives class k the weight :math:`l / (K l_k)`; a dict maps
-        class labels to weights.  Exact in every solver (Newton, PCG and its
-        line search, the dual through LIBSVM's per-sample C).
-    class_balance : {'mass', 'mean', None}, default='mass'
-        After the fit, shift the bias of every (one-vs-rest) output so that,
-        over the unlabeled training points, the positive output mass is the
-        fraction :math:`\pi_k` of the total output mass (``'mass'``: class mass
-        normalization of Zhu et al. 2003 on the signed outputs, scale-invariant),
-        or the mean output is :math:`2\pi_k - 1` (``'mean'``: Chapelle & Zien's
-        2005 balancing constraint).  The classes keep their labeled proportions
-        (or ``class_prior``) in mass, and one class cannot swallow the unlabeled
-        points.  Applies to ``transduction_``, ``decision_function`` and
-        ``predict`` (through ``intercept_``).  No effect without unlabeled
-        points.  ``None``: the solver's bias.
-    class_prior : array-like of shape (n_classes,), 'auto' or None, default='auto'
-        :math:`\pi` for ``class_balance`` (order of ``classes_``); ``None``: the
-        labeled proportions; ``'auto'``: the labeled proportions, except that for
-        two classes with at least 2 labels each the boundary moves into a clear
-        gap of the unlabeled outputs when the labels' balance would cut through
-        a cluster (:func:`semisvm.models._adaptive.auto_offsets`) -- balanced
-        labels on imbalanced data.  Measured (6 draws, 2 labels per class):
-        two moons 1:4 93.9 -> 98.6%, 1:9 72.5 -> 93.6%; balanced moons,
-        circles, G50C-like, breast cancer, digits 0/1 unchanged (within 0.1
-        point).  The proportions used are in ``class_prior_``.
     loss : {'squared_hinge', 'hinge'}, default='squared_hinge'
         ``'hinge'`` (``solver='dual'`` only): the L1 hinge of Belkin et al.
         (2006), with the same :math:`\gamma_A, \gamma_I` (loss weight 1 in both;
@@ -686,8 +572,41 @@ class LapSVM(_PrimalMixin):
         regularisation): LIBSVM then returns the middle of an interval of
         optimal biases, which can put every point in one class (the G50C case
         of :func:`semisvm.solvers.lapsvm_dual`).
-    kernel_approximation, n_components, landmarks, graph_method, graph_pca
-        Scale options, see below.
+    class_weight : None, 'balanced' or dict, default=None
+        Weights :math:`c_i` of the labeled loss terms, as in scikit-learn:
+        ``'balanced'`` gives class k the weight :math:`l / (K l_k)`; a dict maps
+        class labels to weights.  Exact in every solver (Newton, PCG and its
+        line search, the dual through LIBSVM's per-sample C).
+    early_stopping : {'auto', None, 'stability', 'validation', 'mixed'}, default='auto'
+        PCG only: the paper's data-based stopping rules (Sec. 4.1), checked every
+        ``check_every`` iterations (the rules' details are options:
+        ``check_every``, ``stability_tol``, ``stability_value_tol``,
+        ``stability_window``, ``validation_fraction``).  ``None`` runs PCG to ``tol``.  ``'auto'``
+        is ``'stability'`` for PCG and ``None`` for the exact solvers; asking
+        for a rule with ``solver='newton'`` or ``'dual'`` is an error.
+    tol : float, default=1e-6
+        Classical PCG stopping threshold (relative to the value at t = 0); with
+        ``solver='dual'`` LIBSVM's tolerance (largest KKT violation of the QP).
+    max_iter : int, default=1000
+        PCG iterations, Newton steps, or LIBSVM iterations (``solver='dual'``).
+    random_state : int, RandomState or None, default=None
+        Used to hold out validation points, to draw the Nyström landmarks and
+        the landmarks of the ``'auto'`` rule's LOO features.
+    verbose : int, default=0
+        Print a line every ``verbose`` iterations.
+    options : SolverOptions, default=None
+        The expert options (:class:`~semisvm.SolverOptions`, ``None``: every
+        default): the graph's ``heat_t`` and ``intrinsic_bias``; the mappings
+        ``regularization`` (how ``gamma_a``, ``gamma_i`` are read),
+        ``class_balance`` and ``class_prior`` (the bias after the fit); PCG's
+        ``preconditioner``, ``tol_criterion``, ``record_history`` and the
+        early-stopping rules' ``validation_fraction``, ``check_every``,
+        ``stability_tol``, ``stability_value_tol``, ``stability_window``; the
+        scale options ``kernel_approximation``, ``n_components``,
+        ``landmarks``, ``graph_method``, ``graph_pca``.  For instance
+        ``LapSVM(options=SolverOptions(preconditioner='paper'))``, or
+        ``set_params(options__preconditioner='paper')``.  Never modified by
+        ``fit``.
 
     Attributes
     ----------
@@ -769,74 +688,18 @@ class LapSVM(_PrimalMixin):
         kernel_params: dict | None = None,
         n_neighbors: int = _defaults.N_NEIGHBORS,
         graph_weight: str = _defaults.GRAPH_WEIGHT,
-        heat_t: float | None = None,
         normalize_laplacian: bool = _defaults.NORMALIZE_LAPLACIAN,
         laplacian_power: int = _defaults.LAPLACIAN_POWER,
-        intrinsic_bias: bool = True,
+        loss: str = "squared_hinge",
+        class_weight: Any = None,
         early_stopping: str | None = "auto",
-        validation_fraction: float | None = None,
-        check_every: int | None = None,
-        stability_tol: float = 0.015,
-        stability_value_tol: float | None = 0.05,
-        stability_window: str = "half",
-        preconditioner: str = "nystroem",
-        tol_criterion: str = "mixed",
         tol: float = 1e-6,
         max_iter: int = 1000,
-        record_history: bool = False,
-        verbose: int = 0,
         random_state: Any = None,
-        regularization: str = "normalized",
-        class_weight: Any = None,
-        class_balance: str | None = "mass",
-        class_prior: Any = "auto",
-        loss: str = "squared_hinge",
-        kernel_approximation: str = "auto",
-        n_components: int | None = None,
-        landmarks: str = "uniform",
-        graph_method: str = "auto",
-        graph_pca: int | None = None,
+        verbose: int = 0,
+        options: SolverOptions | None = None,
     ) -> None:
-        self.solver = solver
-        self.gamma_a = gamma_a
-        self.gamma_i = gamma_i
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.kernel_params = kernel_params
-        self.n_neighbors = n_neighbors
-        self.graph_weight = graph_weight
-        self.heat_t = heat_t
-        self.normalize_laplacian = normalize_laplacian
-        self.laplacian_power = laplacian_power
-        self.intrinsic_bias = intrinsic_bias
-        self.early_stopping = early_stopping
-        self.validation_fraction = validation_fraction
-        self.check_every = check_every
-        self.stability_tol = stability_tol
-        self.stability_value_tol = stability_value_tol
-        self.stability_window = stability_window
-        self.preconditioner = preconditioner
-        self.tol_criterion = tol_criterion
-        self.tol = tol
-        self.max_iter = max_iter
-        self.record_history = record_history
-        self.verbose = verbose
-        self.random_state = random_state
-        self.regularization = regularization
-        self.class_weight = class_weight
-        self.class_balance = class_balance
-        self.class_prior = class_prior
-        self.loss = loss
-        self.kernel_approximation = kernel_approximation
-        self.n_components = n_components
-        self.landmarks = landmarks
-        self.graph_method = graph_method
-        self.graph_pca = graph_pca
-
-    def _resolve_solver(self) -> str:
-        return self.solver
+        self._store_params(locals())
 
     def _solve(self, K, L, Y, *, solver, K_val, Y_val, es, sample_weight=None):
         ga, gi = self.gamma_a_, self.gamma_i_
@@ -855,20 +718,21 @@ class LapSVM(_PrimalMixin):
                 gamma_a=ga,
                 gamma_i=gi,
                 max_iter=self.max_iter,
-                intrinsic_bias=self.intrinsic_bias,
+                intrinsic_bias=resolved_options(self).intrinsic_bias,
                 sample_weight=sample_weight,
             )
         if solver == "dual":
             from ..solvers._dual import lapsvm_dual
 
-            if self.intrinsic_bias and L is not None and gi != 0:
+            if resolved_options(self).intrinsic_bias and L is not None and gi != 0:
                 L1 = np.asarray(L @ np.ones(K.shape[0]))
                 if np.abs(L1).max() > 1e-10:
                     raise ValueError(
                         "solver='dual' penalises K alpha only, but intrinsic_bias=True "
                         "asks to penalise K alpha + b with a Laplacian whose rows do not "
-                        "sum to 0 (normalize_laplacian=True). Set intrinsic_bias=False, "
-                        "or normalize_laplacian=False (then both forms are equal), or "
+                        "sum to 0 (normalize_laplacian=True). Set "
+                        "options=SolverOptions(intrinsic_bias=False), or "
+                        "normalize_laplacian=False (then both forms are equal), or "
                         "use solver='newton' or 'pcg'."
                     )
             return lapsvm_dual(
@@ -918,8 +782,11 @@ class LapRLS(_PrimalMixin):
         :math:`s^* = -\nabla^T d / d^T H d` and the same early-stopping rules.
     early_stopping : {None, 'stability', 'validation', 'mixed'}, default=None
         PCG only.
+    options : SolverOptions, default=None
+        The expert options, as in :class:`LapSVM` (e.g.
+        ``LapRLS(solver='pcg', options=SolverOptions(preconditioner='paper'))``).
     Other parameters
-        As in :class:`LapSVM`.
+        As in :class:`LapSVM` (LapRLS has no ``loss``: it is the squared loss).
 
     Attributes
     ----------
@@ -959,72 +826,17 @@ class LapRLS(_PrimalMixin):
         kernel_params: dict | None = None,
         n_neighbors: int = _defaults.N_NEIGHBORS,
         graph_weight: str = _defaults.GRAPH_WEIGHT,
-        heat_t: float | None = None,
         normalize_laplacian: bool = _defaults.NORMALIZE_LAPLACIAN,
         laplacian_power: int = _defaults.LAPLACIAN_POWER,
-        intrinsic_bias: bool = True,
+        class_weight: Any = None,
         early_stopping: str | None = None,
-        validation_fraction: float | None = None,
-        check_every: int | None = None,
-        stability_tol: float = 0.015,
-        stability_value_tol: float | None = 0.05,
-        stability_window: str = "half",
-        preconditioner: str = "nystroem",
-        tol_criterion: str = "mixed",
         tol: float = 1e-6,
         max_iter: int = 1000,
-        record_history: bool = False,
-        verbose: int = 0,
         random_state: Any = None,
-        regularization: str = "normalized",
-        class_weight: Any = None,
-        class_balance: str | None = "mass",
-        class_prior: Any = "auto",
-        kernel_approximation: str = "auto",
-        n_components: int | None = None,
-        landmarks: str = "uniform",
-        graph_method: str = "auto",
-        graph_pca: int | None = None,
+        verbose: int = 0,
+        options: SolverOptions | None = None,
     ) -> None:
-        self.solver = solver
-        self.gamma_a = gamma_a
-        self.gamma_i = gamma_i
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.kernel_params = kernel_params
-        self.n_neighbors = n_neighbors
-        self.graph_weight = graph_weight
-        self.heat_t = heat_t
-        self.normalize_laplacian = normalize_laplacian
-        self.laplacian_power = laplacian_power
-        self.intrinsic_bias = intrinsic_bias
-        self.early_stopping = early_stopping
-        self.validation_fraction = validation_fraction
-        self.check_every = check_every
-        self.stability_tol = stability_tol
-        self.stability_value_tol = stability_value_tol
-        self.stability_window = stability_window
-        self.preconditioner = preconditioner
-        self.tol_criterion = tol_criterion
-        self.tol = tol
-        self.max_iter = max_iter
-        self.record_history = record_history
-        self.verbose = verbose
-        self.random_state = random_state
-        self.regularization = regularization
-        self.class_weight = class_weight
-        self.class_balance = class_balance
-        self.class_prior = class_prior
-        self.kernel_approximation = kernel_approximation
-        self.n_components = n_components
-        self.landmarks = landmarks
-        self.graph_method = graph_method
-        self.graph_pca = graph_pca
-
-    def _resolve_solver(self) -> str:
-        return self.solver
+        self._store_params(locals())
 
     def _solve(self, K, L, Y, *, solver, K_val, Y_val, es, sample_weight=None):
         ga, gi = self.gamma_a_, self.gamma_i_
@@ -1037,7 +849,7 @@ class LapRLS(_PrimalMixin):
                 L=L,
                 gamma_a=ga,
                 gamma_i=gi,
-                intrinsic_bias=self.intrinsic_bias,
+                intrinsic_bias=resolved_options(self).intrinsic_bias,
                 sample_weight=sample_weight,
             )
         return lapsvm_pcg(
@@ -1051,11 +863,3 @@ class LapRLS(_PrimalMixin):
             **self._pcg_start(K, L, Y, "squared", sample_weight),
             **self._pcg_kwargs(K_val, Y_val, es),
         )
-
-
-if LapSVM.__doc__:  # pragma: no branch - stripped with python -OO
-    LapSVM.__doc__ = LapSVM.__doc__.replace(
-        "    kernel_approximation, n_components, landmarks, graph_method, graph_pca\n"
-        "        Scale options, see below.\n",
-        _SCALE_DOC.lstrip("\n"),
-    )

@@ -34,6 +34,7 @@ from ..graph import (
 )
 from ..kernels import kernel_matrix, knn_scale_ratio, resolve_gamma
 from ..kernels._distributed import distributed_kernel, is_distributed_array
+from ._options import resolved_options
 from ._scale import build_scalable_kernel, distributed_adjacency, scalable_adjacency
 
 __all__ = [
@@ -272,9 +273,9 @@ def prepare_operators(
     ----------
     est : estimator
         Reads ``kernel``, ``gamma``, ``degree``, ``coef0``, ``kernel_params``,
-        ``n_neighbors``, ``graph_weight``, ``heat_t``, ``normalize_laplacian``,
-        ``laplacian_power`` and, when present, ``graph_method``, ``graph_pca``
-        and ``verbose``.
+        ``n_neighbors``, ``graph_weight``, ``normalize_laplacian``,
+        ``laplacian_power``, ``verbose`` and the options ``heat_t``,
+        ``graph_method``, ``graph_pca`` (:func:`~semisvm.models._options.resolved_options`).
     X : array-like, sparse matrix or dask array
     adjacency : array-like or sparse matrix, optional
         The user's graph instead of the kNN graph.
@@ -312,7 +313,7 @@ def prepare_operators(
     if verbose:
         print(f"[{name}] kernel done in {t1 - t0:.2f} s", flush=True)
     L = None
-    graph_method = getattr(est, "graph_method", "auto")
+    opts = resolved_options(est)
     # the graph term's length normalization (knn_scale_ratio): 1 for a user graph
     # or a precomputed kernel, whose length scale is unknown
     est._graph_scale = 1.0
@@ -333,8 +334,8 @@ def prepare_operators(
         and adjacency is None
         and (
             kind != "dense"
-            or graph_method == "approx"
-            or getattr(est, "graph_pca", None) is not None
+            or opts.graph_method == "approx"
+            or opts.graph_pca is not None
         )
     ):
         adjacency = scalable_adjacency(est, X)
@@ -346,7 +347,7 @@ def prepare_operators(
             gamma_=g,
             n_neighbors=est.n_neighbors,
             graph_weight=est._graph_weight,
-            heat_t=est.heat_t,
+            heat_t=opts.heat_t,
             normalize_laplacian=est.normalize_laplacian,
             laplacian_power=est.laplacian_power,
             adjacency=adjacency,

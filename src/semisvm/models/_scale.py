@@ -243,7 +243,9 @@ def build_scalable_kernel(est: Any, X: Any, kind: str) -> tuple[Any, float | Non
         distributed_kernel,
         is_distributed_array,
     )
+    from ._options import resolved_options
 
+    opts = resolved_options(est)
     if is_distributed_array(X):
         kernel = est.kernel
         if kind == "streamed":
@@ -258,10 +260,10 @@ def build_scalable_kernel(est: Any, X: Any, kind: str) -> tuple[Any, float | Non
                 n_neighbors=est.n_neighbors,
             )
         g = distributed_gamma(X, est.gamma, kernel, est.n_neighbors)
-        m = est.n_components or default_n_components(X.shape[0])
+        m = opts.n_components or default_n_components(X.shape[0])
         factor = DistributedNystroemFactor(
             m,
-            landmarks=est.landmarks,
+            landmarks=opts.landmarks,
             kernel=kernel,
             gamma=g if g is not None else 1.0,
             degree=est.degree,
@@ -286,10 +288,10 @@ def build_scalable_kernel(est: Any, X: Any, kind: str) -> tuple[Any, float | Non
     )
     if kind == "streamed":
         return StreamedKernelOperator(X, **params), g
-    m = est.n_components or default_n_components(X.shape[0])
+    m = opts.n_components or default_n_components(X.shape[0])
     factor = NystroemFactor(
         m,
-        landmarks=est.landmarks,
+        landmarks=opts.landmarks,
         random_state=est.random_state if est.random_state is not None else 0,
         **params,
     ).fit(X)
@@ -319,8 +321,10 @@ def _graph_weight(est: Any, X: Any) -> str:
 def distributed_adjacency(est: Any, X: Any) -> sp.csr_array:
     """kNN adjacency of a dask array X, searched on the cluster's workers."""
     from ..graph._distributed import knn_graph_distributed
+    from ._options import resolved_options
 
-    method = getattr(est, "graph_method", "auto")
+    opts = resolved_options(est)
+    method = opts.graph_method
     if method == "auto":
         method = "exact" if X.shape[0] <= EXACT_GRAPH_MAX_N else "approx"
         if method == "approx":
@@ -333,7 +337,7 @@ def distributed_adjacency(est: Any, X: Any) -> sp.csr_array:
         X,
         int(est.n_neighbors),
         weight=_graph_weight(est, X),
-        t=est.heat_t,
+        t=opts.heat_t,
         method=method,
     )
 
@@ -342,12 +346,14 @@ def scalable_adjacency(est: Any, X: Any) -> sp.csr_array:
     """Symmetric kNN adjacency of X by blocked exact or approximate search."""
     from ..graph._graph import _local_scales, _symmetrize, _to_weights
     from ..graph._knn import knn_search
+    from ._options import resolved_options
 
+    opts = resolved_options(est)
     n = X.shape[0]
     k = min(int(est.n_neighbors), n - 1)
     if k < 1:
         raise ValueError(f"A graph needs at least 2 points, got n_samples={n}.")
-    method = getattr(est, "graph_method", "auto")
+    method = opts.graph_method
     if method == "auto":
         method = "exact"
         if n > EXACT_GRAPH_MAX_N:
@@ -363,8 +369,8 @@ def scalable_adjacency(est: Any, X: Any) -> sp.csr_array:
         print(
             f"[{type(est).__name__}] kNN graph: {method}"
             + (
-                f" on a {est.graph_pca}-component PCA projection"
-                if est.graph_pca
+                f" on a {opts.graph_pca}-component PCA projection"
+                if opts.graph_pca
                 else ""
             )
         )
@@ -372,12 +378,12 @@ def scalable_adjacency(est: Any, X: Any) -> sp.csr_array:
         X,
         k,
         method=method,
-        pca_components=getattr(est, "graph_pca", None),
+        pca_components=opts.graph_pca,
         random_state=0,
     )
     return _to_weights(
         _symmetrize(ind, d2, n),
         _graph_weight(est, X),
-        est.heat_t,
+        opts.heat_t,
         _local_scales(d2),
     )

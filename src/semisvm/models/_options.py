@@ -1,0 +1,428 @@
+r"""The expert options of the manifold-regularized estimators (:class:`SolverOptions`).
+
+:class:`~semisvm.LapSVM` and :class:`~semisvm.LapRLS` take their everyday
+parameters (solver, weights, kernel, graph size, stopping) in the constructor
+and the expert knobs -- the early-stopping rules' details, the PCG
+preconditioner, the graph search, the Nyström approximation, the data-adaptive
+mappings of the weights and of the bias -- grouped in one ``options`` object,
+as Falkon does with ``FalkonOptions``::
+
+    LapSVM(options=SolverOptions(preconditioner="paper"))
+
+``options=None`` means every default.  The object follows scikit-learn's
+parameter protocol (``get_params`` / ``set_params``), so ``clone``,
+``set_params(options__preconditioner="paper")`` and a ``GridSearchCV`` grid
+``{"options__preconditioner": ["paper", "nystroem"]}`` work.
+
+Every piece of code that needs an option reads it through
+:func:`resolved_options`: an estimator's own parameter of that name when it has
+one (``heat_t`` of :class:`~semisvm.SemiSupervisedKernel`, which has no
+``options``), else its ``options``' value, else the default.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import numpy as np
+
+from .._validation import Interval, Options, validate_params
+from ..kernels._nystroem import LANDMARK_METHODS
+from ._scale import GRAPH_METHODS, KERNEL_APPROXIMATIONS
+
+__all__ = ["SolverOptions", "OPTION_CONSTRAINTS", "resolved_options"]
+
+#: every option and its default (the order of the constructor)
+OPTION_DEFAULTS: dict[str, Any] = {
+    # graph and intrinsic term
+    "heat_t": None,
+    "intrinsic_bias": True,
+    # data-adaptive mappings (models/_adaptive.py)
+    "regularization": "normalized",
+    "class_balance": "mass",
+    "class_prior": "auto",
+    # PCG and its early-stopping rules
+    "preconditioner": "nystroem",
+    "tol_criterion": "mixed",
+    "validation_fraction": None,
+    "check_every": None,
+    "stability_tol": 0.015,
+    "stability_value_tol": 0.05,
+    "stability_window": "half",
+    "record_history": False,
+    # scale: kernel operator, Nyström, neighbour search
+    "kernel_approximation": "auto",
+    "n_components": None,
+    "landmarks": "uniform",
+    "graph_method": "auto",
+    "graph_pca": None,
+}
+
+#: the allowed values of each option (checked at ``fit``, like the parameters)
+OPTION_CONSTRAINTS: dict[str, list] = {
+    "heat_t": [None, Interval(numbers.Real, 0, None, closed="neither")],
+    "intrinsic_bias": ["boolean"],
+    "regularization": [Options(("normalized", "paper"))],
+    "class_balance": [None, Options(("mass", "mean"))],
+    "class_prior": [None, "array-like", Options(("auto",))],
+    "preconditioner": [Options(("paper", "nystroem"))],
+    "tol_criterion": [
+        Options(("mixed", "gradient", "preconditioned_gradient", "objective"))
+    ],
+    "validation_fraction": [None, Interval(numbers.Real, 0, 1, closed="neither")],
+    "check_every": [None, Interval(numbers.Integral, 1, None)],
+    "stability_tol": [Interval(numbers.Real, 0, 1, closed="neither")],
+    "stability_value_tol": [None, Interval(numbers.Real, 0, None, closed="neither")],
+    "stability_window": [Options(("last", "half"))],
+    "record_history": ["boolean"],
+    "kernel_approximation": [Options(KERNEL_APPROXIMATIONS)],
+    "n_components": [None, Interval(numbers.Integral, 1, None)],
+    "landmarks": [Options(LANDMARK_METHODS)],
+    "graph_method": [Options(GRAPH_METHODS)],
+    "graph_pca": [None, Interval(numbers.Integral, 1, None)],
+}
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equality of two option values (arrays compared by value)."""
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        try:
+            return bool(np.array_equal(np.asarray(a), np.asarray(b)))
+        except (TypeError, ValueError):  # pragma: no cover - ragged input
+            return False
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):  # pragma: no cover - exotic values
+        return a is b
+
+
+def _unknown(names: Any) -> ValueError:
+    bad = ", ".join(repr(n) for n in names)
+    return ValueError(
+        f"Unknown option {bad} for SolverOptions. Valid options: "
+        f"{', '.join(OPTION_DEFAULTS)}. (The estimators' own parameters -- solver, "
+        "gamma_a, kernel, n_neighbors, tol, ... -- go to the estimator, not to "
+        "SolverOptions.)"
+    )
+
+
+class SolverOptions:
+    r"""Expert options of :class:`~semisvm.LapSVM` and :class:`~semisvm.LapRLS`.
+
+    Pass one as ``options=SolverOptions(...)``; ``options=None`` means every
+    default below.  An option means the same in every estimator that reads it
+    (the graph options also steer :class:`~semisvm.model_selection.LapSVMCV` and
+    :class:`~semisvm.model_selection.LapRLSCV` through
+    ``estimator_params={'options': ...}``).  The object is never modified by
+    ``fit``; ``set_params(options__name=value)`` on an estimator changes it in
+    place, as for scikit-learn's nested estimators.
+
+    Parameters
+    ----------
+    heat_t : float, default=None
+        Width of the heat weights (``graph_weight='heat'``; default: mean edge
+        length).
+    intrinsic_bias : bool, default=True
+        Apply the intrinsic term to :math:`f_I = K\alpha + b\mathbf 1` (the
+        function actually used) instead of the paper's :math:`K\alpha`; the two
+        are equal for :math:`D - W`.  ``solver='dual'`` penalises :math:`K\alpha`
+        only: with the normalized Laplacian it needs ``intrinsic_bias=False``
+        (else a ``ValueError`` says so).
+    regularization : {'normalized', 'paper'}, default='normalized'
+        How numbers given as ``gamma_a`` and ``gamma_i`` are read:
+        ``'normalized'``: as :math:`\lambda_A, \lambda_I` of the objective with
+        the loss averaged over the labeled points and the graph term averaged over
+        the n points and divided by the mean degree (the same values mean the
+        same trade-off at every n and l); ``'paper'``: as the paper's raw
+        :math:`\gamma_A, \gamma_I` of Eq. 7.
+    class_balance : {'mass', 'mean', None}, default='mass'
+        After the fit, shift the bias of every (one-vs-rest) output so that,
+        over the unlabeled training points, the positive output mass is the
+        fraction :math:`\pi_k` of the total output mass (``'mass'``: class mass
+        normalization of Zhu et al. 2003 on the signed outputs, scale-invariant),
+        or the mean output is :math:`2\pi_k - 1` (``'mean'``: Chapelle & Zien's
+        2005 balancing constraint).  The classes keep their labeled proportions
+        (or ``class_prior``) in mass, and one class cannot swallow the unlabeled
+        points.  Applies to ``transduction_``, ``decision_function`` and
+        ``predict`` (through ``intercept_``).  No effect without unlabeled
+        points.  ``None``: the solver's bias.
+    class_prior : array-like of shape (n_classes,), 'auto' or None, default='auto'
+        :math:`\pi` for ``class_balance`` (order of ``classes_``); ``None``: the
+        labeled proportions; ``'auto'``: the labeled proportions, except that for
+        two classes with at least 2 labels each the boundary moves into a clear
+        gap of the unlabeled outputs when the labels' balance would cut through
+        a cluster (:func:`semisvm.models._adaptive.auto_offsets`) -- balanced
+        labels on imbalanced data.  Measured (6 draws, 2 labels per class):
+        two moons 1:4 93.9 -> 98.6%, 1:9 72.5 -> 93.6%; balanced moons,
+        circles, G50C-like, breast cancer, digits 0/1 unchanged (within 0.1
+        point).  The proportions used are in ``class_prior_``.
+    preconditioner : {'nystroem', 'paper'}, default='nystroem'
+        PCG only.  ``'paper'``: :math:`P = \mathrm{diag}(1, K)` (Algorithm 1).
+        ``'nystroem'``: the paper's P plus a deflation of the top of the spectrum
+        on landmark columns of K; the same optimum, reached to ``tol`` in far fewer
+        iterations on two moons (8-20x, ``benchmarks/bench_pcg_iterations.py``);
+        landmarks drawn with ``random_state``.  With it, the stability rule stops
+        where the labels have spread: full USPS, one label per class, 14.1% error
+        (the converged optimum's) against 19.8% with ``'paper'`` (3 draws), 5 per
+        class 6.4 against 7.4%; on 45 smaller cells (3 draws) better by more than
+        half a point in 6, worse in 1 (COIL20(B) 1/class, 40.2 vs 39.5%), and
+        faster in most (issue 28).
+    tol_criterion : {'mixed', 'gradient', 'preconditioned_gradient', 'objective'}, default='mixed'
+        PCG only: the quantity compared with ``tol`` (relative to its value at
+        t = 0) by the classical stopping rule.
+    validation_fraction : float, default=None
+        Fraction of the labeled points held out for the validation rules
+        (``early_stopping='validation'`` or ``'mixed'``) when no ``X_val`` is
+        passed to ``fit``.
+    check_every : int, default=None
+        :math:`\theta`, the early-stopping rules' check interval, default
+        :math:`\lceil\sqrt n/2\rceil`.
+    stability_tol : float, default=0.015
+        :math:`\eta` of the stability check (1.5% of the unlabeled points).
+    stability_value_tol : float or None, default=0.05
+        Robustness guard of the stability check: the outputs on the unlabeled
+        points must also have moved by less than 5% (relative) since the last
+        check.  With one or two labels per class the predicted signs can stay put
+        for a while as the labels diffuse along the graph, and the paper's rule
+        alone stops too early; ``None`` gives the paper's rule exactly.
+    stability_window : {'last', 'half'}, default='half'
+        What the stability check compares with: ``'last'``, the previous check (the
+        paper); ``'half'``, the check nearest to half the iterations so far (sees
+        slow drifts that a fixed window misses).
+    record_history : bool, default=False
+        Store per-iteration objective and gradient norms in ``history_`` (PCG;
+        with validation data also its error, ``history_['eval_error']``).
+    kernel_approximation : {'auto', 'dense', 'streamed', 'nystroem'}, default='auto'
+        How K is held (:mod:`semisvm.models._scale`).  ``'dense'``: the n x n
+        matrix (every solver); ``'streamed'``: exact products tile by tile, K never
+        stored (``solver='pcg'`` only); ``'nystroem'``: :math:`K\approx\Phi\Phi^T`
+        with ``n_components`` landmarks, the problem solved exactly in the feature
+        space by Newton (LapSVM) or one linear system (LapRLS), whatever
+        ``solver`` says (except ``'dual'``, which needs the dense K), early
+        stopping unused; ``'auto'``: dense when the whole dense fit fits in 70% of
+        available memory, else Nyström.  The choice is in ``kernel_operator_``
+        (printed with ``verbose``); a configuration that does not fit is refused
+        before allocating, naming the sizes of the others.
+    n_components : int, default=None
+        Nyström landmarks m; ``None``: :math:`\lceil\sqrt n\ln n\rceil` capped at
+        2,000 and by memory.
+    landmarks : {'uniform', 'kmeans'}, default='uniform'
+        Nyström landmark choice: random rows, or mini-batch k-means centres.
+    graph_method : {'auto', 'exact', 'approx'}, default='auto'
+        kNN search for the graph.  With a dense RBF kernel, ``'auto'`` and
+        ``'exact'`` read the neighbours off K; otherwise ``'exact'`` is a blocked
+        brute-force search (O(n k) memory, O(n^2 d) time) and ``'approx'`` uses
+        hnswlib or pynndescent (``pip install semisvm[approx]``); ``'auto'`` is
+        exact up to 20,000 points, approximate above when a library is installed.
+    graph_pca : int, default=None
+        Search the neighbours on a PCA projection with this many components.
+
+    Raises
+    ------
+    ValueError
+        For an unknown option name (the message names it).  Values are checked
+        by the estimator's ``fit``.
+
+    See Also
+    --------
+    semisvm.LapSVM, semisvm.LapRLS
+
+    Examples
+    --------
+    >>> from semisvm import LapSVM, SolverOptions
+    >>> clf = LapSVM(options=SolverOptions(preconditioner="paper"))
+    >>> clf
+    LapSVM(options=SolverOptions(preconditioner='paper'))
+    >>> clf.set_params(options__stability_tol=0.01).options
+    SolverOptions(preconditioner='paper', stability_tol=0.01)
+    """
+
+    def __init__(
+        self,
+        *,
+        heat_t: float | None = None,
+        intrinsic_bias: bool = True,
+        regularization: str = "normalized",
+        class_balance: str | None = "mass",
+        class_prior: Any = "auto",
+        preconditioner: str = "nystroem",
+        tol_criterion: str = "mixed",
+        validation_fraction: float | None = None,
+        check_every: int | None = None,
+        stability_tol: float = 0.015,
+        stability_value_tol: float | None = 0.05,
+        stability_window: str = "half",
+        record_history: bool = False,
+        kernel_approximation: str = "auto",
+        n_components: int | None = None,
+        landmarks: str = "uniform",
+        graph_method: str = "auto",
+        graph_pca: int | None = None,
+        **unknown: Any,
+    ) -> None:
+        if unknown:
+            raise _unknown(unknown)
+        self.heat_t = heat_t
+        self.intrinsic_bias = intrinsic_bias
+        self.regularization = regularization
+        self.class_balance = class_balance
+        self.class_prior = class_prior
+        self.preconditioner = preconditioner
+        self.tol_criterion = tol_criterion
+        self.validation_fraction = validation_fraction
+        self.check_every = check_every
+        self.stability_tol = stability_tol
+        self.stability_value_tol = stability_value_tol
+        self.stability_window = stability_window
+        self.record_history = record_history
+        self.kernel_approximation = kernel_approximation
+        self.n_components = n_components
+        self.landmarks = landmarks
+        self.graph_method = graph_method
+        self.graph_pca = graph_pca
+
+    @classmethod
+    def _get_param_names(cls) -> list[str]:
+        return list(OPTION_DEFAULTS)
+
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """The options as a dict (scikit-learn's protocol).
+
+        Parameters
+        ----------
+        deep : bool, default=True
+            Unused (no option is an estimator); kept for scikit-learn.
+
+        Returns
+        -------
+        dict
+            ``option name -> value`` for every option.
+        """
+        return {name: getattr(self, name) for name in OPTION_DEFAULTS}
+
+    def set_params(self, **params: Any) -> SolverOptions:
+        """Set options in place (scikit-learn's protocol).
+
+        Parameters
+        ----------
+        **params
+            ``option name=value``.
+
+        Returns
+        -------
+        SolverOptions
+            This object.
+
+        Raises
+        ------
+        ValueError
+            For an unknown option name.
+        """
+        bad = [name for name in params if name not in OPTION_DEFAULTS]
+        if bad:
+            raise _unknown(bad)
+        for name, value in params.items():
+            setattr(self, name, value)
+        return self
+
+    def replace(self, **changes: Any) -> SolverOptions:
+        """A copy with some options changed (this object is left as it is).
+
+        Parameters
+        ----------
+        **changes
+            ``option name=value``.
+
+        Returns
+        -------
+        SolverOptions
+        """
+        return type(self)(**{**self.get_params(), **changes})
+
+    def changed(self) -> dict[str, Any]:
+        """The options that differ from their defaults.
+
+        Returns
+        -------
+        dict
+        """
+        return {
+            name: value
+            for name, value in self.get_params().items()
+            if not (
+                type(value) is type(OPTION_DEFAULTS[name])
+                and _same(value, OPTION_DEFAULTS[name])
+            )
+        }
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.changed().items())
+        return f"{type(self).__name__}({args})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SolverOptions):
+            return NotImplemented
+        a, b = self.get_params(), other.get_params()
+        return all(_same(a[k], b[k]) for k in a)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, like an estimator
+
+
+def resolved_options(est: Any) -> SolverOptions:
+    """The options an estimator fits with: one accessor for every reader.
+
+    For each option: the estimator's own parameter of that name when it has one
+    (``heat_t`` of :class:`~semisvm.SemiSupervisedKernel` and
+    :class:`~semisvm.LapSVC`, which take no ``options``), else the value in its
+    ``options`` (a :class:`SolverOptions` or None), else the default.
+
+    Parameters
+    ----------
+    est : estimator
+
+    Returns
+    -------
+    SolverOptions
+        A new object: changing it does not change ``est``.
+
+    Raises
+    ------
+    TypeError
+        If ``est.options`` is neither None nor a :class:`SolverOptions`.
+    """
+    opts = getattr(est, "options", None)
+    if opts is None:
+        values = dict(OPTION_DEFAULTS)
+    elif isinstance(opts, SolverOptions):
+        values = opts.get_params()
+    else:
+        raise TypeError(
+            f"{type(est).__name__}: options must be None or a "
+            f"semisvm.SolverOptions, got {type(opts).__name__} ({opts!r})."
+        )
+    names = getattr(type(est), "_get_param_names", None)
+    own = set(names()) if callable(names) else set()
+    for name in own & set(OPTION_DEFAULTS):
+        values[name] = getattr(est, name)
+    return SolverOptions(**values)
+
+
+def check_options(est: Any) -> SolverOptions:
+    """Validate ``est.options`` (type and values); return the resolved options.
+
+    Raises
+    ------
+    ValueError
+        ``options`` not a :class:`SolverOptions`, or an option value not
+        allowed (the message names the option).
+    """
+    opts = getattr(est, "options", None)
+    if opts is not None and not isinstance(opts, SolverOptions):
+        raise ValueError(
+            f"The 'options' parameter of {type(est).__name__} must be None or a "
+            f"semisvm.SolverOptions. Got {opts!r} instead."
+        )
+    resolved = resolved_options(est)
+    validate_params(resolved.get_params(), OPTION_CONSTRAINTS, owner="SolverOptions")
+    return resolved
