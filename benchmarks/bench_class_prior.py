@@ -48,7 +48,7 @@ def families():
 
 
 def main(argv=None) -> int:
-    from semisvm import LapSVM
+    from semisvm import LapSVM, SolverOptions
 
     ap = bench_parser(__doc__, data=False)
     ap.add_argument("--draws", type=int, default=6)
@@ -79,7 +79,7 @@ def main(argv=None) -> int:
                 for cp in (None, "auto"):
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")
-                        e = LapSVM(class_prior=cp).fit(X, y)
+                        e = LapSVM(options=SolverOptions(class_prior=cp)).fit(X, y)
                     acc[cp].append(np.mean(e.transduction_[U] == yt[U]))
                     frac[cp].append(np.mean(e.transduction_[U] == 0))
             rows.append(

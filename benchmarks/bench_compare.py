@@ -98,7 +98,7 @@ def worker(args: argparse.Namespace) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if m.startswith("semisvm"):
-            from semisvm import LapSVM
+            from semisvm import LapSVM, SolverOptions
 
             solver = m.split("_")[1]
             # the paper's raw weights; early stopping is PCG's
@@ -106,13 +106,15 @@ def worker(args: argparse.Namespace) -> None:
                 solver=solver,
                 gamma_a=GAMMA_A,
                 gamma_i=gamma_i,
-                regularization="paper",
                 gamma=gamma,
                 n_neighbors=10,
                 early_stopping="stability" if solver == "pcg" else None,
-                stability_tol=0.005,
-                stability_value_tol=0.01,
                 max_iter=3000,
+                options=SolverOptions(
+                    regularization="paper",
+                    stability_tol=0.005,
+                    stability_value_tol=0.01,
+                ),
             )
             clf.fit(Xtr, ys)
         elif m.startswith("labelspreading"):

@@ -79,7 +79,7 @@ def make_split(name: str, quick: bool, folder: Path, seed: int = 0):
 
 def worker(args: argparse.Namespace) -> None:
     """One fit in this process; prints one JSON line."""
-    from semisvm import LapSVM
+    from semisvm import LapSVM, SolverOptions
 
     Xtr, y_semi, ytr, Xte, yte = make_split(
         args.dataset, args.quick, cm.data_dir(args.data)
@@ -95,12 +95,14 @@ def worker(args: argparse.Namespace) -> None:
         solver=solver,
         gamma_a=args.gamma_a,
         gamma_i=gamma_i,
-        regularization="paper",
         n_neighbors=args.n_neighbors,
         early_stopping="stability" if solver == "pcg" else None,
-        stability_tol=args.stability_tol,
-        stability_value_tol=args.stability_value_tol,
         max_iter=args.max_iter,
+        options=SolverOptions(
+            regularization="paper",
+            stability_tol=args.stability_tol,
+            stability_value_tol=args.stability_value_tol,
+        ),
     )
     rss0 = _rss_now_mib()
     t0 = time.perf_counter()

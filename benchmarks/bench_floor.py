@@ -29,6 +29,7 @@ from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as cm  # noqa: E402
+from semisvm import SolverOptions
 from semisvm.graph import graph_laplacian, knn_graph_from_kernel  # noqa: E402
 from semisvm.kernels import kernel_matrix, median_gamma  # noqa: E402
 from semisvm.kernels._operators import DenseKernelOperator  # noqa: E402
@@ -155,8 +156,8 @@ def usps_api(folder: Path, k1: int = 3, k2: int = 23) -> str:
                     early_stopping=None,
                     tol=0.0,
                     max_iter=k,
-                    preconditioner=pre,
                     random_state=0,
+                    options=SolverOptions(preconditioner=pre),
                 )
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")

@@ -21,7 +21,7 @@ from sklearn.datasets import load_digits
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import train_test_split
 
-from semisvm import LapSVM
+from semisvm import LapSVM, SolverOptions
 from semisvm.datasets import hide_labels
 from semisvm.plotting import plot_convergence
 
@@ -34,15 +34,16 @@ y = hide_labels(y_full, n_labeled_per_class=5, random_state=0)
 # a run to a tight tolerance, capped at 300 iterations (the cap, not the
 # tolerance, ends it: that is the point of the example)
 warnings.simplefilter("ignore", ConvergenceWarning)
-full = LapSVM(early_stopping=None, tol=1e-8, max_iter=300, record_history=True)
+full = LapSVM(early_stopping=None, tol=1e-8, max_iter=300,
+              options=SolverOptions(record_history=True))
 full.fit(X, y, X_val=X_test, y_val=y_test)
 fig = plot_convergence(full)
 fig.axes[0].set_title("PCG to tolerance, digits, 5 labels per class (class 0)")
 
 rows = []
 for rule in [None, "stability", "validation", "mixed"]:
-    clf = LapSVM(early_stopping=rule, validation_fraction=0.3, random_state=0,
-                 max_iter=300, tol=1e-8).fit(X, y)
+    clf = LapSVM(early_stopping=rule, random_state=0, max_iter=300, tol=1e-8,
+                 options=SolverOptions(validation_fraction=0.3)).fit(X, y)
     err = np.mean(clf.predict(X_test) != y_test)
     rows.append((str(rule), float(np.max(clf.n_iter_)), err))
     print(f"early_stopping={rule!s:10}: {int(np.max(clf.n_iter_)):4d} iterations, "

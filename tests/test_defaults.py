@@ -9,7 +9,7 @@ from sklearn.model_selection import cross_val_score
 from sklearn.semi_supervised import SelfTrainingClassifier
 from sklearn.utils.class_weight import compute_class_weight
 
-from semisvm import LapRLS, LapSVM
+from semisvm import LapRLS, LapSVM, SolverOptions
 from semisvm.datasets import hide_labels, make_two_moons
 from semisvm.graph import graph_laplacian, knn_graph
 from semisvm.kernels import kernel_matrix
@@ -177,12 +177,11 @@ def test_dual_hinge_is_the_paper_dual():
     m = LapSVM(
         solver="dual",
         loss="hinge",
-        regularization="paper",
         gamma_a=1e-2,
         gamma_i=0.1,
         kernel="precomputed",
-        class_balance=None,
         normalize_laplacian=False,
+        options=SolverOptions(regularization="paper", class_balance=None),
     ).fit(
         K,
         y,
@@ -198,8 +197,16 @@ def test_dual_hinge_is_the_paper_dual():
 def test_dual_honours_or_rejects_every_parameter():
     X, y, _ = make_two_moons(60, n_labeled_per_class=6, random_state=0)
     with pytest.raises(ValueError, match="intrinsic_bias"):
-        LapSVM(solver="dual", normalize_laplacian=True, intrinsic_bias=True).fit(X, y)
-    LapSVM(solver="dual", normalize_laplacian=True, intrinsic_bias=False).fit(X, y)
+        LapSVM(
+            solver="dual",
+            normalize_laplacian=True,
+            options=SolverOptions(intrinsic_bias=True),
+        ).fit(X, y)
+    LapSVM(
+        solver="dual",
+        normalize_laplacian=True,
+        options=SolverOptions(intrinsic_bias=False),
+    ).fit(X, y)
     for rule in ("stability", "validation", "mixed"):
         with pytest.raises(ValueError, match="applies to solver='pcg' only"):
             LapSVM(solver="dual", early_stopping=rule).fit(X, y)
@@ -248,14 +255,20 @@ def test_normalized_regularization_maps_to_paper_weights(normalized, power):
         graph_weight="binary",
         normalize_laplacian=normalized,
         laplacian_power=power,
-        class_balance=None,
     )
-    a = LapSVM(gamma_a=1e-3, gamma_i=0.5, **kw).fit(X, y)
+    a = LapSVM(
+        gamma_a=1e-3, gamma_i=0.5, **kw, options=SolverOptions(class_balance=None)
+    ).fit(X, y)
     n, l_ = X.shape[0], int((y != -1).sum())
     Lb = graph_laplacian(knn_graph(X, 6), normalized=normalized)
     dbar = Lb.diagonal().mean()
     ga, gi = l_ * 1e-3, l_ * 0.5 / (n * dbar**power)
-    b = LapSVM(regularization="paper", gamma_a=ga, gamma_i=gi, **kw).fit(X, y)
+    b = LapSVM(
+        gamma_a=ga,
+        gamma_i=gi,
+        **kw,
+        options=SolverOptions(regularization="paper", class_balance=None),
+    ).fit(X, y)
     np.testing.assert_allclose([a.gamma_a_, a.gamma_i_], [ga, gi], rtol=1e-12)
     np.testing.assert_allclose(
         a.decision_function(X), b.decision_function(X), atol=1e-9
@@ -300,15 +313,17 @@ def test_class_balance_mass_and_mean_rules():
         _mass_fraction(m.decision_function(X[u])), 0.25, atol=1e-9
     )
     prior = [0.4, 0.3, 0.2, 0.1]
-    m2 = LapRLS(class_prior=prior).fit(X, y)
+    m2 = LapRLS(options=SolverOptions(class_prior=prior)).fit(X, y)
     np.testing.assert_allclose(
         _mass_fraction(m2.decision_function(X[u])), prior, atol=1e-9
     )
-    mm = LapRLS(class_balance="mean", class_prior=prior).fit(X, y)
+    mm = LapRLS(options=SolverOptions(class_balance="mean", class_prior=prior)).fit(
+        X, y
+    )
     np.testing.assert_allclose(
         mm.decision_function(X[u]).mean(axis=0), 2 * np.array(prior) - 1, atol=1e-10
     )
-    m0 = LapRLS(class_balance=None).fit(X, y)
+    m0 = LapRLS(options=SolverOptions(class_balance=None)).fit(X, y)
     np.testing.assert_allclose(m0.class_balance_offset_, 0.0)
     for est in (m, mm):
         np.testing.assert_allclose(
@@ -323,9 +338,9 @@ def test_class_balance_mass_and_mean_rules():
         balance_offsets(3.0 * F, u, np.full(4, 0.25)), 3.0 * off, rtol=1e-9
     )
     with pytest.raises(ValueError, match="class_prior"):
-        LapRLS(class_prior=[0.5, 0.5]).fit(X, y)
+        LapRLS(options=SolverOptions(class_prior=[0.5, 0.5])).fit(X, y)
     with pytest.raises(ValueError, match="class_balance='mass' or 'mean'"):
-        LapRLS(class_prior=prior, class_balance=None).fit(X, y)
+        LapRLS(options=SolverOptions(class_prior=prior, class_balance=None)).fit(X, y)
 
 
 @pytest.mark.parametrize("seed", range(5))

@@ -11,7 +11,7 @@ import pytest
 da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
 
-from semisvm import LapRLS, LapSVM  # noqa: E402
+from semisvm import LapRLS, LapSVM, SolverOptions  # noqa: E402
 from semisvm.datasets import make_two_moons  # noqa: E402
 from semisvm.graph import knn_graph  # noqa: E402
 from semisvm.graph._distributed import knn_graph_distributed  # noqa: E402
@@ -232,7 +232,9 @@ def test_nystroem_on_cluster_equals_in_process(client, est_cls):
     """Same landmarks, same m-space problem: the cluster's C gives the same model."""
     X, y, _ = make_two_moons(500, n_labeled_per_class=4, random_state=1)
     Xd = da.from_array(X, chunks=(130, 2))
-    est = est_cls(kernel_approximation="nystroem", n_components=80)
+    est = est_cls(
+        options=SolverOptions(kernel_approximation="nystroem", n_components=80)
+    )
     a = est.fit(X, y)
     b = est_cls(**est.get_params()).fit(Xd, y)
     assert a.kernel_operator_ == b.kernel_operator_ == "nystroem"
@@ -270,11 +272,11 @@ def test_streamed_on_cluster_equals_in_process(client):
     X, y, _ = make_two_moons(240, n_labeled_per_class=3, random_state=0)
     Xd = da.from_array(X, chunks=(70, 2))
     est = LapSVM(
-        kernel_approximation="streamed",
         gamma_a=1e-2,
         early_stopping=None,
         tol=1e-8,
         max_iter=3000,
+        options=SolverOptions(kernel_approximation="streamed"),
     )
     a = est.fit(X, y)
     b = LapSVM(**est.get_params()).fit(Xd, y)
@@ -288,7 +290,9 @@ def test_streamed_on_cluster_equals_in_process(client):
         b.decision_function(X), a.decision_function(X), atol=1e-5
     )
     with pytest.raises(ValueError, match="solver='pcg'"):
-        LapSVM(kernel_approximation="streamed", solver="newton").fit(Xd, y)
+        LapSVM(
+            solver="newton", options=SolverOptions(kernel_approximation="streamed")
+        ).fit(Xd, y)
 
 
 def test_distributed_graph_local_weights(client, data):

@@ -561,6 +561,8 @@ def test_g50c_dual_newton_pcg_agree():
     LapSVM = _lapsvm_class()
     if LapSVM is None:
         pytest.skip("semisvm.models.LapSVM is not available yet")
+    from semisvm import SolverOptions
+
     path = _data_dir() / "g50c.npz"
     if not path.exists():
         pytest.skip(f"G50C data not found at {path}")
@@ -575,9 +577,9 @@ def test_g50c_dual_newton_pcg_agree():
         "laplacian_power": 5,
         "normalize_laplacian": True,
         # the paper's form: raw gamma_A/gamma_I, K alpha penalised, no balancing
-        "regularization": "paper",
-        "intrinsic_bias": False,
-        "class_balance": None,
+        "options": SolverOptions(
+            regularization="paper", intrinsic_bias=False, class_balance=None
+        ),
     }
     rates = {}
     for solver in ("dual", "newton", "pcg"):

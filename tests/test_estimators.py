@@ -13,7 +13,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 
-from semisvm import LapRLS, LapSVM
+from semisvm import LapRLS, LapSVM, SolverOptions
 from semisvm.datasets import hide_labels, make_clock, make_two_moons
 from semisvm.graph import knn_graph
 
@@ -44,7 +44,7 @@ def test_paper_stability_rule_can_stop_too_early_and_default_guards_it():
     for seed in range(10):
         X, y, y_true = make_two_moons(200, random_state=seed)
         kw = dict(graph_weight="heat", gamma_a=1e-6, gamma_i=1.0)
-        p = LapSVM(stability_value_tol=None, **kw).fit(X, y)
+        p = LapSVM(**kw, options=SolverOptions(stability_value_tol=None)).fit(X, y)
         d = LapSVM(**kw).fit(X, y)
         accs_paper.append(np.mean(p.transduction_ == y_true))
         accs_default.append(np.mean(d.transduction_ == y_true))
@@ -122,14 +122,18 @@ def test_early_stopping_rules_report_reason(rule):
 def test_validation_fraction_split_off():
     X, y_true = load_digits(n_class=3, return_X_y=True)
     y = hide_labels(y_true, 6, random_state=0)
-    clf = LapSVM(early_stopping="validation", validation_fraction=0.34, random_state=0)
+    clf = LapSVM(
+        early_stopping="validation",
+        random_state=0,
+        options=SolverOptions(validation_fraction=0.34),
+    )
     clf.fit(X, y)
     assert set(clf.termination_condition_) <= {"validation", "tol"}
 
 
 def test_fit_times_and_attributes():
     X, y, y_true = make_two_moons(100, random_state=0)
-    clf = LapSVM(record_history=True).fit(X, y)
+    clf = LapSVM(options=SolverOptions(record_history=True)).fit(X, y)
     assert set(clf.fit_times_) >= {"kernel", "graph", "solver"}
     assert clf.solver_ == "pcg"
     assert clf.history_["objective"].shape[0] == clf.n_iter_ + 1
@@ -301,7 +305,7 @@ def test_plots(tmp_path):
     from semisvm.plotting import plot_convergence, plot_decision_boundary
 
     X, y, y_true = make_two_moons(100, random_state=0)
-    clf = LapSVM(record_history=True, graph_weight="heat").fit(
+    clf = LapSVM(graph_weight="heat", options=SolverOptions(record_history=True)).fit(
         X, y, X_val=X, y_val=y_true
     )
     fig = plot_decision_boundary(clf, X, y, resolution=40)
@@ -328,5 +332,7 @@ def test_constructors_are_keyword_only():
     assert len(classes) >= 8
     for cls in classes:
         params = list(inspect.signature(cls.__init__).parameters.values())[1:]
-        positional = [p.name for p in params if p.kind is not p.KEYWORD_ONLY]
+        positional = [
+            p.name for p in params if p.kind not in (p.KEYWORD_ONLY, p.VAR_KEYWORD)
+        ]
         assert not positional, (cls.__name__, positional)

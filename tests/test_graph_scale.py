@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from sklearn.neighbors import NearestNeighbors
 
-from semisvm import LapSVM
+from semisvm import LapSVM, SolverOptions
 from semisvm.graph import knn_graph
 from semisvm.graph._knn import approximate_knn, exact_knn, knn_search, pca_project
 
@@ -58,7 +58,11 @@ def test_estimator_graph_methods_build_the_same_graph():
     from semisvm.datasets import make_two_moons
 
     X2, y, yt = make_two_moons(400, noise=0.1, n_labeled_per_class=3, random_state=0)
-    est = LapSVM(kernel_approximation="nystroem", n_components=80, graph_method="exact")
+    est = LapSVM(
+        options=SolverOptions(
+            kernel_approximation="nystroem", n_components=80, graph_method="exact"
+        )
+    )
     # 'auto' is the self-tuning weights at 400 points (length ratio 1)
     W = knn_graph(X2, 10, weight="local")
     from semisvm.models._scale import scalable_adjacency
@@ -72,7 +76,9 @@ def test_estimator_graph_methods_build_the_same_graph():
     # the same edges up to 1% (hnswlib's float32 distances move the weights slightly)
     assert (A2.astype(bool) != W.astype(bool)).nnz <= 0.01 * W.nnz
     clf = est.fit(X2, y)
-    exact = LapSVM(solver="newton", kernel_approximation="dense").fit(X2, y)
+    exact = LapSVM(
+        solver="newton", options=SolverOptions(kernel_approximation="dense")
+    ).fit(X2, y)
     assert (clf.transduction_ == yt).mean() >= (exact.transduction_ == yt).mean() - 0.01
 
 
@@ -84,7 +90,9 @@ def test_scalable_adjacency_weights_equal_in_memory_graph(weight):
     from semisvm.models._scale import scalable_adjacency
 
     X = np.random.default_rng(3).normal(size=(300, 4))
-    est = LapSVM(n_neighbors=8, graph_weight=weight, graph_method="exact")
+    est = LapSVM(
+        n_neighbors=8, graph_weight=weight, options=SolverOptions(graph_method="exact")
+    )
     W = scalable_adjacency(est, X)
     W_ref = knn_graph(X, 8, weight=weight)
     assert (W != W_ref).nnz == 0 or abs(W - W_ref).max() < 1e-10

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy.spatial.distance import cdist
 
-from semisvm import LapRLS, LapSVM
+from semisvm import LapRLS, LapSVM, SolverOptions
 from semisvm.graph import HEAT_SCALE_RATIO, resolve_graph_weight
 from semisvm.kernels import knn_gamma, knn_scale_ratio
 from semisvm.models._adaptive import paper_regularization
@@ -113,6 +113,6 @@ def test_one_label_per_class_stays_right_as_n_grows():
     for c in (0, 1):
         i = rng.choice(np.flatnonzero(y == c))
         yy[i] = c
-    m = LapSVM(kernel_approximation="nystroem").fit(X, yy)
+    m = LapSVM(options=SolverOptions(kernel_approximation="nystroem")).fit(X, yy)
     assert m._graph_weight == "heat" and m._graph_scale >= HEAT_SCALE_RATIO
     assert np.mean(m.transduction_ == y) >= 0.99

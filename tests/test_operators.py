@@ -5,7 +5,7 @@ import pytest
 import scipy.sparse as sp
 
 import semisvm.models._scale as scale
-from semisvm import LapRLS, LapSVM
+from semisvm import LapRLS, LapSVM, SolverOptions
 from semisvm._memory import MemoryPlan, available_memory, block_rows
 from semisvm.datasets import make_two_moons
 from semisvm.graph import graph_laplacian, knn_graph
@@ -154,8 +154,12 @@ def test_estimators_with_each_operator_agree_with_dense():
     X2, y, yt = _moons(300)
     X32 = X2.astype(np.float32)
     kw = dict(solver="pcg", gamma_a=1e-2, tol=1e-10, max_iter=3000)
-    dense = LapRLS(kernel_approximation="dense", **kw).fit(X32, y)
-    streamed = LapRLS(kernel_approximation="streamed", **kw).fit(X32, y)
+    dense = LapRLS(**kw, options=SolverOptions(kernel_approximation="dense")).fit(
+        X32, y
+    )
+    streamed = LapRLS(**kw, options=SolverOptions(kernel_approximation="streamed")).fit(
+        X32, y
+    )
     assert dense.kernel_operator_ == "dense" and streamed.kernel_operator_ == "streamed"
     # same kernel entries (float32), same graph: the same optimum (well conditioned
     # with gamma_a = 1e-2), up to float32 products
@@ -166,15 +170,20 @@ def test_estimators_with_each_operator_agree_with_dense():
     X2, y, yt = _moons()
     # all points as landmarks: the same model up to the eigenvalues of K below
     # rcond * max (gamma_a = 1e-2 keeps those directions out of the solution)
-    nys = LapRLS(kernel_approximation="nystroem", n_components=600, gamma_a=1e-2).fit(
+    nys = LapRLS(
+        gamma_a=1e-2,
+        options=SolverOptions(kernel_approximation="nystroem", n_components=600),
+    ).fit(X2, y)
+    ref = LapRLS(gamma_a=1e-2, options=SolverOptions(kernel_approximation="dense")).fit(
         X2, y
     )
-    ref = LapRLS(kernel_approximation="dense", gamma_a=1e-2).fit(X2, y)
     assert nys.kernel_operator_ == "nystroem" and nys.solver_ == "lowrank-direct"
     assert nys.landmarks_.shape == (600, 2) and nys.dual_coef_.shape == (600, 1)
     assert (nys.transduction_ == ref.transduction_).mean() >= 0.99
     svm = LapSVM(
-        kernel_approximation="nystroem", n_components=200, landmarks="kmeans"
+        options=SolverOptions(
+            kernel_approximation="nystroem", n_components=200, landmarks="kmeans"
+        )
     ).fit(X2, y)
     assert (svm.transduction_ == yt).mean() >= 0.95
     # transduction_ is the model's own prediction on the training points
@@ -195,7 +204,9 @@ def test_multiclass_nystroem():
     y = np.full(300, -1)
     for c in range(3):
         y[np.flatnonzero(yt == c)[:3]] = c
-    clf = LapSVM(kernel_approximation="nystroem", n_components=80).fit(Xm, y)
+    clf = LapSVM(
+        options=SolverOptions(kernel_approximation="nystroem", n_components=80)
+    ).fit(Xm, y)
     assert clf.dual_coef_.shape == (80, 3)
     assert (clf.transduction_ == yt).mean() >= 0.98
     assert (
@@ -208,7 +219,9 @@ def test_multiclass_nystroem():
 def test_batched_decision_identical(monkeypatch):
     X2, y, _ = _moons(400)
     for ka in ("dense", "nystroem"):
-        clf = LapSVM(kernel_approximation=ka, n_components=100).fit(X2, y)
+        clf = LapSVM(
+            options=SolverOptions(kernel_approximation=ka, n_components=100)
+        ).fit(X2, y)
         centers = X2 if ka == "dense" else clf.landmarks_
         Kt = kernel_matrix(X2, centers, gamma=clf.gamma_)
         whole = (Kt @ clf.dual_coef_)[:, 0] + clf.intercept_[0]
@@ -225,13 +238,13 @@ def test_memory_guard_switches_and_refuses(monkeypatch, capsys):
     X2, y, _ = _moons(3000)
     # dense K (3000^2 float64 = 69 MiB) does not fit in 70% of 60 MiB
     monkeypatch.setenv("SEMISVM_MEMORY_LIMIT", "60M")
-    clf = LapRLS(verbose=1, n_components=100).fit(X2, y)
+    clf = LapRLS(verbose=1, options=SolverOptions(n_components=100)).fit(X2, y)
     assert clf.kernel_operator_ == "nystroem"
     assert "kernel operator: nystroem" in capsys.readouterr().out
     with pytest.raises(
         MemoryError, match="kernel_approximation='nystroem' needs .*fits"
     ):
-        LapRLS(kernel_approximation="dense").fit(X2, y)
+        LapRLS(options=SolverOptions(kernel_approximation="dense")).fit(X2, y)
     monkeypatch.setenv("SEMISVM_MEMORY_LIMIT", "2M")
     with pytest.raises(MemoryError, match="does not fit"):
         LapSVM().fit(X2, y)
@@ -241,15 +254,19 @@ def test_memory_guard_switches_and_refuses(monkeypatch, capsys):
 def test_solver_operator_errors_name_the_option():
     X2, y, _ = _moons(100)
     with pytest.raises(ValueError, match="streamed.*solver='pcg'"):
-        LapSVM(solver="newton", kernel_approximation="streamed").fit(X2, y)
+        LapSVM(
+            solver="newton", options=SolverOptions(kernel_approximation="streamed")
+        ).fit(X2, y)
     with pytest.raises(ValueError, match="solver='dual' needs the dense kernel"):
-        LapSVM(solver="dual", kernel_approximation="nystroem").fit(X2, y)
+        LapSVM(
+            solver="dual", options=SolverOptions(kernel_approximation="nystroem")
+        ).fit(X2, y)
     with pytest.raises(ValueError, match="kernel='precomputed' use 'dense'"):
-        LapSVM(kernel="precomputed", kernel_approximation="nystroem").fit(
-            kernel_matrix(X2), y
-        )
+        LapSVM(
+            kernel="precomputed", options=SolverOptions(kernel_approximation="nystroem")
+        ).fit(kernel_matrix(X2), y)
     with pytest.raises(ValueError, match="kernel_approximation"):
-        LapSVM(kernel_approximation="lowrank").fit(X2, y)
+        LapSVM(options=SolverOptions(kernel_approximation="lowrank")).fit(X2, y)
 
 
 def test_memory_plan_and_blocks():

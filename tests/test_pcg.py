@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from sklearn.exceptions import ConvergenceWarning
 
+from semisvm import SolverOptions
 from semisvm.datasets import make_two_moons
 from semisvm.graph import graph_laplacian, knn_graph
 from semisvm.kernels import kernel_matrix
@@ -291,8 +292,8 @@ def test_estimator_preconditioners_agree():
 
     X, y, yt = make_two_moons(300, n_labeled_per_class=2, random_state=1)
     kw = dict(early_stopping=None, tol=1e-9, max_iter=5000, random_state=0)
-    a = LapSVM(preconditioner="paper", **kw).fit(X, y)
-    b = LapSVM(preconditioner="nystroem", **kw).fit(X, y)
+    a = LapSVM(**kw, options=SolverOptions(preconditioner="paper")).fit(X, y)
+    b = LapSVM(**kw, options=SolverOptions(preconditioner="nystroem")).fit(X, y)
     assert a.objective_ == pytest.approx(b.objective_, rel=1e-6)
     np.testing.assert_allclose(
         b.decision_function(X),

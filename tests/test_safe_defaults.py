@@ -8,7 +8,7 @@ import pytest
 from sklearn.datasets import make_moons
 from sklearn.model_selection import StratifiedKFold
 
-from semisvm import LapRLS, LapSVM
+from semisvm import LapRLS, LapSVM, SolverOptions
 from semisvm.graph import graph_laplacian, knn_graph
 from semisvm.kernels import kernel_matrix
 from semisvm.model_selection import LapRLSCV, LapSVMCV
@@ -129,7 +129,9 @@ def test_auto_verbose_says_what_and_why(capsys):
 def test_gamma_i_zero_is_the_supervised_solution():
     # gamma_i = 0: alpha lives on the labeled points and equals Newton on K_LL
     X, y, _ = _tanh_family(200, 10, seed=2, n_lab=30)
-    est = LapSVM(gamma_a=1e-2, gamma_i=0.0, class_balance=None).fit(X, y)
+    est = LapSVM(
+        gamma_a=1e-2, gamma_i=0.0, options=SolverOptions(class_balance=None)
+    ).fit(X, y)
     assert est.solver_ == "newton-labeled"
     lab = y != -1
     K = kernel_matrix(X, kernel="rbf", gamma=est.gamma_)
@@ -185,7 +187,7 @@ def test_class_prior_auto_on_imbalanced_moons_with_balanced_labels():
     )
     y[lab] = yt[lab]
     U = y == -1
-    est = LapSVM(class_prior="auto").fit(X, y)
+    est = LapSVM(options=SolverOptions(class_prior="auto")).fit(X, y)
     frac = np.mean(est.transduction_[U] == 0)
     assert abs(frac - np.mean(yt[U] == 0)) < 0.05
     assert np.mean(est.transduction_[U] == yt[U]) >= 0.95

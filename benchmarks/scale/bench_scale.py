@@ -63,11 +63,12 @@ try:
         out["times"] = {{}}
         out["operator"] = "knn graph"
     else:
-        from semisvm import LapSVM
-        kw = dict(kernel_approximation=cfg["op"], graph_method=cfg.get("graph", "auto"),
-                  graph_pca=cfg.get("pca"), n_components=cfg.get("m"),
-                  landmarks=cfg.get("landmarks", "uniform"), random_state=0)
-        est = LapSVM(**kw).fit(X, y)
+        from semisvm import LapSVM, SolverOptions
+        opts = SolverOptions(kernel_approximation=cfg["op"],
+                             graph_method=cfg.get("graph", "auto"),
+                             graph_pca=cfg.get("pca"), n_components=cfg.get("m"),
+                             landmarks=cfg.get("landmarks", "uniform"))
+        est = LapSVM(random_state=0, options=opts).fit(X, y)
         pred = est.transduction_
         out["times"] = {{k: float(v) for k, v in est.fit_times_.items()}}
         out["operator"] = est.kernel_operator_

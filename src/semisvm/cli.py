@@ -73,6 +73,7 @@ SKIPPED_PARAMS = {
     "verbose": "set by --verbose",
     "record_history": "no use outside Python",
     "kernel_params": "only for callable kernels",
+    "options": "each option of SolverOptions is an option of its own",
 }
 #: Constraints of the command-line level options (checked like estimator parameters).
 _CLI_CONSTRAINTS: dict[str, list] = {
@@ -193,36 +194,34 @@ def estimator_options() -> dict[str, dict[str, Any]]:
     dict
         ``parameter name -> {'flag', 'help', 'models', 'constraints'}`` for every
         ``__init__`` parameter of the estimators in ``MODELS`` except those in
-        ``SKIPPED_PARAMS``.  The help is the parameter's numpydoc type and
-        description, with each estimator's default.
+        ``SKIPPED_PARAMS``, and for every field of their ``options``
+        (:class:`~semisvm.SolverOptions`; ``'option': True``).  The help is the
+        parameter's numpydoc type and description, with each estimator's default.
     """
+    from .models._options import OPTION_CONSTRAINTS, SolverOptions
+
     opts: dict[str, dict[str, Any]] = {}
     for model in MODELS:
         cls = _estimator_class(model)
-        docs = _docstring_params(cls)
-        sig = inspect.signature(cls.__init__)
-        constraints = getattr(cls, "_parameter_constraints", {})
-        for name, prm in sig.parameters.items():
-            if (
-                name == "self"
-                or name in SKIPPED_PARAMS
-                or prm.kind in (prm.VAR_KEYWORD, prm.VAR_POSITIONAL)
-            ):
-                continue
-            entry = opts.setdefault(
-                name,
-                {
-                    "flag": "--" + name.replace("_", "-"),
-                    "models": {},
-                    "help": "",
-                    "type": "",
-                    "constraints": constraints.get(name, []),
-                },
+        sources = [
+            (
+                _docstring_params(cls),
+                inspect.signature(cls.__init__),
+                getattr(cls, "_parameter_constraints", {}),
+                False,
             )
-            entry["models"][model] = prm.default
-            if not entry["help"] and name in docs:
-                entry["type"] = docs[name][0].split(", default")[0]
-                entry["help"] = docs[name][1]
+        ]
+        if "options" in inspect.signature(cls.__init__).parameters:
+            sources.append(
+                (
+                    _docstring_params(SolverOptions),
+                    inspect.signature(SolverOptions.__init__),
+                    OPTION_CONSTRAINTS,
+                    True,
+                )
+            )
+        for docs, sig, constraints, is_option in sources:
+            _add_estimator_options(opts, model, docs, sig, constraints, is_option)
     for entry in opts.values():
         defaults = "; ".join(f"{m}: {v!r}" for m, v in entry["models"].items())
         text = entry["help"]
@@ -235,6 +234,39 @@ def estimator_options() -> dict[str, dict[str, Any]]:
         text = f"{text} " if text else ""
         entry["help"] = _plain(f"{kind}{text}Default {defaults}.{only}")
     return opts
+
+
+def _add_estimator_options(
+    opts: dict[str, dict[str, Any]],
+    model: str,
+    docs: dict[str, tuple[str, str]],
+    sig: inspect.Signature,
+    constraints: dict[str, list],
+    is_option: bool,
+) -> None:
+    """The entries of one signature (an estimator's or SolverOptions')."""
+    for name, prm in sig.parameters.items():
+        if (
+            name == "self"
+            or name in SKIPPED_PARAMS
+            or prm.kind in (prm.VAR_KEYWORD, prm.VAR_POSITIONAL)
+        ):
+            continue
+        entry = opts.setdefault(
+            name,
+            {
+                "flag": "--" + name.replace("_", "-"),
+                "models": {},
+                "help": "",
+                "type": "",
+                "constraints": constraints.get(name, []),
+                "option": is_option,
+            },
+        )
+        entry["models"][model] = prm.default
+        if not entry["help"] and name in docs:
+            entry["type"] = docs[name][0].split(", default")[0]
+            entry["help"] = docs[name][1]
 
 
 def _parse_value(text: str, constraints: list) -> Any:
@@ -484,8 +516,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="Gaussian width: sets gamma = 1 / (2 sigma^2)",
     )
+    x = f.add_argument_group(
+        "expert options",
+        "Fields of the estimator's options=SolverOptions(...) (same values).",
+    )
     for name, opt in estimator_options().items():
-        e.add_argument(
+        (x if opt["option"] else e).add_argument(
             opt["flag"],
             dest=f"est__{name}",
             default=argparse.SUPPRESS,
@@ -850,9 +886,12 @@ def _cmd_reproduce(args: argparse.Namespace, argv: Sequence[str]) -> int:
 
 # ----------------------------------------------------------------- fit
 def _make_estimator(args: argparse.Namespace, out: _Out) -> Any:
+    from .models._options import check_options
+
     cls = _estimator_class(args.model)
     opts = estimator_options()
     params: dict[str, Any] = {}
+    options: dict[str, Any] = {}
     for key, raw in vars(args).items():
         if not key.startswith("est__"):
             continue
@@ -861,7 +900,15 @@ def _make_estimator(args: argparse.Namespace, out: _Out) -> Any:
             raise CLIError(
                 f"option {opts[name]['flag']} does not apply to --model {args.model}"
             )
-        params[name] = _parse_value(raw, opts[name]["constraints"])
+        value = _parse_value(raw, opts[name]["constraints"])
+        if opts[name]["option"]:
+            options[name] = value
+        else:
+            params[name] = value
+    if options:
+        from .models._options import SolverOptions
+
+        params["options"] = SolverOptions(**options)
     _check_cli_params({"sigma": args.sigma, "model_format": args.model_format})
     if args.sigma is not None:
         if "gamma" in params:
@@ -876,15 +923,16 @@ def _make_estimator(args: argparse.Namespace, out: _Out) -> Any:
         validate_params(
             est.get_params(deep=False), getattr(est, "_parameter_constraints", {})
         )
+        resolved = check_options(est)
     except ValueError as exc:
         raise CLIError(_option_message(str(exc))) from None
     prm = est.get_params()
     if (
         prm.get("early_stopping") in ("validation", "mixed")
         and prm.get("solver") == "pcg"
-        and prm.get("validation_fraction") is None
+        and resolved.validation_fraction is None
     ):
-        est.set_params(validation_fraction=0.2)
+        est.set_params(options__validation_fraction=0.2)
         out.log(
             "early stopping on validation data: holding out 20% of the labeled rows"
         )
