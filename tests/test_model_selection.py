@@ -13,7 +13,7 @@ from sklearn.model_selection import (
 )
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from semisvm import LapRLS, LapRLSCV, LapSVM, LapSVMCV
+from semisvm import LapRLS, LapRLSCV, LapSVM, LapSVMCV, SolverOptions
 from semisvm.datasets import make_two_moons
 from semisvm.model_selection import (
     LabeledKFold,
@@ -497,7 +497,7 @@ def test_factorized_core_equals_the_plain_solvers(
                     gamma_a=ga,
                     gamma_i=gi,
                     normalize_laplacian=normalized,
-                    intrinsic_bias=intrinsic_bias,
+                    options=SolverOptions(intrinsic_bias=intrinsic_bias),
                     class_weight=class_weight,
                     early_stopping=None,
                     **kw,

@@ -166,7 +166,7 @@ def test_cv_scores_the_refitted_model(cls):
         for f, (_tr, te) in enumerate(folds):
             y_f = y.copy()
             y_f[Q[te]] = -1
-            est = type(base)(**{**base.get_params(), **params}).fit(X, y_f)
+            est = type(base)(**{**base.get_params(deep=False), **params}).fit(X, y_f)
             acc = float(np.mean(est.predict(X[Q[te]]) == y[Q[te]]))
             assert acc == pytest.approx(cv.cv_results_[f"split{f}_test_score"][i]), (
                 params,

@@ -743,6 +743,17 @@ def _plain_text(msg: str) -> str:
     return re.sub(r"np\.(True|False)_", r"\1", msg)
 
 
+def _flat_params(est: Any) -> dict[str, Any]:
+    """The estimator's parameters and options in one flat dict (as the flags)."""
+    params = est.get_params(deep=False)
+    if "options" not in params:
+        return params
+    from .models._options import resolved_options
+
+    params.pop("options")
+    return {**params, **resolved_options(est).get_params()}
+
+
 def _early_stopping_rule(est: Any) -> str | None:
     """The early-stopping rule the fitted estimator used (``'auto'`` resolved)."""
     rule = est.get_params().get("early_stopping")
@@ -1027,7 +1038,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
             "model_file": str(target),
             "model_format": used,
             "estimator": type(est).__name__,
-            "params": est.get_params(),
+            "params": _flat_params(est),
             "n_rows": n,
             "n_features": d,
             "n_labeled": n_lab,
@@ -1386,7 +1397,7 @@ def _cmd_info(args: argparse.Namespace) -> int:
             "feature_names": b.get("feature_names"),
             "label_column": b.get("label_name"),
             "training_file": b.get("training_file"),
-            "params": {k: v for k, v in est.get_params().items() if not callable(v)},
+            "params": {k: v for k, v in _flat_params(est).items() if not callable(v)},
         }
         for k, v in info.items():
             if k != "params":
