@@ -24,7 +24,14 @@ import numpy as np
 import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from semisvm import LapRLS, LapSVC, LapSVM, LapSVMPath, SemiSupervisedKernel
+from semisvm import (
+    LapRLS,
+    LapSVC,
+    LapSVM,
+    LapSVMPath,
+    SemiSupervisedKernel,
+    SolverOptions,
+)
 from semisvm.solvers._path import PathWarning
 
 EXPECTED_FAILURES = {
@@ -35,6 +42,8 @@ ESTIMATORS = [
     LapSVM(n_neighbors=5),
     LapSVM(solver="newton", n_neighbors=5),
     LapSVM(solver="dual", n_neighbors=5),
+    # an options object: scikit-learn sees its fields as options__<name>
+    LapSVM(n_neighbors=5, options=SolverOptions(preconditioner="paper")),
     LapRLS(n_neighbors=5),
     LapRLS(solver="pcg", tol=1e-4, n_neighbors=5),
     LapSVC(n_neighbors=5),
