@@ -119,6 +119,15 @@ def test_same_name_same_meaning_everywhere():
     )
 
 
+def test_docstring_example_runs():
+    import doctest
+
+    import semisvm.models._options as mod
+
+    res = doctest.testmod(mod, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert res.attempted >= 4 and res.failed == 0
+
+
 def test_every_option_is_documented():
     doc = SolverOptions.__doc__ or ""
     for name in OPTION_DEFAULTS:

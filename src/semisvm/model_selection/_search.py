@@ -976,7 +976,9 @@ _CV_DOC = r"""
         Computed on the held-out labeled points of each fold.
     estimator_params : dict, default=None
         Other parameters of the base estimator (``kernel``, ``graph_weight``,
-        ``normalize_laplacian``, ``solver``, ...), used for the search and the refit.
+        ``normalize_laplacian``, ``solver``, ...; the expert options as
+        ``{'options': SolverOptions(...)}``, :class:`~semisvm.SolverOptions`),
+        used for the search and the refit.
         ``early_stopping`` defaults to ``None`` here: the candidates are scored at
         their exact optimum, and the refit computes that same model.
     refit : bool, default=True

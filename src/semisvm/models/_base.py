@@ -58,10 +58,8 @@ KERNEL_CONSTRAINTS: dict[str, list] = {
     "kernel_params": [None, "dict"],
     "n_neighbors": [Interval(numbers.Integral, 1, None)],
     "graph_weight": [Options(("auto", "binary", "heat", "local"))],
-    "heat_t": [None, Interval(numbers.Real, 0, None, closed="neither")],
     "normalize_laplacian": ["boolean"],
     "laplacian_power": [Interval(numbers.Integral, 1, None)],
-    "intrinsic_bias": ["boolean"],
 }
 
 
