@@ -123,6 +123,20 @@ class _PrimalMixin(ManifoldClassifierMixin):
         X, y = self._validate_fit_input(X, y)
         solver = self._resolve_solver()
         labeled, classes, Y = self._targets(y)
+        if is_distributed_array(X):
+            from .._cluster_plan import fit_on_cluster
+
+            # the in-process fit on one worker when it fits there (semisvm._cluster_plan)
+            if fit_on_cluster(
+                self,
+                X,
+                y,
+                n_columns=Y.shape[1],
+                need_graph=self._needs_graph() and adjacency is None,
+                solver=solver,
+                fit_kwargs=dict(adjacency=adjacency, X_val=X_val, y_val=y_val),
+            ):
+                return self
         kind = self._resolve_operator(X, solver, Y.shape[1], adjacency)
         es = self._resolve_early_stopping(solver)
         if kind == "nystroem":
@@ -341,6 +355,9 @@ class _PrimalMixin(ManifoldClassifierMixin):
             "dense" if self.kernel == "precomputed" else self.kernel_approximation
         )
         if is_distributed_array(X):
+            plan = getattr(self, "cluster_plan_", None)
+            if requested == "auto" and plan is not None:
+                requested = plan["operator"]
             kind = resolve_distributed_operator(
                 requested,
                 n=X.shape[0],
