@@ -31,7 +31,36 @@ import scipy.sparse as sp
 from .._dask import _all_rows_future, _row_block_futures, get_dask_client
 from ._graph import _drop_self, _local_scales, _symmetrize, _to_weights
 
-__all__ = ["knn_graph_distributed"]
+__all__ = ["knn_graph_distributed", "knn_graph_from_distributed_kernel"]
+
+
+def knn_graph_from_distributed_kernel(
+    K: Any,
+    gamma: float,
+    n_neighbors: int = 10,
+    *,
+    weight: str = "binary",
+    t: float | None = None,
+) -> sp.csr_array:
+    """:func:`~semisvm.graph.knn_graph_from_kernel` of kernel rows on a cluster.
+
+    ``K`` is a :class:`~semisvm.kernels.DistributedKernelOperator` with stored
+    RBF rows: each worker selects the k+1 largest values of its rows, the client
+    builds the graph from the (n, k+1) lists exactly as the in-process function.
+    """
+    from .._validation import check_n_neighbors
+
+    n = K.shape[0]
+    check_n_neighbors(int(n_neighbors), n)
+    k = int(n_neighbors)
+    ind, kv = K.top_columns(k + 1)
+    order = np.argsort(-kv, axis=1, kind="stable")
+    ind = np.take_along_axis(ind, order, axis=1)
+    kv = np.take_along_axis(kv, order, axis=1)
+    with np.errstate(divide="ignore"):
+        dist2 = -np.log(np.clip(kv, np.finfo(np.float64).tiny, 1.0)) / gamma
+    dist2, ind = _drop_self(dist2, ind, k)
+    return _to_weights(_symmetrize(ind, dist2, n), weight, t, _local_scales(dist2))
 
 
 def _block_neighbours(

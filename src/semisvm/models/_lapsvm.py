@@ -302,7 +302,20 @@ class _PrimalMixin(ManifoldClassifierMixin):
         if isinstance(K, np.ndarray):
             return lambda idx: np.asarray(K[:, idx], dtype=np.float64)
         if is_distributed_array(X):
-            return None
+            # the same columns as in process, read or computed on the workers
+            if hasattr(K, "columns"):
+                return K.columns
+            from ..kernels._distributed import distributed_kernel_columns
+
+            return lambda idx: distributed_kernel_columns(
+                X,
+                idx,
+                kernel=self.kernel,
+                gamma=self.gamma_ if self.gamma_ is not None else 1.0,
+                degree=self.degree,
+                coef0=self.coef0,
+                kernel_params=self.kernel_params,
+            )
         from ..kernels import kernel_matrix
 
         def columns(idx: np.ndarray) -> np.ndarray:
