@@ -477,3 +477,23 @@ def test_scheduler_in_a_separate_process(tmp_path):
                 p.wait(timeout=15)
             except subprocess.TimeoutExpired:
                 p.kill()
+
+
+def test_exact_graph_never_ships_all_of_x(client, monkeypatch):
+    """Issue 30, point 5: the exact graph by a partitioned search with candidate
+    exchange (pairs of blocks, merged on the workers) equals the in-process kNN
+    graph, and no task receives all of X."""
+    import semisvm.graph._distributed as gd
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("all of X was assembled on a worker")
+
+    monkeypatch.setattr(gd, "_all_rows_future", refuse)
+    X = np.random.default_rng(3).normal(size=(900, 5))
+    for chunks in (900, 250, 97):
+        Xd = da.from_array(X, chunks=(chunks, 5))
+        for weight in ("binary", "heat", "local"):
+            W1 = knn_graph_distributed(Xd, 9, weight=weight)
+            W2 = knn_graph(X, 9, weight=weight)
+            assert (W1 != 0).sum() == (W2 != 0).sum()
+            assert abs(W1 - W2).max() < 1e-12

@@ -182,10 +182,32 @@ class DistributedRowBlocks:
         self.n_products = 0
         self.bytes_sent_ = 0
         self.bytes_received_ = 0
+        self._where: list[dict] | None = None
 
     @property
     def n_blocks(self) -> int:
         return len(self.futures)
+
+    def _pin(self, b: int) -> dict:
+        """Submit options that run block b's task where block b is.
+
+        The blocks are large (a kernel row block is :math:`4 n_b n` bytes) and a
+        product's work per block small: without the pin, the scheduler's work
+        stealing sometimes moves a task to an idle worker, which then fetches the
+        whole block (seconds per product, measured on a loaded 2-core machine).
+        """
+        if self._where is None:
+            from distributed import wait
+
+            wait(self.futures)
+            who = self.client.who_has(self.futures)
+            self._where = [
+                {"workers": list(who.get(f.key, ()))[:1], "allow_other_workers": False}
+                if who.get(f.key)
+                else {}
+                for f in self.futures
+            ]
+        return self._where[b]
 
     def _broadcast(self, V: np.ndarray) -> Any:
         """V for every block's task: inline when small, else scattered once."""
@@ -210,7 +232,10 @@ class DistributedRowBlocks:
         self.n_products += V2.shape[1]
         Vf = self._broadcast(V2)
         parts = self._collect(
-            [self.client.submit(_block_matmul, f, Vf, pure=False) for f in self.futures]
+            [
+                self.client.submit(_block_matmul, f, Vf, pure=False, **self._pin(b))
+                for b, f in enumerate(self.futures)
+            ]
         )
         out = np.vstack(parts)
         return out[:, 0] if vec else out
@@ -228,7 +253,9 @@ class DistributedRowBlocks:
         for b, f in enumerate(self.futures):
             Vb = np.ascontiguousarray(V2[self.offsets[b] : self.offsets[b + 1]])
             self.bytes_sent_ += Vb.nbytes
-            tasks.append(self.client.submit(_block_rmatmul, f, Vb, pure=False))
+            tasks.append(
+                self.client.submit(_block_rmatmul, f, Vb, pure=False, **self._pin(b))
+            )
         parts = self._collect(tasks)
         out = _sum(parts)
         return out[:, 0] if vec else out
@@ -507,8 +534,10 @@ class DistributedKernelOperator:
         Vf = self.blocks._broadcast(V2)
         parts = self.blocks._collect(
             [
-                self.client.submit(_block_matmul_accurate, f, Vf, pure=False)
-                for f in self.blocks.futures
+                self.client.submit(
+                    _block_matmul_accurate, f, Vf, pure=False, **self.blocks._pin(b)
+                )
+                for b, f in enumerate(self.blocks.futures)
             ]
         )
         out = np.vstack(parts)
@@ -524,8 +553,10 @@ class DistributedKernelOperator:
             raise ValueError("top_columns needs the stored rows (store='dense').")
         parts = self.client.gather(
             [
-                self.client.submit(_block_top_columns, f, int(k), pure=False)
-                for f in self.blocks.futures
+                self.client.submit(
+                    _block_top_columns, f, int(k), pure=False, **self.blocks._pin(b)
+                )
+                for b, f in enumerate(self.blocks.futures)
             ]
         )
         return np.vstack([p[0] for p in parts]), np.vstack([p[1] for p in parts])
