@@ -12,6 +12,7 @@ da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
 
 from semisvm import LapRLS, LapSVM, SolverOptions  # noqa: E402
+from semisvm._cluster_plan import cluster_plan  # noqa: E402
 from semisvm.datasets import make_two_moons  # noqa: E402
 from semisvm.graph import knn_graph  # noqa: E402
 from semisvm.graph._distributed import knn_graph_distributed  # noqa: E402
@@ -130,7 +131,8 @@ def test_estimators_same_answers_on_cluster(client, est, converged):
     X, y, _ = make_two_moons(240, n_labeled_per_class=3, random_state=0)
     Xd = da.from_array(X, chunks=(70, 2))
     a = est.fit(X, y)
-    b = type(est)(**est.get_params(deep=False)).fit(Xd, y)
+    with cluster_plan("distributed"):  # the distributed pieces, not the gather plan
+        b = type(est)(**est.get_params(deep=False)).fit(Xd, y)
     Fa, Fb = a.decision_function(X), b.decision_function(X)
     if converged:
         assert a.termination_condition_ == b.termination_condition_ == "tol"
@@ -146,7 +148,15 @@ def test_estimators_same_answers_on_cluster(client, est, converged):
 def test_dense_solvers_refuse_dask_input(client):
     X, y, _ = make_two_moons(100, n_labeled_per_class=2, random_state=0)
     Xd = da.from_array(X, chunks=(50, 2))
-    with pytest.raises(ValueError, match="solver='newton'.*solver='pcg'"):
+    # the gather plan runs the in-process code, every solver included
+    a = LapSVM(solver="newton").fit(X, y)
+    b = LapSVM(solver="newton").fit(Xd, y)
+    assert b.cluster_plan_["plan"] == "gather"
+    np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X))
+    with (
+        cluster_plan("distributed"),
+        pytest.raises(ValueError, match="solver='newton'.*solver='pcg'"),
+    ):
         LapSVM(solver="newton").fit(Xd, y)
     with pytest.raises(ValueError, match="precomputed"):
         LapSVM(kernel="precomputed").fit(Xd, y)
@@ -236,7 +246,8 @@ def test_nystroem_on_cluster_equals_in_process(client, est_cls):
         options=SolverOptions(kernel_approximation="nystroem", n_components=80)
     )
     a = est.fit(X, y)
-    b = est_cls(**est.get_params(deep=False)).fit(Xd, y)
+    with cluster_plan("distributed"):
+        b = est_cls(**est.get_params(deep=False)).fit(Xd, y)
     assert a.kernel_operator_ == b.kernel_operator_ == "nystroem"
     np.testing.assert_array_equal(a.landmarks_, b.landmarks_)
     # the two sum C^T L C in different orders; T = U S^{-1/2} magnifies that rounding
@@ -279,7 +290,8 @@ def test_streamed_on_cluster_equals_in_process(client):
         options=SolverOptions(kernel_approximation="streamed"),
     )
     a = est.fit(X, y)
-    b = LapSVM(**est.get_params(deep=False)).fit(Xd, y)
+    with cluster_plan("distributed"):
+        b = LapSVM(**est.get_params(deep=False)).fit(Xd, y)
     assert b.kernel_operator_ == "streamed"
     # the cluster's tiles keep X's float64 and converge to tol; the in-process
     # streamed operator computes float32 tiles and may stop on "precision" there
@@ -289,9 +301,9 @@ def test_streamed_on_cluster_equals_in_process(client):
     np.testing.assert_allclose(
         b.decision_function(X), a.decision_function(X), atol=1e-5
     )
-    with pytest.raises(ValueError, match="solver='pcg'"):
+    with cluster_plan("distributed"), pytest.raises(ValueError, match="solver='pcg'"):
         LapSVM(
-            solver="newton", options=SolverOptions(kernel_approximation="streamed")
+            options=SolverOptions(kernel_approximation="streamed"), solver="newton"
         ).fit(Xd, y)
 
 
@@ -325,3 +337,167 @@ def test_graph_length_ratio_on_cluster_equals_in_process(client):
     rho = knn_scale_ratio(X, 7)
     assert rho > 1.2  # 1.5x the sample: edges shorter, ratio ~ n/2000 in 2-D
     assert distributed_scale_ratio(Xd, 7) == pytest.approx(rho, rel=1e-12)
+
+
+def _manifold(n: int, d: int = 20, seed: int = 0):
+    """The benchmark's synthetic manifold (benchmarks/dask/bench_dask.py), float64."""
+    rng = np.random.default_rng(seed)
+    Z = rng.normal(size=(n, 6))
+    X = np.tanh(Z @ (rng.normal(size=(6, d)) / np.sqrt(6)))
+    yt = (np.sin(2 * Z[:, 0]) + Z[:, 1] > 0).astype(int)
+    y = -np.ones(n, dtype=int)
+    for c in (0, 1):
+        y[rng.choice(np.flatnonzero(yt == c), 12, replace=False)] = c
+    return X, y
+
+
+@pytest.mark.parametrize("plan", ["auto", "distributed"])
+def test_default_fit_on_cluster_equals_in_process(client, plan):
+    """Issue 30: LapSVM() with its defaults gives the in-process model on a cluster.
+
+    n = 2,500 > MIN_COARSE_N, so the coarse start, the Nystroem preconditioner,
+    the LOO choice of the weights and early stopping are all exercised.  'auto'
+    gathers X on one worker (the fit fits there) and runs the in-process code;
+    'distributed' keeps the kernel rows on the workers and reads the graph, the
+    LOO columns and the preconditioner's columns off them: the same model, the
+    same stop iteration, decisions to 1e-5.
+    """
+    X, y = _manifold(2500)
+    a = LapSVM(random_state=0).fit(X, y)
+    Xd = da.from_array(X, chunks=(700, X.shape[1]))
+    with cluster_plan(plan):
+        b = LapSVM(random_state=0, verbose=1).fit(Xd, y)
+    assert b.cluster_plan_["plan"] == ("gather" if plan == "auto" else "distributed")
+    assert a.kernel_operator_ == b.kernel_operator_ == "dense"
+    assert (a.gamma_a_, a.gamma_i_) == pytest.approx((b.gamma_a_, b.gamma_i_), rel=1e-9)
+    assert a.solver_ == b.solver_
+    assert getattr(a, "n_iter_", None) == getattr(b, "n_iter_", None)
+    assert a.termination_condition_ == b.termination_condition_
+    Fa, Fb = a.decision_function(X), b.decision_function(X)
+    scale = np.abs(Fa).max()
+    if plan == "auto":
+        np.testing.assert_array_equal(Fb, Fa)  # the same code on the same data
+    else:
+        np.testing.assert_allclose(Fb, Fa, rtol=0, atol=1e-5 * scale)
+    assert (a.transduction_ == b.transduction_).all()
+
+
+def test_verbose_states_the_cluster_plan(client, capsys):
+    X, y = _manifold(600)
+    Xd = da.from_array(X, chunks=(200, X.shape[1]))
+    LapSVM(verbose=1).fit(Xd, y)
+    out = capsys.readouterr().out
+    assert "X is a dask array" in out and "plan: gather" in out
+    assert "in-process fit needs" in out
+
+
+def test_scheduler_in_a_separate_process(tmp_path):
+    """The same code against a scheduler and workers that are their own processes
+    (``dask scheduler`` / ``dask worker``, as on a real cluster), connected by
+    address: both plans give the in-process model."""
+    import os
+    import time
+    from pathlib import Path
+
+    import semisvm
+
+    env = dict(os.environ)
+    src = str(Path(semisvm.__file__).resolve().parents[1])
+    env["PYTHONPATH"] = os.pathsep.join([src, env.get("PYTHONPATH", "")])
+    env.setdefault("OPENBLAS_NUM_THREADS", "1")
+    sched_file = tmp_path / "scheduler.json"
+    common = ["--no-dashboard"]
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "distributed.cli.dask_scheduler",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                "0",
+                "--scheduler-file",
+                str(sched_file),
+                *common,
+            ],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+    ]
+    try:
+        deadline = time.monotonic() + 20
+        while not sched_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert sched_file.exists(), "the scheduler did not start"
+        procs.append(
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "distributed.cli.dask_worker",
+                    "--scheduler-file",
+                    str(sched_file),
+                    "--nworkers",
+                    "2",
+                    "--nthreads",
+                    "1",
+                    "--host",
+                    "127.0.0.1",
+                    *common,
+                ],
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+        )
+        import json
+
+        address = json.loads(sched_file.read_text())["address"]
+        assert address.startswith("tcp://127.0.0.1:")
+        with distributed.Client(address, timeout=20) as c:
+            c.wait_for_workers(2, timeout=30)
+            X, y = _manifold(700)
+            a = LapSVM(random_state=0).fit(X, y)
+            Xd = da.from_array(X, chunks=(250, X.shape[1]))
+            b = LapSVM(random_state=0).fit(Xd, y)
+            assert b.cluster_plan_["plan"] == "gather"
+            np.testing.assert_array_equal(
+                b.decision_function(X), a.decision_function(X)
+            )
+            with cluster_plan("distributed"):
+                e = LapSVM(random_state=0).fit(Xd, y)
+            Fa = a.decision_function(X)
+            np.testing.assert_allclose(
+                e.decision_function(X), Fa, rtol=0, atol=1e-5 * np.abs(Fa).max()
+            )
+            assert e.termination_condition_ == a.termination_condition_
+    finally:
+        for p in reversed(procs):
+            p.terminate()
+        for p in reversed(procs):
+            try:
+                p.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                p.kill()
+
+
+def test_exact_graph_never_ships_all_of_x(client, monkeypatch):
+    """Issue 30, point 5: the exact graph by a partitioned search with candidate
+    exchange (pairs of blocks, merged on the workers) equals the in-process kNN
+    graph, and no task receives all of X."""
+    import semisvm.graph._distributed as gd
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("all of X was assembled on a worker")
+
+    monkeypatch.setattr(gd, "_all_rows_future", refuse)
+    X = np.random.default_rng(3).normal(size=(900, 5))
+    for chunks in (900, 250, 97):
+        Xd = da.from_array(X, chunks=(chunks, 5))
+        for weight in ("binary", "heat", "local"):
+            W1 = knn_graph_distributed(Xd, 9, weight=weight)
+            W2 = knn_graph(X, 9, weight=weight)
+            assert (W1 != 0).sum() == (W2 != 0).sum()
+            assert abs(W1 - W2).max() < 1e-12

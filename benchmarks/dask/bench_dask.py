@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -244,6 +245,113 @@ def run_estimator(X, y, yt, args, n_workers):
     return est, total, t_data
 
 
+def run_defaults(X, y, args, n_workers, plan="auto"):
+    """``LapSVM(random_state=0)`` with every default, end to end.
+
+    ``n_workers=0``: in process on the ndarray; else on a LocalCluster (processes,
+    one thread each) with X as a dask array of row chunks of ``args.chunk`` rows
+    (not persisted: the fit reads it from the client's graph, as a user's would).
+    ``plan`` forces the cluster plan (:func:`semisvm._cluster_plan.cluster_plan`).
+    """
+    from semisvm import LapSVM
+
+    est = LapSVM(random_state=0)
+    if n_workers == 0:
+        t0 = time.perf_counter()
+        est.fit(X, y)
+        return est, time.perf_counter() - t0
+    import dask.array as da
+    from distributed import Client, LocalCluster
+
+    from semisvm._cluster_plan import cluster_plan
+
+    with (
+        LocalCluster(
+            n_workers=n_workers,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            silence_logs=50,
+        ) as cluster,
+        Client(cluster),
+        cluster_plan(plan),
+    ):
+        Xd = da.from_array(X, chunks=(args.chunk, X.shape[1]))
+        t0 = time.perf_counter()
+        est.fit(Xd, y)
+        total = time.perf_counter() - t0
+        F = est.decision_function(X[:2000])
+    return est, total, F
+
+
+def defaults_table(args) -> str:
+    """The issue-30 comparison: defaults in process vs on a 2-worker LocalCluster."""
+    rows = []
+    for n in args.n:
+        X, y, yt = manifold_data(n)
+        U = y == -1
+        ref, t_ref = run_defaults(X, y, args, 0)[:2]
+        F_ref = ref.decision_function(X[:2000])
+        nrm = float(np.abs(F_ref).max())
+
+        def row(label, est, t, diff, n=n, t_ref=t_ref, yt=yt, U=U):
+            ft = est.fit_times_
+            plan = getattr(est, "cluster_plan_", None)
+            return [
+                n,
+                label,
+                "-" if plan is None else f"{plan['plan']}/{plan['operator']}",
+                est.kernel_operator_,
+                f"{ft.get('kernel', 0):.1f}",
+                f"{ft.get('graph', 0):.1f}",
+                f"{ft.get('selection', 0):.1f}",
+                f"{ft.get('solver', 0):.1f}",
+                f"{ft.get('other', 0) + ft.get('transduction', 0):.1f}",
+                f"{t:.1f}",
+                f"{t / t_ref:.2f}",
+                f"{getattr(est, 'n_iter_', '-')} ({est.termination_condition_})",
+                f"{float((est.transduction_ == yt)[U].mean()):.4f}",
+                diff,
+            ]
+
+        rows.append(row("in process", ref, t_ref, "-"))
+        print(rows[-1], flush=True)
+        for plan in args.plans:
+            est, t_c, F_c = run_defaults(X, y, args, args.workers[-1], plan)
+            diff = float(np.abs(F_c - F_ref).max()) / nrm
+            label = f"LocalCluster {args.workers[-1]}w, plan={plan}"
+            rows.append(row(label, est, t_c, f"{diff:.1e}"))
+            print(rows[-1], flush=True)
+    header = [
+        "n",
+        "run",
+        "cluster plan",
+        "operator",
+        "kernel s",
+        "graph s",
+        "selection s",
+        "solve s",
+        "other s",
+        "total s",
+        "ratio",
+        "iterations (stop)",
+        "accuracy U",
+        "max |F - F_in| / max |F_in|",
+    ]
+    return (
+        "### Defaults end to end: LapSVM(random_state=0), numpy X in process vs "
+        "dask X on a LocalCluster\n\n"
+        f"Synthetic manifold (d = 50, 50 labels, float32); dask chunks of {args.chunk} "
+        f"rows, not persisted; LocalCluster({args.workers[-1]} workers, processes, 1 "
+        "thread each, default memory limit); decision values on the first 2,000 "
+        "points.  'other' includes the transduction and, for the cluster, moving X "
+        "and the model.  Load average (1, 5, 15 min) before the runs: "
+        f"{', '.join(f'{v:.2f}' for v in os.getloadavg())}.\n\n"
+        + markdown_table(header, rows)
+        + "\n"
+    )
+
+
 def per_row_costs(X, Z, gamma):
     """Seconds per row of C for building it and for one product (C^T v, C s)."""
     from semisvm.kernels import kernel_matrix
@@ -284,7 +392,34 @@ def main() -> None:
         action="store_true",
         help="only the estimator end-to-end part",
     )
+    p.add_argument(
+        "--estimator",
+        action="store_true",
+        help="only LapSVM(random_state=0) with its defaults, in process vs cluster",
+    )
+    p.add_argument("--chunk", type=int, default=5000, help="dask row chunk")
+    p.add_argument(
+        "--plans",
+        nargs="+",
+        default=["auto"],
+        choices=["auto", "gather", "distributed"],
+        help="cluster plans of --estimator",
+    )
     args = p.parse_args()
+    if args.estimator:
+        body = defaults_table(args)
+        print(body)
+        if not args.no_append:
+            cmd = "python benchmarks/dask/bench_dask.py " + " ".join(sys.argv[1:])
+            path = append_results(
+                "dask",
+                "Dask LocalCluster vs in process",
+                cmd,
+                body,
+                machine_description(),
+            )
+            print(f"appended to {path}")
+        return
     if args.quick:
         args.n, args.m, args.iters, args.workers = [4000], 200, 10, [2]
     machine = machine_description()

@@ -1,13 +1,14 @@
 r"""kNN graphs of points partitioned over a Dask cluster.
 
-``method='exact'``: each row block :math:`X_b` (a chunk of a ``dask.array``) finds its exact k nearest
-neighbours among all n points on the worker that holds it; the client gathers
-only the (n, k) neighbour indices and squared distances and builds the sparse
-symmetric graph from them, exactly as :func:`semisvm.graph.knn_graph` does in
-process (same tie handling, same weights).  Every worker receives X once
-(:math:`O(n d)`), and a block's search runs in row chunks through scikit-learn's
-brute-force :class:`~sklearn.neighbors.NearestNeighbors` (memory
-:math:`O(\text{chunk} \cdot n)` per worker, never :math:`n_b \times n`).  The
+``method='exact'``: a partitioned search with candidate exchange.  For every pair
+of row blocks (b, c) (chunks of a ``dask.array``) a task finds the exact k nearest
+rows of :math:`X_c` of each row of :math:`X_b`, holding only those two blocks;
+block b's P candidate lists are merged pairwise on the workers and the client
+gathers only the final (n, k) neighbour indices and squared distances, from which
+it builds the sparse symmetric graph exactly as :func:`semisvm.graph.knn_graph`
+does in process (same weights).  No worker ever holds all of X: a task holds two
+blocks and (n_b, k) candidates; each block travels to the workers that pair it
+(:math:`O(n d)` per worker in all, never at once).  The
 Laplacian of the gathered graph (:math:`O(n k)` numbers) is small next to the
 kernel and stays on the client, where the solver applies it.
 
@@ -31,17 +32,92 @@ import scipy.sparse as sp
 from .._dask import _all_rows_future, _row_block_futures, get_dask_client
 from ._graph import _drop_self, _local_scales, _symmetrize, _to_weights
 
-__all__ = ["knn_graph_distributed"]
+__all__ = ["knn_graph_distributed", "knn_graph_from_distributed_kernel"]
 
 
-def _block_neighbours(
-    Xb: np.ndarray, X: np.ndarray, k: int, algorithm: str
+def knn_graph_from_distributed_kernel(
+    K: Any,
+    gamma: float,
+    n_neighbors: int = 10,
+    *,
+    weight: str = "binary",
+    t: float | None = None,
+) -> sp.csr_array:
+    """:func:`~semisvm.graph.knn_graph_from_kernel` of kernel rows on a cluster.
+
+    ``K`` is a :class:`~semisvm.kernels.DistributedKernelOperator` with stored
+    RBF rows: each worker selects the k+1 largest values of its rows, the client
+    builds the graph from the (n, k+1) lists exactly as the in-process function.
+    """
+    from .._validation import check_n_neighbors
+
+    n = K.shape[0]
+    check_n_neighbors(int(n_neighbors), n)
+    k = int(n_neighbors)
+    ind, kv = K.top_columns(k + 1)
+    order = np.argsort(-kv, axis=1, kind="stable")
+    ind = np.take_along_axis(ind, order, axis=1)
+    kv = np.take_along_axis(kv, order, axis=1)
+    with np.errstate(divide="ignore"):
+        dist2 = -np.log(np.clip(kv, np.finfo(np.float64).tiny, 1.0)) / gamma
+    dist2, ind = _drop_self(dist2, ind, k)
+    return _to_weights(_symmetrize(ind, dist2, n), weight, t, _local_scales(dist2))
+
+
+def _pair_neighbours(
+    Xb: np.ndarray, Xc: np.ndarray, offset: int, k: int, algorithm: str
 ) -> tuple[np.ndarray, np.ndarray]:
+    """The k nearest rows of Xc (global indices) of every row of Xb, exact."""
     from sklearn.neighbors import NearestNeighbors
 
-    nn = NearestNeighbors(n_neighbors=k + 1, algorithm=algorithm).fit(X)
+    kk = min(k, Xc.shape[0])
+    nn = NearestNeighbors(n_neighbors=kk, algorithm=algorithm).fit(Xc)
     dist, ind = nn.kneighbors(Xb)
-    return dist**2, ind
+    return dist**2, ind.astype(np.int64) + offset
+
+
+def _merge_two(
+    a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray], k: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The k best of two candidate lists per row (ties: the lower index first)."""
+    d2 = np.hstack([a[0], b[0]])
+    ind = np.hstack([a[1], b[1]])
+    order = np.lexsort((ind, d2), axis=1)[:, :k]
+    return np.take_along_axis(d2, order, axis=1), np.take_along_axis(ind, order, axis=1)
+
+
+def _partitioned_exact(
+    client: Any, futures: list, offsets: np.ndarray, k: int, algorithm: str
+) -> tuple[np.ndarray, np.ndarray]:
+    """Exact kNN of every row block among all blocks, never all of X on a worker.
+
+    For every pair of blocks (b, c), the task of the pair finds the k nearest rows
+    of :math:`X_c` for each row of :math:`X_b` (it holds two blocks); the P
+    candidate lists of block b are merged pairwise on the workers (the candidate
+    exchange: :math:`O(n_b k)` numbers per merge), and only the final (n_b, k)
+    lists reach the client.  The k nearest among all points are among the union of
+    the per-block k nearest, so the result is the exact search's (exact ties
+    broken by the lower index).
+    """
+    out = []
+    for Xb in futures:
+        parts = [
+            client.submit(
+                _pair_neighbours, Xb, Xc, int(offsets[c]), k, algorithm, pure=False
+            )
+            for c, Xc in enumerate(futures)
+        ]
+        while len(parts) > 1:
+            nxt = [
+                client.submit(_merge_two, parts[i], parts[i + 1], k, pure=False)
+                for i in range(0, len(parts) - 1, 2)
+            ]
+            if len(parts) % 2:
+                nxt.append(parts[-1])
+            parts = nxt
+        out.append(parts[0])
+    res = client.gather(out)
+    return np.vstack([r[0] for r in res]), np.vstack([r[1] for r in res])
 
 
 def _block_index_query(
@@ -131,17 +207,10 @@ def knn_graph_distributed(
     if method not in ("exact", "approx"):
         raise ValueError(f"method must be 'exact' or 'approx', got {method!r}.")
     futures, offsets = _row_block_futures(X, client, block_rows)
-    Xf = _all_rows_future(futures, client)
     if method == "exact":
-        parts = client.gather(
-            [
-                client.submit(_block_neighbours, f, Xf, k, algorithm, pure=False)
-                for f in futures
-            ]
-        )
-        dist2 = np.vstack([p[0] for p in parts])
-        ind = np.vstack([p[1] for p in parts])
+        dist2, ind = _partitioned_exact(client, futures, offsets, k + 1, algorithm)
     else:
+        Xf = _all_rows_future(futures, client)
         try:
             import hnswlib  # noqa: F401
         except ImportError:

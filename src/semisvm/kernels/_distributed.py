@@ -61,6 +61,7 @@ __all__ = [
     "resolve_distributed_operator",
     "distributed_row_blocks",
     "distributed_kernel_dot",
+    "distributed_kernel_columns",
     "get_dask_client",
     "is_distributed_array",
 ]
@@ -90,11 +91,41 @@ def _streamed_matmul(
     return out
 
 
+def _block_matmul_accurate(A: np.ndarray, V: np.ndarray) -> np.ndarray:
+    """``A @ V`` accumulated in float64 (8 MiB row slices of a float32 A)."""
+    if A.dtype == np.float64:
+        return A @ V
+    rows = max(1, (8 * 2**20) // (8 * max(1, A.shape[1])))
+    out = np.empty((A.shape[0], V.shape[1]))
+    for i in range(0, A.shape[0], rows):
+        out[i : i + rows] = A[i : i + rows].astype(np.float64) @ V
+    return out
+
+
+def _block_top_columns(A: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per row of A, the k largest entries' columns and values (unsorted)."""
+    from ..graph._graph import _top_columns
+
+    rows = max(1, min(2048, (32 * 2**20) // max(1, A.shape[1])))
+    ind = np.empty((A.shape[0], k), dtype=np.intp)
+    val = np.empty((A.shape[0], k), dtype=np.float64)
+    for s in range(0, A.shape[0], rows):
+        blk = A[s : s + rows]
+        part = _top_columns(blk, k)
+        ind[s : s + rows] = part
+        val[s : s + rows] = np.take_along_axis(blk, part, axis=1)
+    return ind, val
+
+
 def _kernel_diagonal(Xb: np.ndarray, params: dict) -> np.ndarray:
     return np.asarray(
         [kernel_matrix(Xb[i : i + 1], **params)[0, 0] for i in range(Xb.shape[0])],
         dtype=np.float64,
     )
+
+
+def _take_rows(A: np.ndarray, i: np.ndarray) -> np.ndarray:
+    return np.asarray(A[i])
 
 
 def _cross_dot(
@@ -151,10 +182,32 @@ class DistributedRowBlocks:
         self.n_products = 0
         self.bytes_sent_ = 0
         self.bytes_received_ = 0
+        self._where: list[dict] | None = None
 
     @property
     def n_blocks(self) -> int:
         return len(self.futures)
+
+    def _pin(self, b: int) -> dict:
+        """Submit options that run block b's task where block b is.
+
+        The blocks are large (a kernel row block is :math:`4 n_b n` bytes) and a
+        product's work per block small: without the pin, the scheduler's work
+        stealing sometimes moves a task to an idle worker, which then fetches the
+        whole block (seconds per product, measured on a loaded 2-core machine).
+        """
+        if self._where is None:
+            from distributed import wait
+
+            wait(self.futures)
+            who = self.client.who_has(self.futures)
+            self._where = [
+                {"workers": list(who.get(f.key, ()))[:1], "allow_other_workers": False}
+                if who.get(f.key)
+                else {}
+                for f in self.futures
+            ]
+        return self._where[b]
 
     def _broadcast(self, V: np.ndarray) -> Any:
         """V for every block's task: inline when small, else scattered once."""
@@ -179,7 +232,10 @@ class DistributedRowBlocks:
         self.n_products += V2.shape[1]
         Vf = self._broadcast(V2)
         parts = self._collect(
-            [self.client.submit(_block_matmul, f, Vf, pure=False) for f in self.futures]
+            [
+                self.client.submit(_block_matmul, f, Vf, pure=False, **self._pin(b))
+                for b, f in enumerate(self.futures)
+            ]
         )
         out = np.vstack(parts)
         return out[:, 0] if vec else out
@@ -197,7 +253,9 @@ class DistributedRowBlocks:
         for b, f in enumerate(self.futures):
             Vb = np.ascontiguousarray(V2[self.offsets[b] : self.offsets[b + 1]])
             self.bytes_sent_ += Vb.nbytes
-            tasks.append(self.client.submit(_block_rmatmul, f, Vb, pure=False))
+            tasks.append(
+                self.client.submit(_block_rmatmul, f, Vb, pure=False, **self._pin(b))
+            )
         parts = self._collect(tasks)
         out = _sum(parts)
         return out[:, 0] if vec else out
@@ -428,6 +486,81 @@ class DistributedKernelOperator:
         """Rows ``K[idx]`` on the client (e.g. validation rows), float64."""
         return self[idx]
 
+    def columns(self, idx: Any) -> np.ndarray:
+        """Columns ``K[:, idx]`` (n, len(idx)) on the client, float64.
+
+        Read from the stored rows (K is symmetric) with ``store='dense'``, else
+        computed on the workers as :math:`k(X_b, X_{idx})`; never through
+        products with unit vectors (the Nystroem preconditioner's landmarks, the
+        LOO features and the coarse start read columns).
+        """
+        idx = np.atleast_1d(np.arange(self.shape[0])[idx])
+        if self.blocks is not None:
+            return np.ascontiguousarray(self.blocks.rows(idx).T)
+        Z = self._x_rows(idx)
+        Zf = self.client.scatter(Z, broadcast=True)
+        parts = self.client.gather(
+            [
+                self.client.submit(_kernel_block, f, Zf, self.params, pure=False)
+                for f in self._x_blocks
+            ]
+        )
+        return np.vstack(parts).astype(np.float64)
+
+    def _x_rows(self, idx: np.ndarray) -> np.ndarray:
+        blk = np.searchsorted(self.offsets, idx, side="right") - 1
+        Z = None
+        for b in np.unique(blk):
+            sel = np.flatnonzero(blk == b)
+            part = self.client.submit(
+                _take_rows, self._x_blocks[b], idx[sel] - self.offsets[b], pure=False
+            ).result()
+            if Z is None:
+                Z = np.empty((idx.size, part.shape[1]), dtype=part.dtype)
+            Z[sel] = part
+        return Z
+
+    def accurate_matmul(self, V: np.ndarray) -> np.ndarray:
+        """``K @ V`` accumulated in float64 on the workers (a float32 K included).
+
+        The counterpart of the in-process solver's accurate product (its stopping
+        check and the refresh of ``K alpha``), so that both take the same decisions.
+        """
+        if self.blocks is None or self.dtype == np.float64:
+            return np.asarray(self @ V, dtype=np.float64)
+        V = np.asarray(V, dtype=np.float64)
+        vec = V.ndim == 1
+        V2 = V[:, None] if vec else V
+        Vf = self.blocks._broadcast(V2)
+        parts = self.blocks._collect(
+            [
+                self.client.submit(
+                    _block_matmul_accurate, f, Vf, pure=False, **self.blocks._pin(b)
+                )
+                for b, f in enumerate(self.blocks.futures)
+            ]
+        )
+        out = np.vstack(parts)
+        return out[:, 0] if vec else out
+
+    def top_columns(self, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Per row, the k largest kernel values and their columns (stored rows).
+
+        What :func:`semisvm.graph.knn_graph_from_kernel` reads off an in-process
+        K, computed where the rows are; only (n, k) numbers reach the client.
+        """
+        if self.blocks is None:
+            raise ValueError("top_columns needs the stored rows (store='dense').")
+        parts = self.client.gather(
+            [
+                self.client.submit(
+                    _block_top_columns, f, int(k), pure=False, **self.blocks._pin(b)
+                )
+                for b, f in enumerate(self.blocks.futures)
+            ]
+        )
+        return np.vstack([p[0] for p in parts]), np.vstack([p[1] for p in parts])
+
     def __getitem__(self, idx: Any) -> np.ndarray:
         """Rows ``K[idx]`` on the client (e.g. validation rows), float64."""
         idx = np.atleast_1d(np.arange(self.shape[0])[idx])
@@ -590,6 +723,25 @@ def distributed_kernel_dot(
         for b, f in enumerate(futures)
     ]
     return _sum(client.gather(tasks))
+
+
+def distributed_kernel_columns(
+    X: Any, idx: Any, *, client: Any = None, **params: Any
+) -> np.ndarray:
+    """Kernel columns :math:`k(X, X_{idx})` (n, len(idx)) of a dask array, float64.
+
+    Computed on the workers in X's precision, as
+    ``kernel_matrix(X, X[idx])`` in process; only the columns reach the client.
+    """
+    idx = np.asarray(idx, dtype=np.int64)
+    Z = X[idx]
+    Z = np.asarray(Z.compute() if is_distributed_array(Z) else Z)
+    dtype = np.float32 if X.dtype == np.float32 else np.float64
+    C = distributed_row_blocks(X, Z, client=client, dtype=dtype, **params)
+    try:
+        return C.toarray()
+    finally:
+        C.release()
 
 
 def check_distributed_input(X: Any, y: Any, *, kernel: Any) -> tuple[Any, np.ndarray]:

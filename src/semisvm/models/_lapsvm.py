@@ -91,6 +91,20 @@ class _PrimalMixin(ManifoldClassifierMixin):
         opts = resolved_options(self)
         solver = self._resolve_solver()
         labeled, classes, Y = self._targets(y)
+        if is_distributed_array(X):
+            from .._cluster_plan import fit_on_cluster
+
+            # the in-process fit on one worker when it fits there (semisvm._cluster_plan)
+            if fit_on_cluster(
+                self,
+                X,
+                y,
+                n_columns=Y.shape[1],
+                need_graph=self._needs_graph() and adjacency is None,
+                solver=solver,
+                fit_kwargs=dict(adjacency=adjacency, X_val=X_val, y_val=y_val),
+            ):
+                return self
         kind = self._resolve_operator(X, solver, Y.shape[1], adjacency)
         es = self._resolve_early_stopping(solver)
         if kind == "nystroem":
@@ -257,7 +271,20 @@ class _PrimalMixin(ManifoldClassifierMixin):
         if isinstance(K, np.ndarray):
             return lambda idx: np.asarray(K[:, idx], dtype=np.float64)
         if is_distributed_array(X):
-            return None
+            # the same columns as in process, read or computed on the workers
+            if hasattr(K, "columns"):
+                return K.columns
+            from ..kernels._distributed import distributed_kernel_columns
+
+            return lambda idx: distributed_kernel_columns(
+                X,
+                idx,
+                kernel=self.kernel,
+                gamma=self.gamma_ if self.gamma_ is not None else 1.0,
+                degree=self.degree,
+                coef0=self.coef0,
+                kernel_params=self.kernel_params,
+            )
         from ..kernels import kernel_matrix
 
         def columns(idx: np.ndarray) -> np.ndarray:
@@ -311,6 +338,9 @@ class _PrimalMixin(ManifoldClassifierMixin):
             "dense" if self.kernel == "precomputed" else opts.kernel_approximation
         )
         if is_distributed_array(X):
+            plan = getattr(self, "cluster_plan_", None)
+            if requested == "auto" and plan is not None:
+                requested = plan["operator"]
             kind = resolve_distributed_operator(
                 requested,
                 n=X.shape[0],

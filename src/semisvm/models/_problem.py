@@ -328,7 +328,7 @@ def prepare_operators(
             flush=True,
         )
     if need_graph and adjacency is None and is_distributed_array(X):
-        adjacency = distributed_adjacency(est, X)
+        adjacency = distributed_adjacency(est, X, K, g)
     elif (
         need_graph
         and adjacency is None

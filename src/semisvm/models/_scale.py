@@ -318,13 +318,38 @@ def _graph_weight(est: Any, X: Any) -> str:
     return resolve_graph_weight("auto", knn_scale_ratio(X, est.n_neighbors))
 
 
-def distributed_adjacency(est: Any, X: Any) -> sp.csr_array:
-    """kNN adjacency of a dask array X, searched on the cluster's workers."""
+def distributed_adjacency(
+    est: Any, X: Any, K: Any = None, gamma: float | None = None
+) -> sp.csr_array:
+    """kNN adjacency of a dask array X, searched on the cluster's workers.
+
+    With the dense RBF kernel rows on the workers (the in-process dense plan) the
+    graph is read off them, as :func:`~semisvm.graph.knn_graph_from_kernel` reads
+    it off the in-process K: the same neighbours and distances, no second search.
+    """
     from ..graph._distributed import knn_graph_distributed
     from ._options import resolved_options
 
     opts = resolved_options(est)
     method = opts.graph_method
+    if (
+        method in ("auto", "exact")
+        and opts.graph_pca is None
+        and est.kernel == "rbf"
+        and gamma is not None
+        and getattr(K, "blocks", None) is not None
+        and hasattr(K, "top_columns")
+    ):
+        from ..graph._distributed import knn_graph_from_distributed_kernel
+
+        est.graph_method_ = "exact"
+        return knn_graph_from_distributed_kernel(
+            K,
+            gamma,
+            int(est.n_neighbors),
+            weight=_graph_weight(est, X),
+            t=opts.heat_t,
+        )
     if method == "auto":
         method = "exact" if X.shape[0] <= EXACT_GRAPH_MAX_N else "approx"
         if method == "approx":

@@ -736,6 +736,9 @@ def _accurate_product(Kop: Any, V: np.ndarray) -> np.ndarray:
     be off by more than the residual being measured.  Only the stopping check uses
     this (a few times per solve); other operators are used as they are.
     """
+    acc = getattr(Kop, "accurate_matmul", None)
+    if callable(acc):  # e.g. a kernel whose rows live on a cluster's workers
+        return np.asarray(acc(V), dtype=np.float64)
     Kmat = getattr(Kop, "K", None)
     if not (isinstance(Kmat, np.ndarray) and Kmat.dtype == np.float32):
         return np.asarray(Kop @ V, dtype=np.float64)
