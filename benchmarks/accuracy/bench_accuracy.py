@@ -281,6 +281,8 @@ def cells(args: argparse.Namespace) -> list[tuple[str, str]]:
     out.sort(key=n_of)
     if args.only:
         out = [c for c in out if any(c[0].startswith(o) for o in args.only)]
+    if args.settings:
+        out = [c for c in out if c[1] in args.settings]
     return out
 
 
@@ -678,6 +680,9 @@ def main(argv: list[str] | None = None) -> int:
         "imbalanced with balanced labels (HARD_FAMILIES)",
     )
     p.add_argument("--only", nargs="*", help="data set name prefixes to run")
+    p.add_argument(
+        "--settings", nargs="*", help="label settings to run (e.g. 1/class paper)"
+    )
     p.add_argument(
         "--methods",
         nargs="*",
