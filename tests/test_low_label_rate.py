@@ -116,3 +116,34 @@ def test_one_label_per_class_stays_right_as_n_grows():
     m = LapSVM(options=SolverOptions(kernel_approximation="nystroem")).fit(X, yy)
     assert m._graph_weight == "heat" and m._graph_scale >= HEAT_SCALE_RATIO
     assert np.mean(m.transduction_ == y) >= 0.99
+
+
+@pytest.mark.parametrize("gamma_a", [1e-1, 1e-3, 1e-6])
+@pytest.mark.parametrize("est_cls", [LapSVM, LapRLS])
+def test_rkhs_norm_bound_that_makes_low_label_rates_well_posed(est_cls, gamma_a):
+    """docs/low_label_rates.rst: the zero function costs 1 in the normalized
+    objective, so lambda_A ||g||_K^2 <= 1 for the kernel part g of the minimizer,
+    at any n: g is Lipschitz with sqrt(2 gamma / lambda_A).  Fails if the solver
+    does not reach a point below the zero function's objective or if the
+    normalization of gamma_a is not the documented one."""
+    rng = np.random.default_rng(0)
+    n = 300
+    t = rng.uniform(0, np.pi, n)
+    X = np.c_[np.cos(t), np.sin(t)] + 0.1 * rng.normal(size=(n, 2))
+    X[n // 2 :] = np.c_[1 - np.cos(t[n // 2 :]), 0.5 - np.sin(t[n // 2 :])]
+    y = np.full(n, -1)
+    y[0], y[-1] = 0, 1
+    solver = "newton" if est_cls is LapSVM else "direct"
+    est = est_cls(solver=solver, gamma_a=gamma_a, gamma_i=1.0).fit(X, y)
+    K = np.exp(-est.gamma_ * cdist(est.X_fit_, est.X_fit_, "sqeuclidean"))
+    a = np.asarray(est.dual_coef_, dtype=np.float64).reshape(n, -1)
+    norm2 = float(np.einsum("ic,ij,jc->", a, K, a))
+    assert gamma_a * norm2 <= 1.0 + 1e-6
+    # the Lipschitz constant of g on the data, against the bound
+    g = K @ a
+    D = cdist(X, X)
+    iu = np.triu_indices(n, 1)
+    lip = float(np.max(np.abs(g[iu[0]] - g[iu[1]]).ravel() / D[iu]))
+    assert lip <= np.sqrt(2 * est.gamma_ / gamma_a) * (1 + 1e-9)
+    if gamma_a == 1e-1:  # the bound is not vacuous: the fit uses a good part of it
+        assert gamma_a * norm2 > 1e-3
