@@ -59,6 +59,7 @@ def _targets(n, lab, y):
 def test_dual_equals_svc_on_deformed_kernel(seed, normalized, gamma_a, gamma_i):
     X, X_test, y, lab = _problem(seed)
     ssk = SemiSupervisedKernel(
+        regularization="paper",
         gamma=0.3,
         n_neighbors=6,
         normalize_laplacian=normalized,
@@ -87,6 +88,7 @@ def test_dual_equals_svc_on_deformed_kernel(seed, normalized, gamma_a, gamma_i):
 
     # the same through the estimator (C and c derived from gamma_a, gamma_i)
     clf = LapSVC(
+        regularization="paper",
         gamma=0.3,
         n_neighbors=6,
         normalize_laplacian=normalized,
@@ -104,7 +106,9 @@ def test_wrong_mapping_is_detected():
     """The equivalence test can fail: C = 1/gamma_A or c = gamma_I/gamma_A differ."""
     X, X_test, y, lab = _problem(3)
     ga, gi = 0.1, 0.5
-    ssk = SemiSupervisedKernel(gamma=0.3, n_neighbors=6, gamma_a=ga, gamma_i=gi)
+    ssk = SemiSupervisedKernel(
+        regularization="paper", gamma=0.3, n_neighbors=6, gamma_a=ga, gamma_i=gi
+    )
     ssk.fit(X)
     K = kernel_matrix(X, kernel="rbf", gamma=0.3)
     res = lapsvm_dual(
@@ -120,7 +124,7 @@ def test_wrong_mapping_is_detected():
     f_dual += res.b[0]
     wrong_C = SVC(kernel="precomputed", C=1.0 / ga, tol=QP_TOL).fit(ssk(X[lab]), y[lab])
     ssk_wrong_c = SemiSupervisedKernel(
-        gamma=0.3, n_neighbors=6, gamma_a=gi, gamma_i=ga
+        regularization="paper", gamma=0.3, n_neighbors=6, gamma_a=gi, gamma_i=ga
     ).fit(X)
     wrong_c = SVC(kernel="precomputed", C=1.0 / (2 * ga), tol=QP_TOL)
     wrong_c.fit(ssk_wrong_c(X[lab]), y[lab])
@@ -154,14 +158,18 @@ def test_gamma_i_zero_is_plain_svc(normalized):
     f_svc = svc.decision_function(X_test)
     np.testing.assert_allclose(f_dual, f_svc, atol=1e-5 * max(1.0, np.abs(f_svc).max()))
 
-    ssk = SemiSupervisedKernel(gamma=0.3, n_neighbors=6, gamma_a=ga, gamma_i=0.0)
+    ssk = SemiSupervisedKernel(
+        regularization="paper", gamma=0.3, n_neighbors=6, gamma_a=ga, gamma_i=0.0
+    )
     ssk.fit(X)
     np.testing.assert_allclose(
         ssk(X_test, X), kernel_matrix(X_test, X, kernel="rbf", gamma=0.3), atol=1e-14
     )
     yy = np.full(len(X), -1)
     yy[lab] = (y[lab] > 0).astype(int)
-    clf = LapSVC(gamma=0.3, gamma_a=ga, gamma_i=0.0, tol=QP_TOL).fit(X, yy)
+    clf = LapSVC(
+        regularization="paper", gamma=0.3, gamma_a=ga, gamma_i=0.0, tol=QP_TOL
+    ).fit(X, yy)
     np.testing.assert_allclose(clf.decision_function(X_test), f_svc, atol=1e-5)
 
 
@@ -242,6 +250,7 @@ def test_ssk_symmetric_psd_and_matches_direct_formula(kernel, normalized):
     B = rng.normal(size=(5, 4))
     params = {"gamma": 0.2, "degree": 2, "coef0": 1.0}
     ssk = SemiSupervisedKernel(
+        regularization="paper",
         kernel=kernel,
         n_neighbors=5,
         graph_weight="binary",
@@ -280,10 +289,17 @@ def test_ssk_user_adjacency_and_callable_kernel():
     X = rng.normal(size=(40, 3))
     W = knn_graph(X, 4).toarray()
     ssk1 = SemiSupervisedKernel(
-        gamma=0.5, n_neighbors=4, graph_weight="binary", gamma_a=0.1, gamma_i=1.0
+        regularization="paper",
+        gamma=0.5,
+        n_neighbors=4,
+        graph_weight="binary",
+        gamma_a=0.1,
+        gamma_i=1.0,
     )
     ssk1.fit(X)
-    ssk2 = SemiSupervisedKernel(gamma=0.5, n_neighbors=99, gamma_a=0.1, gamma_i=1.0)
+    ssk2 = SemiSupervisedKernel(
+        regularization="paper", gamma=0.5, n_neighbors=99, gamma_a=0.1, gamma_i=1.0
+    )
     ssk2.fit(X, adjacency=W)
     np.testing.assert_allclose(ssk1(X[:5], X[5:9]), ssk2(X[:5], X[5:9]), atol=1e-12)
 
@@ -292,6 +308,7 @@ def test_ssk_user_adjacency_and_callable_kernel():
         return np.exp(-d2 / width)
 
     ssk3 = SemiSupervisedKernel(
+        regularization="paper",
         kernel=my_rbf,
         kernel_params={"width": 2.0},
         n_neighbors=4,
@@ -307,7 +324,12 @@ def test_ssk_in_other_kernel_machines():
     X, y, y_true = make_two_moons(120, noise=0.05, random_state=2)
     lab = y != -1
     ssk = SemiSupervisedKernel(
-        gamma=2.0, n_neighbors=6, normalize_laplacian=False, gamma_a=0.01, gamma_i=10.0
+        regularization="paper",
+        gamma=2.0,
+        n_neighbors=6,
+        normalize_laplacian=False,
+        gamma_a=0.01,
+        gamma_i=10.0,
     ).fit(X)
     # callable kernel in SVC, equal to the precomputed route
     svc_call = SVC(kernel=ssk, C=1 / 0.02).fit(X[lab], y[lab])
@@ -344,7 +366,12 @@ def test_lapsvc_two_moons_and_string_labels():
     names = np.array(["lower", "upper"])
     ys = np.where(y == -1, "-1", names[np.maximum(y, 0)])
     clf = LapSVC(
-        gamma=2.0, n_neighbors=6, normalize_laplacian=False, gamma_a=0.01, gamma_i=10.0
+        regularization="paper",
+        gamma=2.0,
+        n_neighbors=6,
+        normalize_laplacian=False,
+        gamma_a=0.01,
+        gamma_i=10.0,
     ).fit(X, ys)
     assert list(clf.classes_) == ["lower", "upper"]
     assert clf.transduction_.shape == (200,)

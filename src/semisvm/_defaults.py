@@ -9,7 +9,7 @@ an estimator.
 Meaning of the shared parameters:
 
 * ``gamma``: RBF/poly parameter, :math:`k(x, z) = \\exp(-\\gamma\\|x - z\\|^2)`;
-  ``"knn"`` (default) sets :math:`1/(2\\gamma)` to the mean squared distance to the
+  ``"knn"`` (default, ``ExactTSVM`` included) sets :math:`1/(2\\gamma)` to the mean squared distance to the
   ``n_neighbors``-th neighbour; ``"median"`` sets :math:`1/\\gamma` to the median squared distance between
   points (``"scale"``: scikit-learn's ``1 / (n_features X.var())``).
 * ``n_neighbors``: neighbours of the symmetric kNN graph over all points (itself
@@ -20,11 +20,14 @@ Meaning of the shared parameters:
   ``False`` :math:`D - W`.
 * ``laplacian_power``: the Laplacian is raised to this integer power.
 * ``gamma_a``, ``gamma_i``: ambient and intrinsic regularization weights
-  :math:`\\gamma_A \\|f\\|_K^2 + \\gamma_I \\mathbf f^T L \\mathbf f`.  ``LapSVM`` and
-  ``LapRLS`` read them as *normalized* weights by default (loss averaged over the
-  labels, graph term divided by :math:`n \\bar d^p`; ``regularization="paper"``
-  gives the raw weights); ``LapSVC``, ``SemiSupervisedKernel`` and ``LapSVMPath``
-  use the raw (paper) weights of the dual formulation.
+  :math:`\\gamma_A \\|f\\|_K^2 + \\gamma_I \\mathbf f^T L \\mathbf f`.  Every
+  estimator that takes them (``LapSVM``, ``LapRLS``, ``LapSVC``,
+  ``SemiSupervisedKernel``) reads them as *normalized* weights by default (loss
+  averaged over the labels, graph term divided by :math:`n \\bar d^p`);
+  ``regularization="paper"`` (an option of ``LapSVM``/``LapRLS``, a parameter of
+  ``LapSVC``/``SemiSupervisedKernel``) gives the raw weights.  ``LapSVMPath``
+  has no ``gamma_a``: it follows the raw :math:`\\lambda` path at a fixed ratio
+  ``rho``.
 """
 
 from __future__ import annotations

@@ -46,6 +46,7 @@ method that includes forming :math:`LK`).
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import math
@@ -69,8 +70,13 @@ from ..datasets._loaders import (
     resolve_data_dir,
 )
 from ..datasets._splits import TABLE2_SIZES, Split, paper_splits
-from ..graph import graph_laplacian, knn_graph_from_kernel
-from ..kernels import kernel_matrix
+from ..models._problem import (
+    FittedKernel,
+    build_kernel,
+    build_laplacian,
+    one_vs_rest,
+    prediction_kernel,
+)
 from ..solvers._newton import laprls_direct, lapsvm_newton
 from ..solvers._pcg import lapsvm_pcg
 from ._paper_tables import (
@@ -203,10 +209,42 @@ class PreparedSplit:
 
 
 def _targets(y: np.ndarray, classes: np.ndarray) -> np.ndarray:
-    """+-1 targets: one column for two classes, one-vs-rest columns otherwise."""
-    if classes.size == 2:
-        return np.where(y == classes[1], 1.0, -1.0)[:, None]
-    return np.where(y[:, None] == classes[None, :], 1.0, -1.0)
+    """+-1 targets: one column for two classes, one-vs-rest columns otherwise
+    (the estimators' encoding, :func:`semisvm.models._problem.one_vs_rest`)."""
+    return one_vs_rest(y, classes)
+
+
+def _paper_kernel(X: Any, gamma: float) -> tuple[np.ndarray, FittedKernel]:
+    """The Gaussian Gram matrix of the training points (float64) and the fitted
+    kernel that evaluates it on other points, through the estimators' problem
+    preparation (:mod:`semisvm.models._problem`)."""
+    K, g = build_kernel(
+        X,
+        kernel="rbf",
+        gamma=gamma,
+        degree=3,
+        coef0=1.0,
+        kernel_params=None,
+    )
+    return np.asarray(K, dtype=np.float64), FittedKernel("rbf", g)
+
+
+def _paper_laplacian(
+    X: Any, K: np.ndarray, gamma: float, n_neighbors: int, power: int, weight: str
+) -> Any:
+    """The normalized kNN Laplacian (power p) read off K, through
+    :func:`semisvm.models._problem.build_laplacian` (heat width: the mean edge)."""
+    return build_laplacian(
+        X,
+        K,
+        kernel="rbf",
+        gamma_=gamma,
+        n_neighbors=n_neighbors,
+        graph_weight=weight,
+        heat_t=None,
+        normalize_laplacian=True,
+        laplacian_power=power,
+    )
 
 
 def _predict(F: np.ndarray, classes: np.ndarray) -> np.ndarray:
@@ -250,19 +288,16 @@ def prepare_split(
     l = split.labeled.size
     Xtr = X[train]
     t0 = time.perf_counter()
-    K = np.asarray(kernel_matrix(Xtr, kernel="rbf", gamma=gamma), dtype=np.float64)
+    K, fitted = _paper_kernel(Xtr, gamma)
     K_out = {}
     for name, idx in (("V", split.validation), ("T", split.test)):
         K_out[name] = (
-            np.asarray(
-                kernel_matrix(X[idx], Xtr, kernel="rbf", gamma=gamma), dtype=np.float64
-            )
+            np.asarray(prediction_kernel(fitted, X[idx], Xtr), dtype=np.float64)
             if idx.size
             else np.zeros((0, train.size))
         )
     t1 = time.perf_counter()
-    W = knn_graph_from_kernel(K, gamma, n_neighbors, weight=graph_weight)
-    Lap = graph_laplacian(W, normalized=True, power=power, form="operator")
+    Lap = _paper_laplacian(Xtr, K, gamma, n_neighbors, power, graph_weight)
     Lap.tocsr()  # the explicit power is part of the precomputed Laplacian
     t2 = time.perf_counter()
     classes = np.unique(y)
@@ -321,80 +356,48 @@ def _svm(prep: PreparedSplit, gamma_a: float):
     return alpha, b, time.perf_counter() - t0, None
 
 
-def run_classifier(
+def _run_supervised(
+    prep: PreparedSplit, clf: str, gamma_a: float, rec: dict[str, Any]
+) -> dict[str, Any]:
+    """The supervised baselines (SVM, RLSC) on the labeled points of a split."""
+    l = prep.n_labeled
+    if clf == "svm":
+        alpha, b, t, _ = _svm(prep, gamma_a)
+    else:
+        t0 = time.perf_counter()
+        res = laprls_direct(
+            prep.K_L,
+            prep.Y[:l],
+            L=None,
+            gamma_a=gamma_a,
+            gamma_i=0.0,
+            fit_intercept=True,
+        )
+        t = time.perf_counter() - t0
+        alpha, b = res.alpha, res.b
+    F_train = prep.K[:, :l] @ alpha + b
+    F_out = {s: prep.K_out[s][:, :l] @ alpha + b for s in ("V", "T")}
+    rec["time"] = t
+    rec.update(_errors(prep, F_train, F_out))
+    return rec
+
+
+def _solve_semi_supervised(
     prep: PreparedSplit,
     clf: str,
     gamma_a: float,
     gamma_i: float | None,
     *,
-    max_iter: int | None = None,
-    callback: Callable | None = None,
-    record_history: bool = False,
-    early_stopping: str | None | bool = False,
-    intrinsic_bias: bool = True,
-    fit_intercept: bool = False,
-    dual_drop_bias: bool = False,
-) -> dict[str, Any]:
-    """Train one classifier of the protocol on a prepared split.
-
-    Parameters
-    ----------
-    prep : PreparedSplit
-    clf : str
-        One of ``ALL_CLASSIFIERS``.
-    gamma_a, gamma_i : float
-        Regularisation weights (``gamma_i`` ignored by svm / rlsc).
-    max_iter : int, default=None
-        PCG iterations cap (default n).
-    callback, record_history, early_stopping :
-        Passed to PCG (``early_stopping=False`` keeps the rule of ``clf``).
-    intrinsic_bias : bool, default=True
-        Let the intrinsic term act on ``K alpha + b 1`` (the paper's footnote 1
-        for the normalized Laplacian) instead of ``K alpha`` (Eq. 7 as printed).
-        The dual solver always uses Eq. 7 as printed.  Irrelevant when
-        ``fit_intercept`` is False.
-    fit_intercept : bool, default=False
-        Use a bias b in LapRLSC, Newton and PCG.  False (b = 0) is what the
-        authors' Matlab code does with its default options (``make_options``:
-        ``UseBias = false``; ``lapsvmp`` refuses a bias with the normalized
-        Laplacian the paper uses).  The supervised SVM and RLSC keep their bias:
-        dropping it moves G50C's SVM from 10.4% to 15.3% against the paper's 9.3%.
-    dual_drop_bias : bool, default=False
-        The dual LapSVM is solved by LIBSVM, whose QP keeps the equality
-        constraint of the bias; True drops the b LIBSVM returns, as the authors'
-        ``lapsvm.m`` does with ``UseBias = 0`` (``b*options.UseBias``).  See
-        :data:`DUAL_BIAS_DROPPED`.
-    Returns
-    -------
-    dict
-        ``err_L``, ``err_U``, ``err_V``, ``err_T`` (percent), ``time`` (solver
-        seconds), ``n_iter`` (mean over one-vs-rest columns), ``ls_per_iter``,
-        ``termination`` and, for PCG, ``result`` (the SolveResult).
-    """
-    l = prep.n_labeled
+    max_iter: int | None,
+    callback: Callable | None,
+    record_history: bool,
+    early_stopping: str | None | bool,
+    intrinsic_bias: bool,
+    fit_intercept: bool,
+    dual_drop_bias: bool,
+) -> Any:
+    """The solver result of a semi-supervised classifier (see :func:`run_classifier`)."""
     n = prep.K.shape[0]
-    rec: dict[str, Any] = {"n_iter": np.nan, "ls_per_iter": np.nan, "termination": ""}
-    if clf in ("svm", "rlsc"):
-        if clf == "svm":
-            alpha, b, t, _ = _svm(prep, gamma_a)
-        else:
-            t0 = time.perf_counter()
-            res = laprls_direct(
-                prep.K_L,
-                prep.Y[:l],
-                L=None,
-                gamma_a=gamma_a,
-                gamma_i=0.0,
-                fit_intercept=True,
-            )
-            t = time.perf_counter() - t0
-            alpha, b = res.alpha, res.b
-        F_train = prep.K[:, :l] @ alpha + b
-        F_out = {s: prep.K_out[s][:, :l] @ alpha + b for s in ("V", "T")}
-        rec["time"] = t
-        rec.update(_errors(prep, F_train, F_out))
-        return rec
-    t0 = time.perf_counter()
     if clf == "laprlsc":
         res = laprls_direct(
             prep.K,
@@ -460,6 +463,76 @@ def run_classifier(
         )
     else:
         raise ValueError(f"Unknown classifier {clf!r}; known: {ALL_CLASSIFIERS}.")
+    return res
+
+
+def run_classifier(
+    prep: PreparedSplit,
+    clf: str,
+    gamma_a: float,
+    gamma_i: float | None,
+    *,
+    max_iter: int | None = None,
+    callback: Callable | None = None,
+    record_history: bool = False,
+    early_stopping: str | None | bool = False,
+    intrinsic_bias: bool = True,
+    fit_intercept: bool = False,
+    dual_drop_bias: bool = False,
+) -> dict[str, Any]:
+    """Train one classifier of the protocol on a prepared split.
+
+    Parameters
+    ----------
+    prep : PreparedSplit
+    clf : str
+        One of ``ALL_CLASSIFIERS``.
+    gamma_a, gamma_i : float
+        Regularisation weights (``gamma_i`` ignored by svm / rlsc).
+    max_iter : int, default=None
+        PCG iterations cap (default n).
+    callback, record_history, early_stopping :
+        Passed to PCG (``early_stopping=False`` keeps the rule of ``clf``).
+    intrinsic_bias : bool, default=True
+        Let the intrinsic term act on ``K alpha + b 1`` (the paper's footnote 1
+        for the normalized Laplacian) instead of ``K alpha`` (Eq. 7 as printed).
+        The dual solver always uses Eq. 7 as printed.  Irrelevant when
+        ``fit_intercept`` is False.
+    fit_intercept : bool, default=False
+        Use a bias b in LapRLSC, Newton and PCG.  False (b = 0) is what the
+        authors' Matlab code does with its default options (``make_options``:
+        ``UseBias = false``; ``lapsvmp`` refuses a bias with the normalized
+        Laplacian the paper uses).  The supervised SVM and RLSC keep their bias:
+        dropping it moves G50C's SVM from 10.4% to 15.3% against the paper's 9.3%.
+    dual_drop_bias : bool, default=False
+        The dual LapSVM is solved by LIBSVM, whose QP keeps the equality
+        constraint of the bias; True drops the b LIBSVM returns, as the authors'
+        ``lapsvm.m`` does with ``UseBias = 0`` (``b*options.UseBias``).  See
+        :data:`DUAL_BIAS_DROPPED`.
+    Returns
+    -------
+    dict
+        ``err_L``, ``err_U``, ``err_V``, ``err_T`` (percent), ``time`` (solver
+        seconds), ``n_iter`` (mean over one-vs-rest columns), ``ls_per_iter``,
+        ``termination`` and, for PCG, ``result`` (the SolveResult).
+    """
+    rec: dict[str, Any] = {"n_iter": np.nan, "ls_per_iter": np.nan, "termination": ""}
+    if clf in ("svm", "rlsc"):
+        return _run_supervised(prep, clf, gamma_a, rec)
+    t0 = time.perf_counter()
+    res = _solve_semi_supervised(
+        prep,
+        clf,
+        gamma_a,
+        gamma_i,
+        max_iter=max_iter,
+        callback=callback,
+        record_history=record_history,
+        early_stopping=early_stopping,
+        intrinsic_bias=intrinsic_bias,
+        fit_intercept=fit_intercept,
+        dual_drop_bias=dual_drop_bias,
+    )
     rec["time"] = time.perf_counter() - t0
     alpha, b = res.alpha, res.b
     if clf == "dual" and dual_drop_bias:
@@ -734,52 +807,63 @@ def run_reproduction(
     -------
     ReproductionResult
     """
-    if blas_threads is not None:
-        from threadpoolctl import threadpool_limits
-
-        # the limit holds in this process; the joblib workers set it again
-        # (_run_split_limited), since a thread limit does not cross processes
-        with threadpool_limits(limits=blas_threads, user_api="blas"):
-            return run_reproduction(
-                datasets,
-                data_dir=data_dir,
-                n_splits=n_splits,
-                classifiers=classifiers,
-                out_dir=out_dir,
-                random_state=random_state,
+    # the limit holds in this process; the joblib workers set it again
+    # (_run_split_limited), since a thread limit does not cross processes
+    threads = blas_threads if blas_threads is not None else _threads_used
+    with _blas_limit(blas_threads):
+        return _reproduce(
+            datasets,
+            data_dir=data_dir,
+            n_splits=n_splits,
+            classifiers=classifiers,
+            out_dir=out_dir,
+            random_state=random_state,
+            figures=figures,
+            progress=progress,
+            command=command,
+            n_jobs=n_jobs,
+            coil20_scaling=coil20_scaling,
+            threads=threads,
+            split_options=dict(
                 graph_weight=graph_weight,
                 intrinsic_bias=intrinsic_bias,
                 fit_intercept=fit_intercept,
                 dual_bias=dual_bias,
-                figures=figures,
-                progress=progress,
-                command=command,
-                blas_threads=None,
-                n_jobs=n_jobs,
-                coil20_scaling=coil20_scaling,
                 per_class_times=per_class_times,
-                _threads_used=blas_threads,
-            )
-    if dual_bias not in ("paper", "fitted", "dropped"):
-        raise ValueError(
-            f"dual_bias must be 'paper', 'fitted' or 'dropped', got {dual_bias!r}."
+            ),
         )
-    names, missing = _parse_datasets(datasets)
-    clfs = list(ALL_CLASSIFIERS if classifiers is None else classifiers)
-    bad = [c for c in clfs if c not in ALL_CLASSIFIERS]
-    if bad:
-        raise ValueError(
-            f"Unknown classifier(s) {bad}; known: {list(ALL_CLASSIFIERS)}."
-        )
-    if not 1 <= n_splits <= 12:
-        raise ValueError(f"n_splits must be in 1..12, got {n_splits}.")
-    messages = [
-        f"{DATASET_LABELS[m]} is not available (no data file shipped); its rows show "
-        "the paper's numbers only."
-        for m in missing
-    ]
-    if not names:
-        raise ValueError("No available data set selected.")
+
+
+def _blas_limit(blas_threads: int | None) -> Any:
+    """A BLAS thread limit (``threadpoolctl``), or no limit for ``None``."""
+    if blas_threads is None:
+        return contextlib.nullcontext()
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=blas_threads, user_api="blas")
+
+
+def _reproduce(
+    datasets: Iterable[str] | str | None,
+    *,
+    data_dir: str | Path | None,
+    n_splits: int,
+    classifiers: Sequence[str] | None,
+    out_dir: str | Path | None,
+    random_state: int,
+    figures: bool,
+    progress: bool,
+    command: str | None,
+    n_jobs: int | None,
+    coil20_scaling: str,
+    threads: int | None,
+    split_options: dict[str, Any],
+) -> ReproductionResult:
+    """:func:`run_reproduction` under its BLAS limit (``threads``: the limit)."""
+    graph_weight = split_options["graph_weight"]
+    names, missing, clfs, messages = _check_reproduction(
+        datasets, classifiers, n_splits, split_options["dual_bias"]
+    )
     ddir = resolve_data_dir(data_dir)
     loaded = {
         name: load_benchmark(
@@ -802,40 +886,18 @@ def run_reproduction(
     t_start = time.perf_counter()
     try:
         for name in names:
-            data = loaded[name]
-            sigma, nn, p = GRAPH_PARAMS[name]
-            n_l, _, n_v, _ = TABLE2_SIZES[name]
-            splits = paper_splits(
-                data.y, n_l, n_v, n_splits=n_splits, random_state=random_state
+            records += _run_dataset(
+                loaded[name],
+                name,
+                clfs,
+                n_splits=n_splits,
+                random_state=random_state,
+                n_jobs=n_jobs,
+                blas_threads=threads,
+                bar=bar,
+                **split_options,
             )
-            jobs = (
-                delayed(_run_split_limited)(
-                    _threads_used,
-                    data,
-                    name,
-                    k,
-                    split,
-                    clfs,
-                    sigma=sigma,
-                    nn=nn,
-                    p=p,
-                    graph_weight=graph_weight,
-                    intrinsic_bias=intrinsic_bias,
-                    fit_intercept=fit_intercept,
-                    dual_bias=dual_bias,
-                    per_class_times=per_class_times,
-                )
-                for k, split in enumerate(splits)
-            )
-            # splits are independent: joblib runs them in turn (n_jobs=None), on
-            # local processes, or on a Dask cluster under parallel_backend("dask")
-            for k, recs in enumerate(
-                Parallel(n_jobs=n_jobs, return_as="generator")(jobs)
-            ):
-                records.extend(recs)
-                bar.update(f"{DATASET_LABELS[name]} split {k + 1}/{len(splits)}")
-        summary = summarize(records)
-        result = ReproductionResult(records, summary, out, messages)
+        result = ReproductionResult(records, summarize(records), out, messages)
         if out is not None:
             meta = _metadata(
                 names,
@@ -848,11 +910,13 @@ def run_reproduction(
                 command,
                 time.perf_counter() - t_start,
             )
-            meta["intrinsic_bias"] = intrinsic_bias
-            meta["fit_intercept"] = fit_intercept
-            meta["dual_bias"] = dual_bias
-            meta["blas_threads"] = _threads_used
-            meta["coil20_scaling"] = coil20_scaling
+            meta.update(
+                intrinsic_bias=split_options["intrinsic_bias"],
+                fit_intercept=split_options["fit_intercept"],
+                dual_bias=split_options["dual_bias"],
+                blas_threads=threads,
+                coil20_scaling=coil20_scaling,
+            )
             result.files += write_outputs(result, out, meta)
             if figures:
                 result.files += _figures(
@@ -861,13 +925,86 @@ def run_reproduction(
                     out,
                     random_state,
                     graph_weight,
-                    intrinsic_bias,
+                    split_options["intrinsic_bias"],
                     bar,
-                    fit_intercept,
+                    split_options["fit_intercept"],
                 )
     finally:
         bar.close()
     return result
+
+
+def _check_reproduction(
+    datasets: Iterable[str] | str | None,
+    classifiers: Sequence[str] | None,
+    n_splits: int,
+    dual_bias: str,
+) -> tuple[list[str], list[str], list[str], list[str]]:
+    """The arguments of :func:`run_reproduction` checked: the data sets (available
+    and missing), the classifiers and the messages about the missing sets."""
+    if dual_bias not in ("paper", "fitted", "dropped"):
+        raise ValueError(
+            f"dual_bias must be 'paper', 'fitted' or 'dropped', got {dual_bias!r}."
+        )
+    names, missing = _parse_datasets(datasets)
+    clfs = list(ALL_CLASSIFIERS if classifiers is None else classifiers)
+    bad = [c for c in clfs if c not in ALL_CLASSIFIERS]
+    if bad:
+        raise ValueError(
+            f"Unknown classifier(s) {bad}; known: {list(ALL_CLASSIFIERS)}."
+        )
+    if not 1 <= n_splits <= 12:
+        raise ValueError(f"n_splits must be in 1..12, got {n_splits}.")
+    messages = [
+        f"{DATASET_LABELS[m]} is not available (no data file shipped); its rows show "
+        "the paper's numbers only."
+        for m in missing
+    ]
+    if not names:
+        raise ValueError("No available data set selected.")
+    return names, missing, clfs, messages
+
+
+def _run_dataset(
+    data: Any,
+    name: str,
+    clfs: Sequence[str],
+    *,
+    n_splits: int,
+    random_state: int,
+    n_jobs: int | None,
+    blas_threads: int | None,
+    bar: _Progress,
+    **split_options: Any,
+) -> list[dict[str, Any]]:
+    """The records of every split of one data set (:func:`_run_split` on each)."""
+    sigma, nn, p = GRAPH_PARAMS[name]
+    n_l, _, n_v, _ = TABLE2_SIZES[name]
+    splits = paper_splits(
+        data.y, n_l, n_v, n_splits=n_splits, random_state=random_state
+    )
+    jobs = (
+        delayed(_run_split_limited)(
+            blas_threads,
+            data,
+            name,
+            k,
+            split,
+            clfs,
+            sigma=sigma,
+            nn=nn,
+            p=p,
+            **split_options,
+        )
+        for k, split in enumerate(splits)
+    )
+    # splits are independent: joblib runs them in turn (n_jobs=None), on local
+    # processes, or on a Dask cluster under parallel_backend("dask")
+    records: list[dict[str, Any]] = []
+    for k, recs in enumerate(Parallel(n_jobs=n_jobs, return_as="generator")(jobs)):
+        records.extend(recs)
+        bar.update(f"{DATASET_LABELS[name]} split {k + 1}/{len(splits)}")
+    return records
 
 
 def _metadata(
@@ -962,26 +1099,43 @@ def build_tables(summary: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """Tables 3, 4, 6, 7 as markdown text and CSV rows (ours next to the paper's)."""
     have = {r["dataset"] for r in summary}
     S, order = _table_rows(summary, have)
-    NA = "not available"
     tables: dict[str, dict[str, Any]] = {}
+    for part in (_table3, _error_tables, _table6, _time_ratios):
+        tables.update(part(S, order, have))
+    return tables
+
+
+_NA = "not available"
+
+
+def _getter(S: dict) -> Callable:
+    """``get(dataset, classifier, key)``: a summary value, or None."""
 
     def get(d, c, k):
         r = S.get((d, c))
         return None if r is None else r.get(k)
 
-    def csv_row(table, d, c, metric, ours, paper, mark):
-        return {
-            "table": table,
-            "dataset": DATASET_LABELS[d],
-            "classifier": c,
-            "metric": metric,
-            "ours_mean": "" if ours is None else ours[0],
-            "ours_std": "" if ours is None else ours[1],
-            "paper_mean": "" if paper is None else paper[0],
-            "paper_std": "" if paper is None else paper[1],
-            "outside_paper_std": bool(mark and _outside(ours, paper)),
-        }
+    return get
 
+
+def _csv_row(table, d, c, metric, ours, paper, mark) -> dict[str, Any]:
+    return {
+        "table": table,
+        "dataset": DATASET_LABELS[d],
+        "classifier": c,
+        "metric": metric,
+        "ours_mean": "" if ours is None else ours[0],
+        "ours_std": "" if ours is None else ours[1],
+        "paper_mean": "" if paper is None else paper[0],
+        "paper_std": "" if paper is None else paper[1],
+        "outside_paper_std": bool(mark and _outside(ours, paper)),
+    }
+
+
+def _table3(S: dict, order: list[str], have: set[str]) -> dict[str, dict[str, Any]]:
+    """Table 3: training times, ours / paper."""
+    get = _getter(S)
+    tables: dict[str, dict[str, Any]] = {}
     # Table 3
     md = [
         "| Dataset | Dual (Original) | Primal (Newton) | Primal (PCG) | PCG rule |",
@@ -995,10 +1149,10 @@ def build_tables(summary: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
             paper = TABLE3[d][key]
             ours = get(d, c, "time")
             if d not in have:
-                cells.append(f"{NA} / {_fmt(paper, 3)}")
+                cells.append(f"{_NA} / {_fmt(paper, 3)}")
             else:
                 cells.append(f"{_fmt(ours, 3)} / {_fmt(paper, 3)}")
-            rows.append(csv_row("3", d, c, "time_s", ours, paper, False))
+            rows.append(_csv_row("3", d, c, "time_s", ours, paper, False))
         md.append(
             f"| {DATASET_LABELS[d]} | "
             + " | ".join(cells)
@@ -1013,7 +1167,7 @@ def build_tables(summary: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
                 ours = get(d, c, "time_per_class")
                 cells.append(f"{_fmt(ours, 3)} / {_fmt(TABLE3[d][key], 3)}")
                 rows.append(
-                    csv_row("3", d, c, "time_per_class_s", ours, TABLE3[d][key], False)
+                    _csv_row("3", d, c, "time_per_class_s", ours, TABLE3[d][key], False)
                 )
             md.append(
                 f"| {DATASET_LABELS[d]}, one class at a time | "
@@ -1022,6 +1176,15 @@ def build_tables(summary: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
             )
     tables["table3"] = {"md": md, "csv": rows}
 
+    return tables
+
+
+def _error_tables(
+    S: dict, order: list[str], have: set[str]
+) -> dict[str, dict[str, Any]]:
+    """Tables 4 and 7: error rates, ours / paper."""
+    get = _getter(S)
+    tables: dict[str, dict[str, Any]] = {}
     # Tables 4 and 7: errors
     for tname, ref, clfs in (
         ("table4", TABLE4, ("svm", "rlsc", "laprlsc", "dual", "newton")),
@@ -1042,13 +1205,13 @@ def build_tables(summary: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
                     paper = None if paper_row is None else paper_row[s]
                     ours = get(d, c, f"err_{s}")
                     if d not in have:
-                        cells.append(f"{NA} / {_fmt(paper)}")
+                        cells.append(f"{_NA} / {_fmt(paper)}")
                     else:
                         cells.append(_cell(ours, paper, mark=True))
                     rows.append(
-                        csv_row(tname[-1], d, c, f"err_{s}_pct", ours, paper, True)
+                        _csv_row(tname[-1], d, c, f"err_{s}_pct", ours, paper, True)
                     )
-                lcell = _fmt(get(d, c, "err_L")) if d in have else NA
+                lcell = _fmt(get(d, c, "err_L")) if d in have else _NA
                 md.append(
                     f"| {DATASET_LABELS[d]} | {CLASSIFIER_LABELS[c]} | "
                     + " | ".join(cells)
@@ -1056,6 +1219,13 @@ def build_tables(summary: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
                 )
         tables[tname] = {"md": md, "csv": rows}
 
+    return tables
+
+
+def _table6(S: dict, order: list[str], have: set[str]) -> dict[str, dict[str, Any]]:
+    """Table 6: times and iteration counts, ours / paper."""
+    get = _getter(S)
+    tables: dict[str, dict[str, Any]] = {}
     # Table 6
     md = [
         "| Dataset | Laplacian SVM | Training time (s) | PCG iters | LS iters / PCG iter"
@@ -1081,20 +1251,22 @@ def build_tables(summary: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
                     else None
                 )
                 if d not in have:
-                    cells.append(f"{NA} / {_fmt(paper, dg)}")
+                    cells.append(f"{_NA} / {_fmt(paper, dg)}")
                 elif paper is None and ours is None:
                     cells.append("-")
                 else:
                     cells.append(f"{_fmt(ours, dg)} / {_fmt(paper, dg)}")
-                rows.append(csv_row("6", d, c, metric, ours, paper, False))
+                rows.append(_csv_row("6", d, c, metric, ours, paper, False))
             newton_steps = ""
             if c == "newton":
                 ours_steps = get(d, c, "n_iter") if d in have else None
                 newton_steps = (
-                    f"{_fmt(ours_steps) if d in have else NA} / {_fmt(TABLE5.get(d))}"
+                    f"{_fmt(ours_steps) if d in have else _NA} / {_fmt(TABLE5.get(d))}"
                 )
                 rows.append(
-                    csv_row("5", d, c, "newton_steps", ours_steps, TABLE5.get(d), False)
+                    _csv_row(
+                        "5", d, c, "newton_steps", ours_steps, TABLE5.get(d), False
+                    )
                 )
             pre = ""
             if d in have:
@@ -1108,6 +1280,15 @@ def build_tables(summary: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
             )
     tables["table6"] = {"md": md, "csv": rows}
 
+    return tables
+
+
+def _time_ratios(
+    S: dict, order: list[str], have: set[str]
+) -> dict[str, dict[str, Any]]:
+    """Solver-time ratios of this run."""
+    get = _getter(S)
+    tables: dict[str, dict[str, Any]] = {}
     # time ratios
     md = ["| Dataset | PCG rule | PCG / Newton | PCG / Dual |", "|---|---|---|---|"]
     rows = []
@@ -1346,8 +1527,8 @@ def plot_two_moons_figures(
     Xo, yo = X[order], y_true[order]
     sigma, ga, gi = 0.35, 1e-2, 1.0
     gamma = 1 / (2 * sigma**2)
-    K = kernel_matrix(Xo, kernel="rbf", gamma=gamma)
-    Lap = graph_laplacian(knn_graph_from_kernel(K, gamma, 10), normalized=True, power=1)
+    K, fitted = _paper_kernel(Xo, gamma)
+    Lap = _paper_laplacian(Xo, K, gamma, 10, 1, "binary").tocsr()
     Y = np.zeros((200, 1))
     Y[: lab.size, 0] = np.where(yo[: lab.size] == 1, 1.0, -1.0)
     snaps: dict[int, tuple[np.ndarray, np.ndarray]] = {}
@@ -1379,7 +1560,7 @@ def plot_two_moons_figures(
     )
     g0, g1 = np.meshgrid(np.linspace(-1.3, 2.3, 160), np.linspace(-0.9, 1.4, 120))
     G = np.c_[g0.ravel(), g1.ravel()]
-    KG = kernel_matrix(G, Xo, kernel="rbf", gamma=gamma)
+    KG = prediction_kernel(fitted, G, Xo)
     fig, axes = plt.subplots(2, 3, figsize=(13, 7))
     panels = (
         [("(a) data", None)]

@@ -28,7 +28,7 @@ from .._validation import (
     validate_params,
 )
 from ..graph import resolve_graph_weight
-from ..kernels import NystroemFactor, as_operator, kernel_matrix
+from ..kernels import NystroemFactor, as_operator
 from ..kernels._distributed import (
     DistributedNystroemFactor,
     check_distributed_input,
@@ -36,7 +36,7 @@ from ..kernels._distributed import (
     is_distributed_array,
 )
 from ._options import SolverOptions, check_options, resolved_options
-from ._problem import encode_targets, prepare_operators
+from ._problem import encode_targets, prediction_kernel, prepare_operators
 from ._scale import (
     decision_in_blocks,
 )
@@ -514,23 +514,12 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
                 + self.intercept_
             )
 
-        def kfn(A, B):
-            return kernel_matrix(
-                A,
-                B,
-                kernel=self.kernel,
-                gamma=self.gamma_ if self.gamma_ is not None else 1.0,
-                degree=self.degree,
-                coef0=self.coef0,
-                kernel_params=self.kernel_params,
-            )
-
         return decision_in_blocks(
             X,
             centers,
             self.dual_coef_,
             self.intercept_,
-            kfn,
+            lambda A, B: prediction_kernel(self, A, B),
             precomputed=self.kernel == "precomputed",
         )
 

@@ -23,9 +23,10 @@ from sklearn.utils import check_array
 from .. import _defaults
 from .._validation import Interval, Options, check_finite, validate_params
 from ..graph import check_adjacency
-from ..kernels import kernel_matrix, row_norms_sq
+from ..kernels import row_norms_sq
 from ..kernels._deformed import deformed_gram
-from ._problem import build_kernel, build_laplacian
+from ._adaptive import paper_regularization
+from ._problem import prediction_kernel, prepare_graph, prepare_kernel
 
 __all__ = ["DeformedGPKernel", "SemiSupervisedKernel"]
 
@@ -41,6 +42,9 @@ class SemiSupervisedKernel(BaseEstimator):
 
         \hat k(a, z) = k(a, z) - k_a^\top (c I + L K)^{-1} L k_z,
         \qquad c = \gamma_A / \gamma_I,
+
+    with :math:`\gamma_A, \gamma_I` the raw weights that ``gamma_a``,
+    ``gamma_i`` mean under ``regularization`` (as in :class:`~semisvm.LapSVM`),
 
     between any two sets of points through ``kernel(A, B)`` / ``gram(A, B)``.
     It can be handed to any supervised kernel machine: as a precomputed Gram
@@ -75,13 +79,26 @@ class SemiSupervisedKernel(BaseEstimator):
     laplacian_power : int, default=1
         Iterate the Laplacian: :math:`L^p`.
     gamma_a : float, default=1e-6
-        Ambient regularisation :math:`\gamma_A > 0` of the LapSVM objective.
-        The library-wide default ``semisvm._defaults.GAMMA_A``, shared with
+        Ambient regularisation (> 0) of the LapSVM objective, read as
+        ``regularization`` says.  The library-wide default
+        ``semisvm._defaults.GAMMA_A``, meaning what it means in
         :class:`~semisvm.LapSVM`.
     gamma_i : float, default=1.0
-        Intrinsic regularisation :math:`\gamma_I \ge 0`.  ``0`` gives back the
-        base kernel.
-        The library-wide default ``semisvm._defaults.GAMMA_I``.
+        Intrinsic regularisation (>= 0), read as ``regularization`` says.  ``0``
+        gives back the base kernel.  The library-wide default
+        ``semisvm._defaults.GAMMA_I``.
+    regularization : {'normalized', 'paper'}, default='normalized'
+        How ``gamma_a`` and ``gamma_i`` are read, as the option of the same name
+        of :class:`~semisvm.SolverOptions` for :class:`~semisvm.LapSVM`:
+        ``'normalized'``: as :math:`\lambda_A, \lambda_I` of the objective with
+        the loss averaged over the labeled points and the graph term averaged
+        over the n points and divided by the mean degree (times the graph's
+        length normalization, see :mod:`semisvm.models._adaptive`), so that the
+        same values give the same model as in ``LapSVM``; the kernel depends on
+        the ratio only, :math:`c = \lambda_A n \bar d^{\,p} / (\lambda_I
+        \rho^p)`, not on the number of labels.  ``'paper'``: as the raw
+        :math:`\gamma_A, \gamma_I` below (:math:`c = \gamma_A/\gamma_I`; the
+        reading of version 0.1.0).
 
     Attributes
     ----------
@@ -91,7 +108,11 @@ class SemiSupervisedKernel(BaseEstimator):
         The resolved base-kernel ``gamma``.
     laplacian_ : scipy.sparse.csr_array of shape (n_samples, n_samples)
     c_ : float
-        :math:`\gamma_A / \gamma_I` (``inf`` when ``gamma_i == 0``).
+        :math:`\gamma_A / \gamma_I` of the raw weights (``inf`` when
+        ``gamma_i == 0``).
+    graph_scale_ : float
+        The graph term's length normalization :math:`\rho` (1 for a user
+        ``adjacency``), used by ``regularization='normalized'``.
     n_features_in_ : int
 
     See Also
@@ -101,8 +122,14 @@ class SemiSupervisedKernel(BaseEstimator):
 
     Notes
     -----
-    **Parameter mapping.**  The Laplacian SVM objective (Belkin et al. 2006;
-    Melacci & Belkin 2011, Eq. 4)
+    **Parameter mapping.**  Below, :math:`\gamma_A, \gamma_I` are the raw
+    weights: ``gamma_a``, ``gamma_i`` themselves with
+    ``regularization='paper'``; with ``'normalized'`` (the default, as in
+    :class:`~semisvm.LapSVM`) :math:`\gamma_A = l\lambda_A` and
+    :math:`\gamma_I = l\lambda_I\rho^p / (n\bar d^{\,p})` for ``gamma_a`` =
+    :math:`\lambda_A`, ``gamma_i`` = :math:`\lambda_I` and l labeled points
+    (:func:`semisvm.models._adaptive.paper_regularization`).  The Laplacian SVM
+    objective (Belkin et al. 2006; Melacci & Belkin 2011, Eq. 4)
 
     .. math::
 
@@ -160,7 +187,8 @@ class SemiSupervisedKernel(BaseEstimator):
     >>> from semisvm import SemiSupervisedKernel
     >>> X, y, y_true = make_two_moons(200, noise=0.05, random_state=0)
     >>> ssk = SemiSupervisedKernel(gamma=2.0, n_neighbors=6, normalize_laplacian=False,
-    ...                            gamma_a=0.01, gamma_i=10.0).fit(X)
+    ...                            gamma_a=0.01, gamma_i=10.0,
+    ...                            regularization="paper").fit(X)
     >>> lab = y != -1
     >>> svc = SVC(kernel="precomputed", C=1 / (2 * 0.01)).fit(ssk(X[lab]), y[lab])
     >>> float(np.mean(svc.predict(ssk(X, X[lab])) == y_true))
@@ -183,6 +211,7 @@ class SemiSupervisedKernel(BaseEstimator):
         "laplacian_power": [Interval(numbers.Integral, 1, None, closed="left")],
         "gamma_a": [Interval(numbers.Real, 0.0, None, closed="neither")],
         "gamma_i": [Interval(numbers.Real, 0.0, None, closed="left")],
+        "regularization": [Options(("normalized", "paper"))],
     }
 
     def __init__(
@@ -200,6 +229,7 @@ class SemiSupervisedKernel(BaseEstimator):
         laplacian_power: int = _defaults.LAPLACIAN_POWER,
         gamma_a: float = _defaults.GAMMA_A,
         gamma_i: float = _defaults.GAMMA_I,
+        regularization: str = "normalized",
     ) -> None:
         self.kernel = kernel
         self.gamma = gamma
@@ -213,6 +243,7 @@ class SemiSupervisedKernel(BaseEstimator):
         self.laplacian_power = laplacian_power
         self.gamma_a = gamma_a
         self.gamma_i = gamma_i
+        self.regularization = regularization
 
     # ------------------------------------------------------------------ fit
     def fit(self, X: Any, y: Any = None, *, adjacency: Any = None):
@@ -239,43 +270,44 @@ class SemiSupervisedKernel(BaseEstimator):
             raise ValueError(
                 f"SemiSupervisedKernel needs at least 2 points, got n_samples={n}."
             )
-        K, gamma = build_kernel(
-            X,
-            kernel=self.kernel,
-            gamma=self.gamma,
-            degree=self.degree,
-            coef0=self.coef0,
-            kernel_params=self.kernel_params,
-            n_neighbors=self.n_neighbors,
-        )
+        K, gamma = prepare_kernel(self, X)
         K = np.asarray(K, dtype=np.float64)
         gamma = 1.0 if gamma is None else gamma
         if adjacency is not None:
             adjacency = check_adjacency(adjacency, n)
-        L = build_laplacian(
-            X,
-            K,
-            kernel=self.kernel,
-            gamma_=gamma if isinstance(self.kernel, str) else None,
-            n_neighbors=self.n_neighbors,
-            graph_weight=self.graph_weight,
-            heat_t=self.heat_t,
-            normalize_laplacian=self.normalize_laplacian,
-            laplacian_power=self.laplacian_power,
-            adjacency=adjacency,
-        )
-        L = L.tocsr() if hasattr(L, "tocsr") else L
+        L_pow, scale = prepare_graph(self, X, K, gamma, adjacency=adjacency)
+        # c depends on the ratio of the raw weights only: no label count needed
+        ga, gi = self._raw_weights(L_pow, n, scale, weight_sum=1.0)
+        L = L_pow.tocsr() if hasattr(L_pow, "tocsr") else L_pow
         L_op = _as_product_operand(L)
-        lu_piv, c = _factor(K, L_op, self.gamma_a, self.gamma_i)
+        lu_piv, c = _factor(K, L_op, ga, gi)
 
         self.X_fit_ = X
         self.gamma_ = gamma
+        self.graph_scale_ = scale
+        self._laplacian_operator = L_pow
         self.laplacian_ = L
         self.c_ = c
         self._K_fit = K
         self._L_op = L_op
         self._lu = lu_piv
         return self
+
+    def _raw_weights(
+        self, L: Any, n: int, scale: float, *, weight_sum: float
+    ) -> tuple[float, float]:
+        """The raw (paper's) weights for ``gamma_a``, ``gamma_i`` under
+        ``regularization``, with ``weight_sum`` the labeled loss weight."""
+        return paper_regularization(
+            self.regularization,
+            self.gamma_a,
+            self.gamma_i,
+            n=n,
+            weight_sum=weight_sum,
+            L=L,
+            power=self.laplacian_power,
+            scale=scale,
+        )
 
     # ----------------------------------------------------------- evaluation
     def gram(self, A: Any, B: Any = None) -> np.ndarray:
@@ -293,14 +325,14 @@ class SemiSupervisedKernel(BaseEstimator):
         """
         self._check_fitted()
         A = self._check_X(A, reset=False, name="A")
-        K_AX = self._base(A, self.X_fit_, self.gamma_)
+        K_AX = self._base(A, self.X_fit_)
         if B is None:
-            K_AB = self._base(A, None, self.gamma_)
+            K_AB = self._base(A, None)
             G = deformed_gram(K_AB, K_AX, K_AX, self._L_op, self._lu)
             return 0.5 * (G + G.T)
         B = self._check_X(B, reset=False, name="B")
-        K_BX = self._base(B, self.X_fit_, self.gamma_)
-        K_AB = self._base(A, B, self.gamma_)
+        K_BX = self._base(B, self.X_fit_)
+        K_AB = self._base(A, B)
         return deformed_gram(K_AB, K_AX, K_BX, self._L_op, self._lu)
 
     def __call__(self, A: Any, B: Any = None) -> np.ndarray:
@@ -346,7 +378,7 @@ class SemiSupervisedKernel(BaseEstimator):
         base = self._base_diag(A)
         if self._lu is None:
             return base
-        K_AX = self._base(A, self.X_fit_, self.gamma_)
+        K_AX = self._base(A, self.X_fit_)
         R = la.lu_solve(self._lu, np.asarray(self._L_op @ K_AX.T), check_finite=False)
         return base - np.einsum("ij,ji->i", K_AX, R)
 
@@ -404,17 +436,8 @@ class SemiSupervisedKernel(BaseEstimator):
             )
         return X
 
-    def _base(self, A: Any, B: Any, gamma: float) -> np.ndarray:
-        return kernel_matrix(
-            A,
-            B,
-            kernel=self.kernel,
-            gamma=gamma,
-            degree=self.degree,
-            coef0=self.coef0,
-            kernel_params=self.kernel_params,
-            dtype=np.float64,
-        )
+    def _base(self, A: Any, B: Any) -> np.ndarray:
+        return prediction_kernel(self, A, B, dtype=np.float64)
 
     def _base_diag(self, A: Any) -> np.ndarray:
         if self.kernel == "rbf":
@@ -426,10 +449,7 @@ class SemiSupervisedKernel(BaseEstimator):
                 self.degree
             )
         return np.array(
-            [
-                self._base(A[i : i + 1], None, self.gamma_)[0, 0]
-                for i in range(A.shape[0])
-            ]
+            [self._base(A[i : i + 1], None)[0, 0] for i in range(A.shape[0])]
         )
 
 

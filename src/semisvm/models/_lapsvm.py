@@ -21,7 +21,7 @@ from ._adaptive import paper_regularization
 from ._autoreg import select_regularization
 from ._base import ManifoldClassifierMixin
 from ._options import SolverOptions, resolved_options
-from ._problem import one_vs_rest
+from ._problem import one_vs_rest, prediction_kernel
 from ._scale import resolve_operator
 
 __all__ = ["LapSVM", "LapRLS"]
@@ -285,21 +285,9 @@ class _PrimalMixin(ManifoldClassifierMixin):
                 coef0=self.coef0,
                 kernel_params=self.kernel_params,
             )
-        from ..kernels import kernel_matrix
 
         def columns(idx: np.ndarray) -> np.ndarray:
-            return np.asarray(
-                kernel_matrix(
-                    X,
-                    X[idx],
-                    kernel=self.kernel,
-                    gamma=self.gamma_ if self.gamma_ is not None else 1.0,
-                    degree=self.degree,
-                    coef0=self.coef0,
-                    kernel_params=self.kernel_params,
-                ),
-                dtype=np.float64,
-            )
+            return np.asarray(prediction_kernel(self, X, X[idx]), dtype=np.float64)
 
         return columns
 
@@ -369,8 +357,6 @@ class _PrimalMixin(ManifoldClassifierMixin):
         return kind
 
     def _val_kernel(self, X, K, X_val, y_val):
-        from ..kernels import kernel_matrix
-
         X_val = validate_data(
             self,
             X_val,
@@ -387,16 +373,7 @@ class _PrimalMixin(ManifoldClassifierMixin):
             )
         if self.kernel == "precomputed":
             return np.asarray(X_val), y_val
-        Kv = kernel_matrix(
-            X_val,
-            X,
-            kernel=self.kernel,
-            gamma=self.gamma_ if self.gamma_ else 1.0,
-            degree=self.degree,
-            coef0=self.coef0,
-            kernel_params=self.kernel_params,
-        )
-        return Kv, y_val
+        return prediction_kernel(self, X_val, X), y_val
 
     @staticmethod
     def _val_targets(yv: np.ndarray, classes: np.ndarray) -> np.ndarray:

@@ -30,14 +30,19 @@ from .._validation import (
     resolve_seed,
     validate_params,
 )
-from ..kernels import kernel_matrix
 from ..solvers._path import (
     LapSVMPathResult,
     _replace,
     _solve_path,
     translating_matrix,
 )
-from ._problem import build_kernel, build_laplacian, encode_targets, one_vs_rest
+from ._problem import (
+    encode_targets,
+    one_vs_rest,
+    prediction_kernel,
+    prepare_graph,
+    prepare_kernel,
+)
 
 __all__ = ["LapSVMPath", "plot_path", "path_error_pieces"]
 
@@ -158,6 +163,8 @@ class LapSVMPath(ClassifierMixin, BaseEstimator):
         Neighbours of the symmetric kNN graph (the paper uses 6); smaller than
         ``n_samples``.
     graph_weight : {'auto', 'binary', 'heat', 'local'}, default='auto'
+    heat_t : float, default=None
+        Width of the heat weights; ``None`` uses the mean edge length.
     normalize_laplacian : bool, default=False
         :math:`I - D^{-1/2}WD^{-1/2}` instead of :math:`D - W`.
     laplacian_power : int, default=1
@@ -251,6 +258,7 @@ class LapSVMPath(ClassifierMixin, BaseEstimator):
         "kernel_params": [None, "dict"],
         "n_neighbors": [Interval(numbers.Integral, 1, None)],
         "graph_weight": [Options(("auto", "binary", "heat", "local"))],
+        "heat_t": [None, Interval(numbers.Real, 0, None, closed="neither")],
         "normalize_laplacian": ["boolean"],
         "laplacian_power": [Interval(numbers.Integral, 1, None)],
         "lambda_min": [None, Interval(numbers.Real, 0, None)],
@@ -271,6 +279,7 @@ class LapSVMPath(ClassifierMixin, BaseEstimator):
         kernel_params: dict | None = None,
         n_neighbors: int = _defaults.N_NEIGHBORS,
         graph_weight: str = _defaults.GRAPH_WEIGHT,
+        heat_t: float | None = None,
         normalize_laplacian: bool = _defaults.NORMALIZE_LAPLACIAN,
         laplacian_power: int = _defaults.LAPLACIAN_POWER,
         lambda_min: float | None = None,
@@ -287,6 +296,7 @@ class LapSVMPath(ClassifierMixin, BaseEstimator):
         self.kernel_params = kernel_params
         self.n_neighbors = n_neighbors
         self.graph_weight = graph_weight
+        self.heat_t = heat_t
         self.normalize_laplacian = normalize_laplacian
         self.laplacian_power = laplacian_power
         self.lambda_min = lambda_min
@@ -296,18 +306,6 @@ class LapSVMPath(ClassifierMixin, BaseEstimator):
         self.tol = tol
 
     # ----------------------------------------------------------------- helpers
-    def _kernel(self, X: Any, Z: Any = None) -> np.ndarray:
-        return kernel_matrix(
-            X,
-            Z,
-            kernel=self.kernel,
-            gamma=self.gamma_,
-            degree=self.degree,
-            coef0=self.coef0,
-            kernel_params=self.kernel_params,
-            dtype=np.float64,
-        )
-
     def _encode(self, y: Any, name: str) -> np.ndarray:
         y = np.asarray(y)
         known = np.isin(y, self.classes_)
@@ -357,28 +355,10 @@ class LapSVMPath(ClassifierMixin, BaseEstimator):
         self.classes_ = classes
         lab = np.flatnonzero(labeled)
 
-        K, g = build_kernel(
-            X,
-            kernel=self.kernel,
-            gamma=self.gamma,
-            degree=self.degree,
-            coef0=self.coef0,
-            kernel_params=self.kernel_params,
-            n_neighbors=self.n_neighbors,
-        )
+        K, g = prepare_kernel(self, X)
         K = np.asarray(K, dtype=np.float64)
         self.gamma_ = 1.0 if g is None else g
-        L = build_laplacian(
-            X,
-            K,
-            kernel=self.kernel,
-            gamma_=g,
-            n_neighbors=self.n_neighbors,
-            graph_weight=self.graph_weight,
-            heat_t=None,
-            normalize_laplacian=self.normalize_laplacian,
-            laplacian_power=self.laplacian_power,
-        )
+        L, _ = prepare_graph(self, X, K, g)
         L = L.tocsr() if hasattr(L, "tocsr") else L
         # M = J K (rho I + L K)^{-1} J^T does not depend on the labels: one LU
         # serves every one-vs-rest problem, P_c = P_1 diag(t_c)
@@ -469,7 +449,7 @@ class LapSVMPath(ClassifierMixin, BaseEstimator):
                 f"y_val holds labels {np.unique(y_val[~known])[:5]!r} that are not "
                 f"among the training classes {self.classes_!r}."
             )
-        Kv = self._kernel(X_val, self.X_fit_)
+        Kv = prediction_kernel(self, X_val, dtype=np.float64)
         Yv = one_vs_rest(y_val, self.classes_)
         choices = []
         for path, yv in zip(self.paths_, Yv.T, strict=True):
@@ -545,7 +525,7 @@ class LapSVMPath(ClassifierMixin, BaseEstimator):
             self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False
         )
         check_finite(X, "X")
-        Kt = self._kernel(X, self.X_fit_)
+        Kt = prediction_kernel(self, X, dtype=np.float64)
         if len(self.paths_) == 1:
             lam = self.lambda_ if lam is None else lam
             return self.path_.decision_function(Kt, lam)
@@ -666,7 +646,7 @@ def plot_path(
             reset=False,
         )
         yv = estimator._encode(y_val, "y_val")
-        KP = estimator._kernel(X_val, estimator.X_fit_) @ path.P
+        KP = prediction_kernel(estimator, X_val, dtype=np.float64) @ path.P
         hi, lo, err = path_error_pieces(path, KP, yv)
         xs = np.r_[hi, lo[-1]]
         ys = np.r_[err, err[-1]] * 100.0 / yv.size

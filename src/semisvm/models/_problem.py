@@ -1,8 +1,20 @@
 r"""One problem preparation for every estimator: targets, kernel and graph.
 
 Every estimator (``LapSVM``, ``LapRLS``, ``LapSVC``, ``SemiSupervisedKernel``,
-``LapSVMPath``) and the CV estimators go through these functions, so that the
-same parameters give the same K, the same Laplacian and the same targets.
+``LapSVMPath``, ``ExactTSVM``), the CV estimators and the reproduction of the
+paper's experiments go through these functions, so that the same parameters give
+the same K, the same Laplacian and the same targets:
+
+* :func:`encode_targets` -- the one label decoder (``-1`` / ``"-1"`` unlabeled);
+* :func:`prepare_kernel` -- K and the resolved width ``gamma_`` from an
+  estimator's kernel parameters (:func:`build_kernel` on explicit ones);
+* :func:`prepare_graph` -- the Laplacian from its graph parameters and options
+  (:func:`build_laplacian` on explicit ones); :func:`prepare_operators` is the
+  two together for the manifold estimators' dense, streamed, Nyström and
+  distributed operators;
+* :func:`prediction_kernel` -- :math:`k(X, X_{train})` with the *fitted* kernel,
+  the one kernel every ``decision_function`` (and the reproduction's test and
+  validation rows) evaluates.
 
 **Target convention.**  The public API takes class labels with ``-1`` marking
 an unlabeled point (scikit-learn's semi-supervised convention; an object array
@@ -24,6 +36,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.multiclass import check_classification_targets
 
+from .. import _defaults
 from .._validation import UNLABELED, labeled_mask, split_labeled
 from ..graph import (
     check_adjacency,
@@ -38,13 +51,19 @@ from ._options import resolved_options
 from ._scale import build_scalable_kernel, distributed_adjacency, scalable_adjacency
 
 __all__ = [
+    "FittedKernel",
     "Targets",
     "UNLABELED",
     "build_kernel",
     "build_laplacian",
     "encode_targets",
+    "graph_scale",
     "labeled_mask",
     "one_vs_rest",
+    "prediction_centers",
+    "prediction_kernel",
+    "prepare_graph",
+    "prepare_kernel",
     "prepare_operators",
 ]
 
@@ -298,15 +317,7 @@ def prepare_operators(
     if verbose:
         print(f"[{name}] kernel: {X.shape[0]} points, {kind} operator ...", flush=True)
     if kind == "dense":
-        K, g = build_kernel(
-            X,
-            kernel=est.kernel,
-            gamma=est.gamma,
-            degree=est.degree,
-            coef0=est.coef0,
-            kernel_params=est.kernel_params,
-            n_neighbors=est.n_neighbors,
-        )
+        K, g = prepare_kernel(est, X)
     else:
         K, g = build_scalable_kernel(est, X, kind)
     t1 = time.perf_counter()
@@ -356,3 +367,145 @@ def prepare_operators(
     if verbose and need_graph:
         print(f"[{name}] graph done in {t2 - t1:.2f} s", flush=True)
     return K, L, g, {"kernel": t1 - t0, "graph": t2 - t1}
+
+
+def prepare_kernel(est: Any, X: Any) -> tuple[Any, float | None]:
+    """K of the training points and the resolved width from ``est``'s parameters.
+
+    Parameters
+    ----------
+    est : estimator
+        Reads ``kernel``, ``gamma``, ``degree``, ``coef0``, ``kernel_params`` and
+        ``n_neighbors`` (the ``'knn'`` width rule; the shared default when the
+        estimator has no graph, as :class:`~semisvm.models._tsvm.ExactTSVM`).
+    X : array-like, sparse matrix or dask array
+
+    Returns
+    -------
+    K : ndarray (or a distributed operator for a dask array)
+    gamma_ : float or None
+        ``None`` for the linear, callable and precomputed kernels.
+    """
+    return build_kernel(
+        X,
+        kernel=est.kernel,
+        gamma=est.gamma,
+        degree=est.degree,
+        coef0=est.coef0,
+        kernel_params=est.kernel_params,
+        n_neighbors=getattr(est, "n_neighbors", _defaults.N_NEIGHBORS),
+    )
+
+
+def prepare_graph(
+    est: Any, X: Any, K: Any, gamma_: float | None, *, adjacency: Any = None
+) -> tuple[Any, float]:
+    """Laplacian of the training points from ``est``'s graph parameters.
+
+    Parameters
+    ----------
+    est : estimator
+        Reads ``kernel``, ``n_neighbors``, ``graph_weight``,
+        ``normalize_laplacian``, ``laplacian_power`` and the option ``heat_t``
+        (:func:`~semisvm.models._options.resolved_options`: the estimator's own
+        parameter, its ``options``' value, or the default).
+    X : array-like or sparse matrix
+    K : ndarray
+        The training Gram matrix (:func:`prepare_kernel`).
+    gamma_ : float or None
+        The resolved RBF width (the graph is read off K for the RBF kernel).
+    adjacency : array-like or sparse matrix, optional
+        The user's graph instead of the kNN graph.
+
+    Returns
+    -------
+    L : Laplacian operator (``.tocsr()`` gives the matrix of :math:`L^p`)
+    scale : float
+        The graph term's length normalization rho (:func:`graph_scale`).
+    """
+    scale = graph_scale(X, est.kernel, est.n_neighbors, adjacency)
+    L = build_laplacian(
+        X,
+        K,
+        kernel=est.kernel,
+        gamma_=gamma_,
+        n_neighbors=est.n_neighbors,
+        graph_weight=resolve_graph_weight(est.graph_weight, scale),
+        heat_t=resolved_options(est).heat_t,
+        normalize_laplacian=est.normalize_laplacian,
+        laplacian_power=est.laplacian_power,
+        adjacency=adjacency,
+    )
+    return L, scale
+
+
+@dataclass(frozen=True)
+class FittedKernel:
+    """A kernel with its resolved width: what :func:`prediction_kernel` reads.
+
+    Estimators carry these attributes themselves; code without an estimator
+    (the reproduction of the paper's experiments) passes one of these.
+    """
+
+    kernel: Any = "rbf"
+    gamma_: float | None = None
+    degree: int = 3
+    coef0: float = 1.0
+    kernel_params: dict | None = None
+
+
+def prediction_centers(est: Any) -> Any:
+    """The points a fitted model's kernel expansion runs over.
+
+    The Nyström landmarks (``landmarks_``), else the support vectors
+    (``support_vectors_``, :class:`~semisvm.models._tsvm.ExactTSVM`), else the
+    training points (``X_fit_``).
+    """
+    for name in ("landmarks_", "support_vectors_", "X_fit_"):
+        centers = getattr(est, name, None)
+        if centers is not None:
+            return centers
+    raise AttributeError(f"{type(est).__name__} has no fitted training points.")
+
+
+def prediction_kernel(
+    est: Any, X: Any, Z: Any = "fit", *, dtype: Any = None
+) -> np.ndarray:
+    r""":math:`k(X, Z)` with the fitted kernel of ``est``: the one prediction kernel.
+
+    Every ``decision_function`` (and every validation or test kernel) is
+    computed through this function, so that prediction uses the kernel, width
+    and parameters the model was fitted with.
+
+    Parameters
+    ----------
+    est : fitted estimator or FittedKernel
+        Reads ``kernel``, ``gamma_`` (``None``/NaN: unused by the kernel),
+        ``degree``, ``coef0`` and ``kernel_params``.
+    X : array-like or sparse matrix of shape (m, n_features)
+        With ``kernel='precomputed'``: the (m, n_train) kernel, returned as it is.
+    Z : array-like, None or 'fit', default='fit'
+        ``'fit'``: the model's expansion points (:func:`prediction_centers`);
+        ``None``: ``X`` itself (an exactly symmetric Gram matrix).
+    dtype : dtype, default=None
+        Output dtype (see :func:`semisvm.kernels.kernel_matrix`).
+
+    Returns
+    -------
+    ndarray of shape (m, p)
+    """
+    if isinstance(est.kernel, str) and est.kernel == "precomputed":
+        return X
+    if isinstance(Z, str) and Z == "fit":
+        Z = prediction_centers(est)
+    g = getattr(est, "gamma_", None)
+    return kernel_matrix(
+        X,
+        Z,
+        kernel=est.kernel,
+        gamma=1.0 if g is None or not np.isfinite(g) else g,
+        degree=est.degree,
+        coef0=est.coef0,
+        kernel_params=est.kernel_params,
+        dtype=dtype,
+    )

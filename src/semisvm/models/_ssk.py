@@ -30,8 +30,9 @@ class LapSVC(ClassifierMixin, BaseEstimator):
 
     Fits a :class:`~semisvm.SemiSupervisedKernel` on all points of ``X``
     (labeled and unlabeled) and then a LIBSVM ``SVC(kernel="precomputed",
-    C=1/(2 gamma_a))`` on the deformed Gram matrix of the labeled points.  For
-    binary problems this is exactly the Laplacian SVM
+    C=1/(2 gamma_a_))`` on the deformed Gram matrix of the labeled points, with
+    ``gamma_a_`` the raw weight that ``gamma_a`` means under ``regularization``.
+    For binary problems this is exactly the Laplacian SVM
 
     .. math::
 
@@ -40,7 +41,9 @@ class LapSVC(ClassifierMixin, BaseEstimator):
 
     the problem :func:`semisvm.solvers.lapsvm_dual` solves through its dual (see
     the Notes of :class:`~semisvm.SemiSupervisedKernel` for the
-    derivation of ``C = 1/(2 gamma_a)`` and ``c = gamma_a / gamma_i``).
+    derivation of ``C = 1/(2 gamma_a_)`` and ``c = gamma_a_ / gamma_i_``), and
+    the model of ``LapSVM(solver='dual', loss='hinge')`` with the same
+    ``gamma_a``, ``gamma_i`` and graph (and ``class_balance=None``).
 
     Parameters
     ----------
@@ -59,14 +62,23 @@ class LapSVC(ClassifierMixin, BaseEstimator):
     normalize_laplacian : bool, default=False
     laplacian_power : int, default=1
     gamma_a : float, default=1e-6
-        Ambient regularisation :math:`\gamma_A > 0`; the SVC gets
-        ``C = 1 / (2 gamma_a)``.
-        The library-wide default ``semisvm._defaults.GAMMA_A``, shared with
+        Ambient regularisation (> 0), read as ``regularization`` says; the SVC
+        gets ``C = 1 / (2 gamma_a_)``.  The library-wide default
+        ``semisvm._defaults.GAMMA_A``, meaning what it means in
         :class:`~semisvm.LapSVM`.
     gamma_i : float, default=1.0
-        Intrinsic regularisation :math:`\gamma_I \ge 0`; ``0`` gives a plain SVC
-        trained on the labeled points only.
-        The library-wide default ``semisvm._defaults.GAMMA_I``.
+        Intrinsic regularisation (>= 0), read as ``regularization`` says; ``0``
+        gives a plain SVC trained on the labeled points only.  The library-wide
+        default ``semisvm._defaults.GAMMA_I``.
+    regularization : {'normalized', 'paper'}, default='normalized'
+        As for :class:`~semisvm.LapSVM` (``SolverOptions.regularization``):
+        ``'normalized'`` reads ``gamma_a``, ``gamma_i`` as :math:`\lambda_A,
+        \lambda_I` of the objective with the loss averaged over the l labeled
+        points and the graph term averaged over the n points and divided by the
+        mean degree, i.e. :math:`\gamma_A = l\lambda_A`, :math:`\gamma_I =
+        l\lambda_I\rho^p/(n\bar d^{\,p})`; ``'paper'`` reads them as the raw
+        :math:`\gamma_A, \gamma_I` of the objective above (the reading of
+        version 0.1.0).
     tol : float, default=1e-3
         LIBSVM stopping tolerance.
     max_iter : int, default=-1
@@ -86,6 +98,8 @@ class LapSVC(ClassifierMixin, BaseEstimator):
         prediction for unlabeled ones.
     n_iter_ : ndarray
         LIBSVM iterations (``svc_.n_iter_``).
+    gamma_a_, gamma_i_ : float
+        The raw weights :math:`\gamma_A, \gamma_I` of the objective above.
     n_features_in_ : int
 
     See Also
@@ -113,7 +127,7 @@ class LapSVC(ClassifierMixin, BaseEstimator):
     >>> from semisvm.models._ssk import LapSVC
     >>> X, y, y_true = make_two_moons(200, noise=0.05, random_state=0)
     >>> clf = LapSVC(gamma=2.0, n_neighbors=6, normalize_laplacian=False,
-    ...              gamma_a=0.01, gamma_i=10.0).fit(X, y)
+    ...              gamma_a=0.01, gamma_i=10.0, regularization="paper").fit(X, y)
     >>> float(np.mean(clf.transduction_ == y_true))
     1.0
     """
@@ -139,6 +153,7 @@ class LapSVC(ClassifierMixin, BaseEstimator):
         laplacian_power: int = _defaults.LAPLACIAN_POWER,
         gamma_a: float = _defaults.GAMMA_A,
         gamma_i: float = _defaults.GAMMA_I,
+        regularization: str = "normalized",
         tol: float = 1e-3,
         max_iter: int = -1,
     ) -> None:
@@ -154,6 +169,7 @@ class LapSVC(ClassifierMixin, BaseEstimator):
         self.laplacian_power = laplacian_power
         self.gamma_a = gamma_a
         self.gamma_i = gamma_i
+        self.regularization = regularization
         self.tol = tol
         self.max_iter = max_iter
 
@@ -202,9 +218,16 @@ class LapSVC(ClassifierMixin, BaseEstimator):
         ssk = SemiSupervisedKernel(**kernel_params).fit(X, adjacency=adjacency)
         lab = np.flatnonzero(labeled)
         K_ll = ssk.gram_fit(lab)
+        # the raw weights for l labeled points (their ratio is ssk.c_)
+        self.gamma_a_, self.gamma_i_ = ssk._raw_weights(
+            ssk._laplacian_operator,
+            X.shape[0],
+            ssk.graph_scale_,
+            weight_sum=float(lab.size),
+        )
         svc = SVC(
             kernel="precomputed",
-            C=1.0 / (2.0 * self.gamma_a),
+            C=1.0 / (2.0 * self.gamma_a_),
             tol=self.tol,
             max_iter=self.max_iter,
         )

@@ -10,19 +10,19 @@ import numpy as np
 from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .. import _defaults
 from .._validation import (
     Interval,
     Options,
     check_finite,
+    check_semi_supervised_targets,
     resolve_seed,
-    split_labeled,
     validate_params,
 )
-from ..kernels import kernel_matrix, resolve_gamma
 from ..solvers._tsvm import tsvm_branch_and_bound, tsvm_randomized
+from ._problem import encode_targets, prediction_kernel, prepare_kernel
 
 __all__ = ["ExactTSVM"]
 
@@ -75,8 +75,11 @@ class ExactTSVM(ClassifierMixin, BaseEstimator):
         Cost of the unlabeled squared hinge losses.
     kernel : {'rbf', 'poly', 'linear'} or callable, default='rbf'
         Kernel (see :func:`semisvm.kernels.kernel_matrix`).
-    gamma : float or {'scale', 'median'}, default='scale'
-        Kernel coefficient (``rbf``: :math:`\exp(-\gamma\|x-z\|^2)`).
+    gamma : float or {'knn', 'median', 'scale'}, default='knn'
+        Kernel coefficient (``rbf``: :math:`\exp(-\gamma\|x-z\|^2)`); the
+        rules are the library-wide ones (:func:`semisvm.kernels.resolve_gamma`,
+        ``'knn'`` with the shared 10 neighbours), and the default is the shared
+        ``semisvm._defaults.GAMMA`` of every estimator.
     degree : int, default=3
         Degree of the polynomial kernel.
     coef0 : float, default=1.0
@@ -153,8 +156,8 @@ class ExactTSVM(ClassifierMixin, BaseEstimator):
     support_vectors_ : ndarray of shape (n_SV, n_features)
     intercept_ : float or ndarray of shape (n_classes,)
         Bias :math:`b`.
-    gamma_ : float
-        Kernel coefficient used.
+    gamma_ : float or None
+        Kernel coefficient used (``None`` for the linear and callable kernels).
     fit_time_ : float
         Seconds spent in the search (kernel matrix excluded).
 
@@ -222,7 +225,7 @@ class ExactTSVM(ClassifierMixin, BaseEstimator):
         "kernel": [Options(("rbf", "poly", "linear")), "callable"],
         "gamma": [
             Interval(numbers.Real, 0, None, closed="neither"),
-            Options(("scale", "median")),
+            Options(("knn", "median", "scale")),
         ],
         "degree": [Interval(numbers.Integral, 1, None)],
         "coef0": [Interval(numbers.Real, None, None)],
@@ -245,7 +248,7 @@ class ExactTSVM(ClassifierMixin, BaseEstimator):
         C: float = 1.0,
         C_star: float = 1.0,
         kernel="rbf",
-        gamma: float | str = "scale",
+        gamma: float | str = _defaults.GAMMA,
         degree: int = 3,
         coef0: float = 1.0,
         kernel_params: dict | None = None,
@@ -277,21 +280,12 @@ class ExactTSVM(ClassifierMixin, BaseEstimator):
         self.verbose = verbose
         self.n_jobs = n_jobs
 
-    def _kernel(self, X: np.ndarray, Z: np.ndarray | None = None) -> np.ndarray:
-        return kernel_matrix(
-            X,
-            Z,
-            kernel=self.kernel,
-            gamma=self.gamma_,
-            degree=self.degree,
-            coef0=self.coef0,
-            kernel_params=self.kernel_params,
-            dtype=np.float64,
-        )
+    def _solve_class(self, K, t_int, c, u, time_limit):
+        """One (one-vs-rest) transductive problem: class ``c`` against the rest.
 
-    def _solve_class(self, K, labeled, y_enc, c, u, time_limit):
-        """One (one-vs-rest) transductive problem: class ``c`` against the rest."""
-        t_int = np.where(labeled, np.where(y_enc == c, 1.0, -1.0), 0.0)
+        ``t_int``: the ±1/0 targets of that problem (a column of
+        :attr:`~semisvm.models._problem.Targets.Y`).
+        """
         if self.verbose and self.classes_.size > 2:
             print(f"[ExactTSVM] class {self.classes_[c]!r} vs rest", flush=True)
         common = dict(
@@ -322,7 +316,8 @@ class ExactTSVM(ClassifierMixin, BaseEstimator):
         X : array-like of shape (n_samples, n_features)
             Training points (converted to float64).
         y : array-like of shape (n_samples,)
-            Class labels; ``-1`` marks unlabeled points.
+            Class labels; ``-1`` (or the string ``"-1"``) marks unlabeled
+            points (:func:`semisvm.models._problem.encode_targets`).
 
         Returns
         -------
@@ -339,8 +334,8 @@ class ExactTSVM(ClassifierMixin, BaseEstimator):
             y_numeric=False,
         )
         check_finite(X, "X")
-        check_classification_targets(y)
-        labeled, classes, y_enc = split_labeled(y)
+        targets = encode_targets(check_semi_supervised_targets(y))
+        labeled, classes, y_enc = targets.labeled, targets.classes, targets.y_idx
         n_classes = classes.size
         if n_classes > 2 and self.positive_fraction is not None:
             raise ValueError(
@@ -360,29 +355,26 @@ class ExactTSVM(ClassifierMixin, BaseEstimator):
                 f"unlabeled points U (u={u})."
             )
         self.classes_ = classes
-        self.gamma_ = (
-            resolve_gamma(X, self.gamma, self.kernel)
-            if isinstance(self.kernel, str)
-            else np.nan
-        )
-        K = self._kernel(X)
-        tasks = [1] if n_classes == 2 else list(range(n_classes))
+        K, self.gamma_ = prepare_kernel(self, X)
+        # (class, its column of the one-vs-rest targets): one problem if binary
+        tasks = [(1, 0)] if n_classes == 2 else [(c, c) for c in range(n_classes)]
+        Y = targets.Y
         t0 = time.perf_counter()
         if self.n_jobs is None or len(tasks) == 1:
             results = []
-            for k, c in enumerate(tasks):
+            for k, (c, j) in enumerate(tasks):
                 time_limit = self.time_limit
                 if time_limit is not None:  # share what is left among the tasks
                     left = time_limit - (time.perf_counter() - t0)
                     time_limit = max(left / (len(tasks) - k), 1e-3)
-                results.append(self._solve_class(K, labeled, y_enc, c, u, time_limit))
+                results.append(self._solve_class(K, Y[:, j], c, u, time_limit))
         else:
             # the one-vs-rest problems are independent: joblib runs them at once
             # (local processes, or a Dask cluster under parallel_backend("dask")),
             # each with the whole time_limit
             results = Parallel(n_jobs=self.n_jobs)(
-                delayed(self._solve_class)(K, labeled, y_enc, c, u, self.time_limit)
-                for c in tasks
+                delayed(self._solve_class)(K, Y[:, j], c, u, self.time_limit)
+                for c, j in tasks
             )
         self.fit_time_ = time.perf_counter() - t0
         self._store(results, X, labeled, y_enc, u)
@@ -436,7 +428,7 @@ class ExactTSVM(ClassifierMixin, BaseEstimator):
         if self.support_.size == 0:
             F = np.zeros((X.shape[0], np.size(self.intercept_)))
             return F + self.intercept_
-        return self._kernel(X, self.support_vectors_) @ self.dual_coef_ + (
+        return prediction_kernel(self, X, dtype=np.float64) @ self.dual_coef_ + (
             self.intercept_
         )
 
