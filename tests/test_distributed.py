@@ -12,7 +12,6 @@ da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
 
 from semisvm import LapRLS, LapSVM, SolverOptions  # noqa: E402
-from semisvm._cluster_plan import cluster_plan  # noqa: E402
 from semisvm.datasets import make_two_moons  # noqa: E402
 from semisvm.graph import knn_graph  # noqa: E402
 from semisvm.graph._distributed import knn_graph_distributed  # noqa: E402
@@ -24,6 +23,7 @@ from semisvm.kernels._distributed import (  # noqa: E402
     get_dask_client,
     is_distributed_array,
 )
+from semisvm.models._cluster_plan import cluster_plan  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from semisvm._topk import _chunk_width, _top_columns
 from semisvm.graph import knn_graph, knn_graph_from_kernel
-from semisvm.graph._graph import _chunk_width, _top_columns
 from semisvm.kernels import kernel_matrix
 from semisvm.kernels._operators import (
     SINGLE_THREAD_MAX_BYTES,

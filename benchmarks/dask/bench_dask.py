@@ -251,7 +251,7 @@ def run_defaults(X, y, args, n_workers, plan="auto"):
     ``n_workers=0``: in process on the ndarray; else on a LocalCluster (processes,
     one thread each) with X as a dask array of row chunks of ``args.chunk`` rows
     (not persisted: the fit reads it from the client's graph, as a user's would).
-    ``plan`` forces the cluster plan (:func:`semisvm._cluster_plan.cluster_plan`).
+    ``plan`` forces the cluster plan (:func:`semisvm.models._cluster_plan.cluster_plan`).
     """
     from semisvm import LapSVM
 
@@ -263,7 +263,7 @@ def run_defaults(X, y, args, n_workers, plan="auto"):
     import dask.array as da
     from distributed import Client, LocalCluster
 
-    from semisvm._cluster_plan import cluster_plan
+    from semisvm.models._cluster_plan import cluster_plan
 
     with (
         LocalCluster(

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from .._topk import _top_columns
 from .._validation import check_n_neighbors, warn_if_unscaled
 from ._power import LaplacianPower
 
@@ -38,44 +39,6 @@ __all__ = [
 
 # elements of the per-block temporaries of knn_graph_from_kernel (4M -> 32 MB)
 _TEMP_ELEMENTS = 4 * 2**20
-
-
-def _chunk_width(n: int, m: int) -> int:
-    """Chunk width for the two-stage top-m search (0: search the rows directly)."""
-    width = 64
-    while width >= 8 and n // width < 8 * m:
-        width //= 2
-    return width if width >= 8 else 0
-
-
-def _top_columns(blk: np.ndarray, m: int) -> np.ndarray:
-    """Column indices of the ``m`` largest entries of every row (unordered).
-
-    Two stages, so that the expensive selection runs on a small part of each
-    row: the row's columns are dealt into chunks of ``w`` and the maximum of each
-    chunk taken (one fast streaming pass); the ``m`` chunks with the largest
-    maxima hold the ``m`` largest entries (an entry outside them is at most the
-    ``m``-th largest chunk maximum, hence at most the ``m``-th largest entry, so it
-    can only tie with it); the final selection runs on those ``m * w`` entries plus
-    the ragged tail of the row.
-    """
-    nb, n = blk.shape
-    w = _chunk_width(n, m)
-    if w == 0:
-        return np.argpartition(blk, -m, axis=1)[:, -m:]
-    nc = n // w
-    # chunk c holds the columns c, c + nc, ..., c + (w - 1) nc: its maximum is an
-    # elementwise maximum of w contiguous slices (vectorised), not a short reduction
-    cmax = blk[:, : nc * w].reshape(nb, w, nc).max(axis=1)
-    top_chunks = np.argpartition(cmax, -m, axis=1)[:, -m:]  # (nb, m)
-    # candidate columns: the chosen chunks' columns, then the tail columns
-    cols = (top_chunks[:, :, None] + nc * np.arange(w)).reshape(nb, m * w)
-    if nc * w < n:
-        tail = np.broadcast_to(np.arange(nc * w, n), (nb, n - nc * w))
-        cols = np.concatenate([cols, tail], axis=1)
-    vals = np.take_along_axis(blk, cols, axis=1)
-    pick = np.argpartition(vals, -m, axis=1)[:, -m:]
-    return np.take_along_axis(cols, pick, axis=1)
 
 
 def _symmetrize(ind: np.ndarray, dist2: np.ndarray, n: int) -> sp.csr_array:

@@ -104,7 +104,7 @@ def _block_matmul_accurate(A: np.ndarray, V: np.ndarray) -> np.ndarray:
 
 def _block_top_columns(A: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     """Per row of A, the k largest entries' columns and values (unsorted)."""
-    from ..graph._graph import _top_columns
+    from .._topk import _top_columns
 
     rows = max(1, min(2048, (32 * 2**20) // max(1, A.shape[1])))
     ind = np.empty((A.shape[0], k), dtype=np.intp)

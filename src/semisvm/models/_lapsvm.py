@@ -92,9 +92,9 @@ class _PrimalMixin(ManifoldClassifierMixin):
         solver = self._resolve_solver()
         labeled, classes, Y = self._targets(y)
         if is_distributed_array(X):
-            from .._cluster_plan import fit_on_cluster
+            from ._cluster_plan import fit_on_cluster
 
-            # the in-process fit on one worker when it fits there (semisvm._cluster_plan)
+            # the in-process fit on one worker when it fits there (semisvm.models._cluster_plan)
             if fit_on_cluster(
                 self,
                 X,

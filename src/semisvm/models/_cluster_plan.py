@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from ._dask import _row_block_futures, _stack, get_dask_client
+from .._dask import _row_block_futures, _stack, get_dask_client
 
 __all__ = ["ClusterPlan", "choose_cluster_plan", "cluster_plan", "fit_on_cluster"]
 
@@ -100,7 +100,7 @@ class ClusterPlan:
 
 def _worker_memory(client: Any) -> tuple[int, int]:
     """(number of workers, memory of the smallest worker in bytes)."""
-    from ._memory import available_memory
+    from .._memory import available_memory
 
     workers = client.scheduler_info().get("workers", {})
     limits = [w.get("memory_limit") or 0 for w in workers.values()]
@@ -123,8 +123,8 @@ def _in_process_plan(
     available: int,
 ) -> tuple[str, Any]:
     """The kernel operator and memory plan the in-process fit would choose."""
-    from .models._options import resolved_options
-    from .models._scale import EXACT_GRAPH_MAX_N, plan_fit
+    from ._options import resolved_options
+    from ._scale import EXACT_GRAPH_MAX_N, plan_fit
 
     opts = resolved_options(est)
     requested = opts.kernel_approximation
@@ -164,8 +164,8 @@ def choose_cluster_plan(
     client: Any = None,
 ) -> ClusterPlan:
     """The plan of ``est.fit`` on the dask array X (module docstring)."""
-    from ._memory import SAFETY_FRACTION, format_bytes
-    from .kernels._distributed import choose_store
+    from .._memory import SAFETY_FRACTION, format_bytes
+    from ..kernels._distributed import choose_store
 
     client = get_dask_client(client)
     n_workers, mem = _worker_memory(client)
@@ -182,7 +182,7 @@ def choose_cluster_plan(
         available=mem,
     )
     fits = p.fits(available=mem)
-    from .models._options import resolved_options
+    from ._options import resolved_options
 
     requested = resolved_options(est).kernel_approximation
     size = (
