@@ -353,8 +353,9 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
                 keep[Q[te]] = False
                 splits.append((np.flatnonzero(keep), Q[te]))
         else:  # a scikit-learn splitter, on all the points (as in GridSearchCV)
+            splitter: Any = self.cv
             splits = [
-                (np.asarray(tr), np.asarray(te)) for tr, te in self.cv.split(X, y)
+                (np.asarray(tr), np.asarray(te)) for tr, te in splitter.split(X, y)
             ]
         classes = np.unique(yq)
         folds = []
