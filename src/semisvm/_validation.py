@@ -12,7 +12,7 @@ import warnings
 import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import scipy.sparse as sp
@@ -108,17 +108,18 @@ class Interval:
             return False
         if not isinstance(value, numbers.Real):
             return False
-        if not np.isfinite(value):
+        x = cast(float, value)  # a real number: compares with floats
+        if not np.isfinite(x):
             return False
         lo_ok = (
             self.left is None
-            or value > self.left
-            or (value == self.left and self.closed in ("both", "left"))
+            or x > self.left
+            or (x == self.left and self.closed in ("both", "left"))
         )
         hi_ok = (
             self.right is None
-            or value < self.right
-            or (value == self.right and self.closed in ("both", "right"))
+            or x < self.right
+            or (x == self.right and self.closed in ("both", "right"))
         )
         return bool(lo_ok and hi_ok)
 

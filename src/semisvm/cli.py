@@ -378,8 +378,6 @@ def _add_input(p: argparse.ArgumentParser, *, label_default: str) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``semisvm`` command."""
-    from .experiments._reproduce import ALL_CLASSIFIERS, DEFAULT_DATASETS
-
     parser = _Parser(
         prog="semisvm",
         description="Semi-supervised kernel classification (LapSVM, LapRLS): train on "
@@ -390,6 +388,18 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(
         dest="command", required=True, metavar="COMMAND", parser_class=_Parser
     )
+
+    _add_reproduce_command(sub)
+    _add_fit_command(sub)
+    _add_predict_command(sub)
+    _add_score_command(sub)
+    _add_info_command(sub)
+    return parser
+
+
+def _add_reproduce_command(sub: argparse._SubParsersAction) -> None:
+    """``semisvm reproduce``: the paper's protocol, tables and figures."""
+    from .experiments._reproduce import ALL_CLASSIFIERS, DEFAULT_DATASETS
 
     r = sub.add_parser(
         "reproduce",
@@ -472,7 +482,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     r.add_argument("--quiet", action="store_true", help="no progress bar")
 
-    # ---- fit
+
+def _add_fit_command(sub: argparse._SubParsersAction) -> None:
+    """``semisvm fit``: the data, the estimator and its expert options."""
     f = sub.add_parser(
         "fit",
         help="train a model on a data file (unlabeled rows included)",
@@ -530,7 +542,9 @@ def build_parser() -> argparse.ArgumentParser:
         )
     _add_common(f)
 
-    # ---- predict
+
+def _add_predict_command(sub: argparse._SubParsersAction) -> None:
+    """``semisvm predict``: label the rows of a data file."""
     p = sub.add_parser(
         "predict",
         help="label the rows of a data file with a fitted model",
@@ -579,7 +593,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_input(p, label_default="auto")
     _add_common(p)
 
-    # ---- score
+
+def _add_score_command(sub: argparse._SubParsersAction) -> None:
+    """``semisvm score``: accuracy on the labeled rows of a data file."""
     s = sub.add_parser(
         "score",
         help="accuracy of a fitted model on the labeled rows of a data file",
@@ -603,7 +619,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_input(s, label_default="auto")
     _add_common(s)
 
-    # ---- info
+
+def _add_info_command(sub: argparse._SubParsersAction) -> None:
+    """``semisvm info``: versions, optional dependencies, or a model file."""
     i = sub.add_parser(
         "info",
         help="versions, optional dependencies, or a model file",
@@ -617,7 +635,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="describe a model written by another semisvm version",
     )
     _add_common(i)
-    return parser
 
 
 # ----------------------------------------------------------------- helpers

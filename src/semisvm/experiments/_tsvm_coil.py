@@ -31,6 +31,7 @@ from __future__ import annotations
 import time
 import warnings
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
@@ -193,12 +194,16 @@ def tsvm_one_vs_rest(
     U = np.flatnonzero(~is_lab)
     F = np.empty((n, classes.size))
     F_l2 = np.empty((U.size, classes.size))
-    rec = {k: [] for k in ("certified", "gap", "objective", "lower", "time", "term")}
+    rec: dict[str, list] = {
+        k: [] for k in ("certified", "gap", "objective", "lower", "time", "term")
+    }
     col_labels = []
     for j, c in enumerate(classes):
         t = np.where(is_lab, np.where(y == c, 1.0, -1.0), 0.0)
         frac = float(np.mean(t[is_lab] > 0))
-        kw = dict(C=C, C_star=C_star, positive_fraction=frac, time_limit=time_limit)
+        kw: dict[str, Any] = dict(
+            C=C, C_star=C_star, positive_fraction=frac, time_limit=time_limit
+        )
         t0 = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
@@ -305,11 +310,13 @@ def tsvm_peeling(
         classes = np.unique(y[idx])
         claim = np.full(U_local.size, -1)
         best = np.full(U_local.size, -np.inf)
+        decision = r.decision
+        assert decision is not None, "tsvm_one_vs_rest returns the decision values"
         for j in cert:
             pos = r.column_labels[j] > 0
-            better = pos & (r.decision[U_local, j] > best)
+            better = pos & (decision[U_local, j] > best)
             claim[better] = j
-            best[better] = r.decision[U_local, j][better]
+            best[better] = decision[U_local, j][better]
         got = claim >= 0
         assign[idx[U_local[got]]] = classes[claim[got]]
         by_proof += int(got.sum())

@@ -79,6 +79,7 @@ def _to_weights(
     if weight == "binary":
         W.data = np.ones_like(d2)
     elif weight == "local":
+        assert scales2 is not None, "local weights need the local scales"
         sig = np.sqrt(scales2)
         rows = np.repeat(np.arange(A.shape[0]), np.diff(A.indptr))
         W.data = np.exp(-d2 / (sig[rows] * sig[A.indices]))

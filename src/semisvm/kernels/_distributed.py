@@ -518,6 +518,7 @@ class DistributedKernelOperator:
             if Z is None:
                 Z = np.empty((idx.size, part.shape[1]), dtype=part.dtype)
             Z[sel] = part
+        assert Z is not None, "no rows requested"
         return Z
 
     def accurate_matmul(self, V: np.ndarray) -> np.ndarray:

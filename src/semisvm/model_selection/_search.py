@@ -126,6 +126,212 @@ class _Progress:
             self.bar.close()
 
 
+class _LOOScorer:
+    """LOO scoring of kernel and graph configurations (``cv='loo'``).
+
+    ``rows`` collects one ``(configuration, LOOEvidence)`` per scored kernel
+    (supervised candidates) or graph; ``t_factor`` the time spent on the factors
+    and the Laplacians; ``scales`` the graph term's length normalization per
+    graph size.
+    """
+
+    def __init__(
+        self,
+        template: Any,
+        X: Any,
+        y: np.ndarray,
+        *,
+        sup_pairs: list[tuple[float, float]],
+        graph_pairs: list[tuple[float, float]],
+        default_pair: tuple[float, float],
+        progress: _Progress,
+    ) -> None:
+        self.template, self.X, self.y = template, X, y
+        self.sup_pairs, self.graph_pairs = sup_pairs, graph_pairs
+        self.default_pair = default_pair
+        self.progress = progress
+        self.loss = template._loss
+        self.rows: list[tuple[dict, Any]] = []
+        self.t_factor = 0.0
+        self.scales: dict = {}
+
+    def kernel_parts(self, kc: dict, r: int | None) -> tuple:
+        """The estimator of kernel configuration ``kc``, its kernel, targets,
+        weights, kernel columns and LOO features (``r`` landmarks)."""
+        from ..models._autoreg import features_for
+
+        X, y = self.X, self.y
+        est = clone(self.template).set_params(**kc)
+        K, _ = est._build(X, None, need_graph=False)
+        labeled, classes, Y = est._targets(y)
+        sw = est._sample_weight(y, labeled, classes)
+        cols = est._kernel_columns(X, K)
+        Phi = features_for(est, cols, X.shape[0], np.flatnonzero(labeled), r)
+        return est, K, labeled, Y, sw, cols, Phi
+
+    def graph(self, est: Any, K: Any, gc: dict) -> tuple[Any, Any]:
+        """The estimator of graph configuration ``gc`` and its Laplacian."""
+        from ..models._problem import (
+            build_laplacian,
+            graph_scale,
+            resolve_graph_weight,
+        )
+
+        X, scales = self.X, self.scales
+        e_g = clone(est).set_params(**gc)
+        k_g = gc["n_neighbors"]
+        if k_g not in scales:
+            scales[k_g] = graph_scale(X, e_g.kernel, k_g)
+        # scored with the same length normalization as the refit uses
+        e_g._graph_scale = scales[k_g]
+        L = build_laplacian(
+            X,
+            K,
+            kernel=e_g.kernel,
+            gamma_=est.gamma_,
+            n_neighbors=gc["n_neighbors"],
+            graph_weight=resolve_graph_weight(e_g.graph_weight, scales[k_g]),
+            heat_t=resolved_options(e_g).heat_t,
+            normalize_laplacian=gc["normalize_laplacian"],
+            laplacian_power=gc["laplacian_power"],
+        )
+        return e_g, L
+
+    def score_kernel(
+        self,
+        kc: dict,
+        graphs: list[dict],
+        r: int | None,
+        with_sup: bool,
+        with_default_pair: bool,
+    ) -> None:
+        """Score kernel configuration ``kc``: its supervised candidates
+        (``with_sup``) and each of its ``graphs``; ``r`` landmarks (round 1) or
+        ``None`` (round 2, the "auto" rule's own scoring)."""
+        from ..models._autoreg import GRID_A, MAX_UNLABELED, loo_evidence
+
+        # round 1 (r given) balances on fewer unlabeled points
+        u_max = 500 if r is not None else MAX_UNLABELED
+        # round 1 screens LapSVM candidates with the LapRLS closed form (the
+        # same criterion on the squared loss's LOO outputs); round 2 decides
+        # on the estimator's own
+        loss_r = "squared" if r is not None else self.loss
+        t0 = time.perf_counter()
+        est, K, labeled, Y, sw, cols, Phi = self.kernel_parts(kc, r)
+        self.t_factor += time.perf_counter() - t0
+        # round 2 also scores the "auto" rule's supervised candidates
+        sup = (
+            self.sup_pairs
+            if r is not None
+            else list(dict.fromkeys(self.sup_pairs + [(a, 0.0) for a in GRID_A]))
+        )
+        if with_sup and sup:
+            ev = loo_evidence(
+                est,
+                columns=cols,
+                L=None,
+                Y=Y,
+                labeled=labeled,
+                sample_weight=sw,
+                loss=loss_r,
+                pairs=sup,
+                features=Phi,
+                max_unlabeled=u_max,
+            )
+            self.rows.append(({**kc, "graph": None}, ev))
+        for gc in graphs:
+            t0 = time.perf_counter()
+            e_g, L = self.graph(est, K, gc)
+            self.t_factor += time.perf_counter() - t0
+            pairs = list(self.graph_pairs)
+            if with_default_pair and self.default_pair not in pairs:
+                pairs.insert(0, self.default_pair)
+            ev = loo_evidence(
+                e_g,
+                columns=cols,
+                L=L,
+                Y=Y,
+                labeled=labeled,
+                sample_weight=sw,
+                loss=loss_r,
+                pairs=pairs,
+                features=Phi,
+                max_unlabeled=u_max,
+            )
+            self.rows.append(({**kc, "graph": gc, "gamma_": est.gamma_}, ev))
+            self.progress.step(
+                f"{kc} {gc} best so far "
+                f"{min(float(e.scores.min()) for _, e in self.rows):.4f}"
+            )
+
+
+def _round2_kernels(rows: list[tuple[dict, Any]]) -> dict[tuple, list]:
+    """Round 2's configurations, grouped by kernel: the defaults' (row 0), the
+    supervised one (row 1) and the three best others of round 1 ``rows``."""
+    ranked = sorted(range(len(rows)), key=lambda j: float(rows[j][1].scores.min()))
+    keep = [0, 1] + [j for j in ranked if j not in (0, 1)][:3]
+    seen: dict = {}
+    for j in keep:
+        conf, _ = rows[j]
+        kc = {k: v for k, v in conf.items() if k in ("kernel", "gamma")}
+        seen.setdefault(tuple(sorted(kc.items())), []).append(conf["graph"])
+    return seen
+
+
+def _loo_choice(
+    flat2: list[tuple[dict, tuple]],
+    ev2: Any,
+    kconf0: dict,
+    gconf0: dict,
+    default_pair: tuple[float, float],
+    n_candidates: int,
+) -> tuple[int, float, str]:
+    """The selected candidate of round 2 ``(flat2, ev2)``, its z and the reason.
+
+    The prior is what the plain estimator would fit: its "auto" rule on the
+    defaults' kernel ``kconf0`` and graph ``gconf0`` (same engine, same
+    candidates, same test); the best candidate replaces it when the z test of
+    :func:`~semisvm.models._autoreg.choose` over ``n_candidates`` says so.
+    """
+    from ..models._autoreg import GRID_A, Z_SWITCH, LOOEvidence, choose, z_threshold
+
+    k_def = next(
+        i
+        for i, (conf, pair) in enumerate(flat2)
+        if conf["graph"] is not None
+        and pair == default_pair
+        and conf["kernel"] == kconf0["kernel"]
+        and conf.get("gamma") == kconf0.get("gamma")
+        and conf["graph"] == gconf0
+    )
+    auto = [k_def] + [
+        i
+        for i, (conf, pair) in enumerate(flat2)
+        if conf["graph"] is None
+        and pair[1] == 0.0
+        and pair[0] in GRID_A
+        and conf["kernel"] == kconf0["kernel"]
+        and conf.get("gamma") == kconf0.get("gamma")
+    ]
+    sub = LOOEvidence(
+        [flat2[i][1] for i in auto],
+        ev2.per_point[auto],
+        ev2.scores[auto],
+        ev2.errors[auto],
+        ev2.n_features,
+        ev2.n_unlabeled,
+        0.0,
+    )
+    k_prior = auto[choose(sub, 0, Z_SWITCH)[0]]
+    k, z, _, why = choose(
+        ev2,
+        k_prior,
+        z_threshold(n_candidates),
+        prior_name="the plain estimator's choice",
+    )
+    return k, z, why
+
+
 class _ManifoldCV(ClassifierMixin, BaseEstimator):
     """Shared machinery of LapSVMCV and LapRLSCV."""
 
@@ -353,8 +559,9 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
                 keep[Q[te]] = False
                 splits.append((np.flatnonzero(keep), Q[te]))
         else:  # a scikit-learn splitter, on all the points (as in GridSearchCV)
+            splitter: Any = self.cv
             splits = [
-                (np.asarray(tr), np.asarray(te)) for tr, te in self.cv.split(X, y)
+                (np.asarray(tr), np.asarray(te)) for tr, te in splitter.split(X, y)
             ]
         classes = np.unique(yq)
         folds = []
@@ -546,196 +753,54 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
     ) -> None:
         """Every configuration scored by the estimators' own ``"auto"`` engine
         (:func:`semisvm.models._autoreg.loo_evidence`), in two rounds."""
-        from ..models._autoreg import (
-            GRID_A,
-            MAX_UNLABELED,
-            MIN_FEATURES,
-            Z_SWITCH,
-            LOOEvidence,
-            choose,
-            features_for,
-            loo_evidence,
-            z_threshold,
-        )
-        from ..models._problem import (
-            build_laplacian,
-            graph_scale,
-            resolve_graph_weight,
-        )
+        from ..models._autoreg import MIN_FEATURES, LOOEvidence, z_threshold
 
         gas = [float(v) for v in _grid(self.gamma_a, "gamma_a")]
         gis = [float(v) for v in _grid(self.gamma_i, "gamma_i")]
         if min(gas) <= 0 or min(gis) < 0:
             raise ValueError("gamma_a values must be > 0 and gamma_i values >= 0.")
         default_pair = (_defaults.GAMMA_A, _defaults.GAMMA_I)
-        sup_pairs = [(a, 0.0) for a in gas if 0.0 in gis]
-        graph_pairs = [(a, i) for a in gas for i in gis if i > 0]
         kconfs, gconfs = self._configs(template, X)
-        n = X.shape[0]
         progress = _Progress(
             len(kconfs) * (len(gconfs) + 1), type(self).__name__, self.verbose
         )
-        loss = template._loss
-
-        def kernel_parts(kc: dict, r: int | None):
-            est = clone(template).set_params(**kc)
-            K, _ = est._build(X, None, need_graph=False)
-            labeled, classes, Y = est._targets(y)
-            sw = est._sample_weight(y, labeled, classes)
-            cols = est._kernel_columns(X, K)
-            Phi = features_for(est, cols, n, np.flatnonzero(labeled), r)
-            return est, K, labeled, Y, sw, cols, Phi
-
-        rows: list[tuple[dict, LOOEvidence]] = []
-        t_factor = 0.0
-        scales: dict = {}  # the graph term's length normalization per graph size
-
-        def score_kernel(
-            kc: dict,
-            graphs: list[dict],
-            r: int | None,
-            with_sup: bool,
-            with_default_pair: bool,
-        ) -> None:
-            # round 1 (r given) balances on fewer unlabeled points
-            u_max = 500 if r is not None else MAX_UNLABELED
-            # round 1 screens LapSVM candidates with the LapRLS closed form (the
-            # same criterion on the squared loss's LOO outputs); round 2 decides
-            # on the estimator's own
-            loss_r = "squared" if r is not None else loss
-            nonlocal t_factor
-            t0 = time.perf_counter()
-            est, K, labeled, Y, sw, cols, Phi = kernel_parts(kc, r)
-            t_factor += time.perf_counter() - t0
-            # round 2 also scores the "auto" rule's supervised candidates
-            sup = (
-                sup_pairs
-                if r is not None
-                else list(dict.fromkeys(sup_pairs + [(a, 0.0) for a in GRID_A]))
-            )
-            if with_sup and sup:
-                ev = loo_evidence(
-                    est,
-                    columns=cols,
-                    L=None,
-                    Y=Y,
-                    labeled=labeled,
-                    sample_weight=sw,
-                    loss=loss_r,
-                    pairs=sup,
-                    features=Phi,
-                    max_unlabeled=u_max,
-                )
-                rows.append(({**kc, "graph": None}, ev))
-            for gc in graphs:
-                t0 = time.perf_counter()
-                e_g = clone(est).set_params(**gc)
-                k_g = gc["n_neighbors"]
-                if k_g not in scales:
-                    scales[k_g] = graph_scale(X, e_g.kernel, k_g)
-                # scored with the same length normalization as the refit uses
-                e_g._graph_scale = scales[k_g]
-                L = build_laplacian(
-                    X,
-                    K,
-                    kernel=e_g.kernel,
-                    gamma_=est.gamma_,
-                    n_neighbors=gc["n_neighbors"],
-                    graph_weight=resolve_graph_weight(e_g.graph_weight, scales[k_g]),
-                    heat_t=resolved_options(e_g).heat_t,
-                    normalize_laplacian=gc["normalize_laplacian"],
-                    laplacian_power=gc["laplacian_power"],
-                )
-                t_factor += time.perf_counter() - t0
-                pairs = list(graph_pairs)
-                if with_default_pair and default_pair not in pairs:
-                    pairs.insert(0, default_pair)
-                ev = loo_evidence(
-                    e_g,
-                    columns=cols,
-                    L=L,
-                    Y=Y,
-                    labeled=labeled,
-                    sample_weight=sw,
-                    loss=loss_r,
-                    pairs=pairs,
-                    features=Phi,
-                    max_unlabeled=u_max,
-                )
-                rows.append(({**kc, "graph": gc, "gamma_": est.gamma_}, ev))
-                progress.step(
-                    f"{kc} {gc} best so far "
-                    f"{min(float(e.scores.min()) for _, e in rows):.4f}"
-                )
-
+        scorer = _LOOScorer(
+            template,
+            X,
+            y,
+            sup_pairs=[(a, 0.0) for a in gas if 0.0 in gis],
+            graph_pairs=[(a, i) for a in gas for i in gis if i > 0],
+            default_pair=default_pair,
+            progress=progress,
+        )
         # round 1: every configuration on a coarse factor (MIN_FEATURES landmarks)
         try:
             for kc in kconfs:
-                score_kernel(kc, gconfs, MIN_FEATURES, True, True)
+                scorer.score_kernel(kc, gconfs, MIN_FEATURES, True, True)
                 progress.step(f"{kc}")
         finally:
             progress.close()
-        flat = self._flatten(rows)
+        flat = self._flatten(scorer.rows)
         n_candidates = len(flat)
         # round 2: the defaults' configuration, the supervised one and the three
         # best others, re-scored exactly as the "auto" rule scores (finer factor,
         # more unlabeled points, the estimator's own loss), decide
-        ranked = sorted(range(len(rows)), key=lambda j: float(rows[j][1].scores.min()))
-        keep = [0, 1] + [j for j in ranked if j not in (0, 1)][:3]
-        rows_r1 = rows
-        rows = []
-        seen: dict = {}
-        for j in keep:
-            conf, _ = rows_r1[j]
-            kc = {k: v for k, v in conf.items() if k in ("kernel", "gamma")}
-            seen.setdefault(tuple(sorted(kc.items())), []).append(conf["graph"])
-        for key, graphs in seen.items():
-            score_kernel(
+        rows_r1, scorer.rows = scorer.rows, []
+        for key, graphs in _round2_kernels(rows_r1).items():
+            scorer.score_kernel(
                 dict(key),
                 [g for g in graphs if g is not None],
                 None,
                 None in graphs,
                 True,
             )
+        rows = scorer.rows
         flat2 = self._flatten(rows)
         ev2 = LOOEvidence.concatenate([e for _, e in rows])
-        k_def = next(
-            i
-            for i, (conf, pair) in enumerate(flat2)
-            if conf["graph"] is not None
-            and pair == default_pair
-            and conf["kernel"] == kconfs[0]["kernel"]
-            and conf.get("gamma") == kconfs[0].get("gamma")
-            and conf["graph"] == gconfs[0]
+        k, z, why = _loo_choice(
+            flat2, ev2, kconfs[0], gconfs[0], default_pair, n_candidates
         )
-        # the prior is what the plain estimator would fit: its "auto" rule on the
-        # defaults' kernel and graph (same engine, same candidates, same test)
-        auto = [k_def] + [
-            i
-            for i, (conf, pair) in enumerate(flat2)
-            if conf["graph"] is None
-            and pair[1] == 0.0
-            and pair[0] in GRID_A
-            and conf["kernel"] == kconfs[0]["kernel"]
-            and conf.get("gamma") == kconfs[0].get("gamma")
-        ]
-        sub = LOOEvidence(
-            [flat2[i][1] for i in auto],
-            ev2.per_point[auto],
-            ev2.scores[auto],
-            ev2.errors[auto],
-            ev2.n_features,
-            ev2.n_unlabeled,
-            0.0,
-        )
-        k_prior = auto[choose(sub, 0, Z_SWITCH)[0]]
-        k, z, k_best, why = choose(
-            ev2,
-            k_prior,
-            z_threshold(n_candidates),
-            prior_name="the plain estimator's choice",
-        )
-        self.factor_time_ = t_factor
+        self.factor_time_ = scorer.t_factor
         self.n_newton_fallbacks_ = 0
         self.n_factorizations_ = 0
         self.n_splits_ = int(lab_mask.sum())

@@ -406,6 +406,7 @@ def loo_evidence(
             _, O = engine.rls(ga, gi) if loss == "squared" else engine.l2svm(ga, gi)
         else:
             O, FU, D = engine.fold_outputs(ga, gi, loss)
+            assert targets is not None  # set above when balance is not None
             if balance == "mean":
                 O = O + np.stack(
                     [

@@ -140,24 +140,7 @@ class _PrimalMixin(ManifoldClassifierMixin):
         self.fit_times_["selection"] = time.perf_counter() - t_sel
         self.regularization_selection_ = dict(info, gamma_a=gamma_a, gamma_i=gamma_i)
         if self.verbose:
-            name = type(self).__name__
-            if info["rule"] == "loo":
-                print(
-                    f"[{name}] choosing (gamma_a, gamma_i) by {info['criterion']} "
-                    f"on {Y[labeled].shape[0]} labeled points "
-                    f"({self.fit_times_['selection']:.2f} s):"
-                )
-                for p, v, e in zip(
-                    info["pairs"], info["scores"], info["loo_error"], strict=True
-                ):
-                    mark = " <- chosen" if p == (gamma_a, gamma_i) else ""
-                    print(
-                        f"[{name}]   gamma_a={p[0]:g}, gamma_i={p[1]:g}: "
-                        f"criterion {v:.4g}, LOO error {e:.1%}{mark}"
-                    )
-            print(
-                f"[{name}] gamma_a={gamma_a:g}, gamma_i={gamma_i:g} ({info['reason']})"
-            )
+            self._print_selection(info, gamma_a, gamma_i, Y[labeled].shape[0])
         if gamma_i == 0:
             L = None
         self.gamma_a_, self.gamma_i_ = paper_regularization(
@@ -171,15 +154,9 @@ class _PrimalMixin(ManifoldClassifierMixin):
             scale=getattr(self, "_graph_scale", 1.0),
         )
         if es in ("validation", "mixed") or X_val is not None:
-            if val_idx is not None:
-                K_val = K.rows(val_idx) if kind == "streamed" else K[val_idx]
-                yv = np.asarray(y)[val_idx]
-            else:
-                if y_val is None:
-                    raise ValueError("X_val was given without y_val.")
-                self.classes_ = classes  # needed for the test kernel
-                K_val, yv = self._val_kernel(X, K, X_val, y_val)
-            Y_val = self._val_targets(yv, classes)
+            K_val, Y_val = self._validation_data(
+                X, y, K, kind, classes, val_idx, X_val, y_val
+            )
         t0 = time.perf_counter()
         res = None
         if (
@@ -219,6 +196,50 @@ class _PrimalMixin(ManifoldClassifierMixin):
         total = time.perf_counter() - t_fit
         self.fit_times_["other"] = max(total - sum(self.fit_times_.values()), 0.0)
         return self
+
+    def _print_selection(
+        self, info: dict, gamma_a: float, gamma_i: float, n_labeled: int
+    ) -> None:
+        """``verbose``: the regularization pairs scored and the one chosen."""
+        name = type(self).__name__
+        if info["rule"] == "loo":
+            print(
+                f"[{name}] choosing (gamma_a, gamma_i) by {info['criterion']} "
+                f"on {n_labeled} labeled points "
+                f"({self.fit_times_['selection']:.2f} s):"
+            )
+            for p, v, e in zip(
+                info["pairs"], info["scores"], info["loo_error"], strict=True
+            ):
+                mark = " <- chosen" if p == (gamma_a, gamma_i) else ""
+                print(
+                    f"[{name}]   gamma_a={p[0]:g}, gamma_i={p[1]:g}: "
+                    f"criterion {v:.4g}, LOO error {e:.1%}{mark}"
+                )
+        print(f"[{name}] gamma_a={gamma_a:g}, gamma_i={gamma_i:g} ({info['reason']})")
+
+    def _validation_data(
+        self,
+        X: Any,
+        y: Any,
+        K: Any,
+        kind: str,
+        classes: np.ndarray,
+        val_idx: np.ndarray | None,
+        X_val: Any,
+        y_val: Any,
+    ) -> tuple[Any, np.ndarray]:
+        """Kernel rows and targets of the validation points: the held-out labeled
+        points ``val_idx``, else ``(X_val, y_val)``."""
+        if val_idx is not None:
+            K_val = K.rows(val_idx) if kind == "streamed" else K[val_idx]
+            yv = np.asarray(y)[val_idx]
+        else:
+            if y_val is None:
+                raise ValueError("X_val was given without y_val.")
+            self.classes_ = classes  # needed for the test kernel
+            K_val, yv = self._val_kernel(X, K, X_val, y_val)
+        return K_val, self._val_targets(yv, classes)
 
     def _solve_supervised(self, K: Any, Y: np.ndarray, sw: Any) -> Any:
         r"""gamma_I = 0: the exact solution lives on the labeled points.

@@ -261,7 +261,7 @@ def build_scalable_kernel(est: Any, X: Any, kind: str) -> tuple[Any, float | Non
             )
         g = distributed_gamma(X, est.gamma, kernel, est.n_neighbors)
         m = opts.n_components or default_n_components(X.shape[0])
-        factor = DistributedNystroemFactor(
+        dfactor = DistributedNystroemFactor(
             m,
             landmarks=opts.landmarks,
             kernel=kernel,
@@ -271,7 +271,7 @@ def build_scalable_kernel(est: Any, X: Any, kind: str) -> tuple[Any, float | Non
             kernel_params=est.kernel_params,
             random_state=est.random_state if est.random_state is not None else 0,
         ).fit(X)
-        return factor, g
+        return dfactor, g
 
     kernel = est.kernel
     g = (

@@ -194,7 +194,7 @@ class SpectralLOO:
             if (unlabeled_idx is not None)
             else None
         )
-        self.B = None
+        self.B: np.ndarray | None = None
         self._factor: dict = {}
         if L is not None and not spectral:
             B = Phi.T @ np.asarray(L @ Phi, dtype=np.float64)
@@ -223,6 +223,7 @@ class SpectralLOO:
         r""":math:`(\gamma_A I + \gamma_I B)^{-1}\Phi_L^T` (r x l), cached."""
         key = (gamma_a, gamma_i)
         if key not in self._factor:
+            assert self.B is not None, "the Cholesky path needs B (spectral=False)"
             M = gamma_i * self.B
             M[np.diag_indices_from(M)] += gamma_a
             cf = sla.cho_factor(M, lower=True, check_finite=False)
@@ -245,6 +246,7 @@ class SpectralLOO:
 
     def gram_u(self, gamma_a: float, gamma_i: float) -> np.ndarray:
         r""":math:`\Phi_U (\gamma_A I + \gamma_I B)^{-1}\Phi_L^T` (u x l)."""
+        assert self.AU is not None, "no unlabeled rows (unlabeled_idx=None)"
         return self._cross(self.AU, gamma_a, gamma_i)
 
     # ----------------------------------------------------------- hat matrices

@@ -178,20 +178,11 @@ def lapsvm_pcg(
     S. Melacci and M. Belkin, "Laplacian Support Vector Machines Trained in the
     Primal", JMLR 12, 2011, Algorithm 1, Sections 3.2 and 4.
     """
-    _check_arguments(
-        loss,
-        tol_criterion,
-        preconditioner,
-        preconditioner_rank,
-        early_stopping,
-        stability_window,
-        K_val,
-        Y_val,
-    )
-    Y = as_targets(Y)
+    _check_solver_options(loss, tol_criterion, preconditioner, preconditioner_rank)
+    _check_stopping_options(early_stopping, stability_window, K_val, Y_val)
     pcg = _PCG(
         K,
-        Y,
+        as_targets(Y),
         L=L,
         gamma_a=gamma_a,
         gamma_i=gamma_i,
@@ -202,56 +193,27 @@ def lapsvm_pcg(
         tol=tol,
         tol_criterion=tol_criterion,
     )
-    pcg.start(
-        alpha0,
-        b0,
-        make_preconditioner(
-            preconditioner,
-            pcg.Kop,
-            pcg.lab,
-            pcg.Lop,
-            gamma_a,
-            gamma_i,
-            preconditioner_rank,
-            random_state,
-        ),
+    pcg.start(alpha0, b0, preconditioner, preconditioner_rank, random_state)
+    rule = _stopping_rule(
+        early_stopping,
+        pcg,
+        check_every,
+        stability_tol,
+        stability_value_tol,
+        stability_window,
+        K_val,
+        Y_val,
     )
-    # the data-based rules and the user's callback: hooks on the iteration state
-    # (semisvm.solvers._early_stopping); a hook returns a column mask or a bool
-    rule = (
-        None
-        if early_stopping is None
-        else DataStoppingRule(
-            early_stopping,
-            theta=check_every or max(1, math.ceil(math.sqrt(pcg.n) / 2)),
-            unlabeled=pcg.unl,
-            n_columns=pcg.C,
-            stability_tol=stability_tol,
-            stability_value_tol=stability_value_tol,
-            window=stability_window,
-            K_val=K_val,
-            Y_val=Y_val,
-            dead_zone=tolerances(pcg.Kop.dtype).sign_dead_zone,
-        )
-    )
-    user = None if callback is None else UserCallback(callback)
     history = _History(pcg, K_eval, Y_eval) if record_history else None
-    pcg.run(max_iter, rule, history, user)
+    pcg.run(max_iter, rule, history, callback)
     pcg.warn_precision()
     return pcg.result({} if history is None else history.arrays())
 
 
-def _check_arguments(
-    loss: str,
-    tol_criterion: str,
-    preconditioner: str,
-    preconditioner_rank: Any,
-    early_stopping: str | None,
-    stability_window: str,
-    K_val: Any,
-    Y_val: Any,
+def _check_solver_options(
+    loss: str, tol_criterion: str, preconditioner: str, preconditioner_rank: Any
 ) -> None:
-    """Reject unknown options with a message naming the parameter."""
+    """Reject unknown solver options with a message naming the parameter."""
     if loss not in ("squared_hinge", "squared"):
         raise ValueError(
             f"Unknown loss {loss!r}; expected 'squared_hinge' or 'squared'."
@@ -268,6 +230,12 @@ def _check_arguments(
         raise ValueError(
             f"preconditioner_rank must be a positive integer, got {preconditioner_rank!r}."
         )
+
+
+def _check_stopping_options(
+    early_stopping: str | None, stability_window: str, K_val: Any, Y_val: Any
+) -> None:
+    """Reject unknown early-stopping options, or a validation rule without data."""
     if early_stopping is not None and early_stopping not in EARLY_STOPPING_RULES:
         raise ValueError(
             f"Unknown early_stopping {early_stopping!r}; expected None or one of "
@@ -281,6 +249,37 @@ def _check_arguments(
         raise ValueError(
             f"early_stopping={early_stopping!r} needs validation data (K_val, Y_val)."
         )
+
+
+def _stopping_rule(
+    early_stopping: str | None,
+    pcg: _PCG,
+    check_every: int | None,
+    stability_tol: float,
+    stability_value_tol: float | None,
+    stability_window: str,
+    K_val: Any,
+    Y_val: Any,
+) -> DataStoppingRule | None:
+    """The data-based stopping rule of ``early_stopping`` (``None``: none).
+
+    The data-based rules and the user's callback are hooks on the iteration state
+    (:mod:`semisvm.solvers._early_stopping`); a hook returns a column mask or a bool.
+    """
+    if early_stopping is None:
+        return None
+    return DataStoppingRule(
+        early_stopping,
+        theta=check_every or max(1, math.ceil(math.sqrt(pcg.n) / 2)),
+        unlabeled=pcg.unl,
+        n_columns=pcg.C,
+        stability_tol=stability_tol,
+        stability_value_tol=stability_value_tol,
+        window=stability_window,
+        K_val=K_val,
+        Y_val=Y_val,
+        dead_zone=tolerances(pcg.Kop.dtype).sign_dead_zone,
+    )
 
 
 class _PCG:
@@ -356,12 +355,13 @@ class _PCG:
         if Wl is not None:
             res = Wl * res
         ga = self.gamma_a * self.alpha[:, sel]
-        if self.use_L:
-            ga += self.gamma_i * self.LKa[:, sel]
+        LKa = self.LKa  # None without the intrinsic term (use_L False)
+        if LKa is not None:
+            ga += self.gamma_i * LKa[:, sel]
         ga[lab] += res
         gb = res.sum(axis=0)
-        if self.L1 is not None:
-            gb = gb + self.gamma_i * self.LKa[:, sel].sum(axis=0)
+        if self.L1 is not None and LKa is not None:  # L1 implies the intrinsic term
+            gb = gb + self.gamma_i * LKa[:, sel].sum(axis=0)
         if not self.fit_intercept:  # b stays at b0 (0): no bias direction
             gb = np.zeros_like(gb)
         return gb, ga, E
@@ -377,7 +377,7 @@ class _PCG:
         hh = h * h if self.Wl is None else self.Wl * h * h
         Ka = self.Ka[:, sel]
         val = hh.sum(axis=0) + self.gamma_a * _coldot(self.alpha[:, sel], Ka)
-        if self.use_L:
+        if self.LKa is not None:  # the intrinsic term (use_L)
             fI = Ka + self.b[sel] if self.L1 is not None else Ka
             val = val + self.gamma_i * _coldot(fI, self.LKa[:, sel])
         return 0.5 * val
@@ -392,7 +392,15 @@ class _PCG:
             return slice(None), self.Ka[self.lab], self.Yl
         return cols, self.Ka[np.ix_(self.lab, cols)], self.Yl[:, cols]
 
-    def crit_values(self, gb, ga, Kga, mix, obj_prev, obj_now) -> np.ndarray:
+    def crit_values(
+        self,
+        gb: np.ndarray,
+        ga: np.ndarray,
+        Kga: np.ndarray,
+        mix: np.ndarray,
+        obj_prev: np.ndarray,
+        obj_now: np.ndarray,
+    ) -> np.ndarray:
         """The classical stopping quantity of ``tol_criterion`` (unnormalised)."""
         if self.tol_criterion == "mixed":
             return np.sqrt(np.maximum(mix, 0.0))
@@ -403,8 +411,25 @@ class _PCG:
         return np.abs(obj_prev - obj_now) / self.obj0[: obj_now.size]
 
     # ----------------------------------------------------------------------- start
-    def start(self, alpha0: Any, b0: Any, pre: Any) -> None:
-        """Iterate, products, first gradient, direction and the criterion's scale."""
+    def start(
+        self,
+        alpha0: Any,
+        b0: Any,
+        preconditioner: str,
+        rank: int | None,
+        random_state: Any,
+    ) -> None:
+        """Preconditioner, iterate, products, gradient, direction, criterion scale."""
+        pre = make_preconditioner(
+            preconditioner,
+            self.Kop,
+            self.lab,
+            self.Lop,
+            self.gamma_a,
+            self.gamma_i,
+            rank,
+            random_state,
+        )
         n, C, Kop = self.n, self.C, self.Kop
         self.pre = pre
         alpha = (
@@ -415,11 +440,12 @@ class _PCG:
             np.zeros(C) if b0 is None else np.array(b0, dtype=np.float64).reshape(C)
         )
         self.Ka = Kop @ self.alpha if self.alpha.any() else np.zeros((n, C))
-        self.L1 = (
-            (self.Lop @ np.ones(n)) if (self.use_L and self.intrinsic_bias) else None
+        Lop = self.Lop  # None exactly when use_L is False
+        self.L1: np.ndarray | None = (
+            (Lop @ np.ones(n)) if (Lop is not None and self.intrinsic_bias) else None
         )
-        self.LKa = (self.Lop @ self.Ka) if self.use_L else None
-        if self.L1 is not None:
+        self.LKa: np.ndarray | None = (Lop @ self.Ka) if Lop is not None else None
+        if self.L1 is not None and self.LKa is not None:
             self.LKa += self.L1[:, None] * self.b
         self.n_products = np.full(C, getattr(pre, "setup_products", 0), dtype=np.intp)
         all_cols = np.arange(C)
@@ -457,12 +483,19 @@ class _PCG:
         return self.crit_values(gb0, ga0, Kga0, mix0, obj_zero, obj_zero)
 
     # ------------------------------------------------------------------- iteration
-    def run(self, max_iter: int, rule: Any, history: Any, user: Any) -> None:
+    def run(
+        self,
+        max_iter: int,
+        rule: DataStoppingRule | None,
+        history: _History | None,
+        callback: Callable[[dict], Any] | None,
+    ) -> None:
         """The loop: iterate the active columns, then the hooks, in this order.
 
         The data-based rule, the history record, then the user's callback (whose
         time the history excludes).
         """
+        user = None if callback is None else UserCallback(callback)
         t_cb = 0.0
         for it in range(1, max_iter + 1):
             cols = np.flatnonzero(self.active)
@@ -496,19 +529,20 @@ class _PCG:
     def _step(self, cols: np.ndarray, sel: Any, full: bool) -> None:
         """Exact line search on all active columns at once, then the update."""
         ga_, gi = self.gamma_a, self.gamma_i
-        lab, Yl, L1 = self.lab, self.Yl, self.L1
+        lab, Yl, L1, LKa = self.lab, self.Yl, self.L1, self.LKa
         Kd_c = self.Kd[:, sel]
         db_c = self.d_b[sel]
         fd_l = Kd_c[lab] + db_c
-        LKd = (self.Lop @ Kd_c) if self.use_L else None
-        if L1 is not None:
+        # L K d, with LKa (None without the intrinsic term, use_L False)
+        LKd = None if self.Lop is None else self.Lop @ Kd_c
+        if L1 is not None and LKd is not None:
             LKd += L1[:, None] * db_c
         A = ga_ * _coldot(self.alpha[:, sel], Kd_c)
         B = ga_ * _coldot(self.d_a[:, sel], Kd_c)
-        if self.use_L:
+        if LKa is not None and LKd is not None:
             if L1 is not None:
                 dI = Kd_c + db_c
-                A += gi * _coldot(self.LKa[:, sel], dI)
+                A += gi * _coldot(LKa[:, sel], dI)
                 B += gi * _coldot(dI, LKd)
             else:
                 A += gi * _coldot(self.Ka[:, sel], LKd)
@@ -530,17 +564,19 @@ class _PCG:
             self.alpha += steps * self.d_a
             self.b += steps * self.d_b
             self.Ka += steps * self.Kd
-            if self.use_L:
-                self.LKa += steps * LKd
+            if LKa is not None and LKd is not None:
+                LKa += steps * LKd
         else:
             self.alpha[:, cols] += steps * self.d_a[:, cols]
             self.b[cols] += steps * self.d_b[cols]
             self.Ka[:, cols] += steps * Kd_c
-            if self.use_L:
-                self.LKa[:, cols] += steps * LKd
+            if LKa is not None and LKd is not None:
+                LKa[:, cols] += steps * LKd
         self.n_iter[cols] += 1
 
-    def _new_direction(self, cols: np.ndarray, sel: Any, full: bool) -> tuple:
+    def _new_direction(
+        self, cols: np.ndarray, sel: Any, full: bool
+    ) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray, np.ndarray]]:
         """New gradient (one product with K) and the Polak-Ribiere direction."""
         gb_new, ga_new, _ = self.grad(cols)
         Kga_new = self.Kop @ ga_new
@@ -601,7 +637,7 @@ class _PCG:
         refreshed state.
         """
         self.Ka[:, cs] = _accurate_product(self.Kop, self.alpha[:, cs])
-        if self.use_L:
+        if self.Lop is not None and self.LKa is not None:  # the intrinsic term
             self.LKa[:, cs] = self.Lop @ self.Ka[:, cs]
             if self.L1 is not None:
                 self.LKa[:, cs] += self.L1[:, None] * self.b[cs]

@@ -200,6 +200,7 @@ class TSVMResult(SolverResult):
         certificate, up to rounding).
     """
 
+    reason: str  # one problem: one stop reason (the base allows a list)
     labels: np.ndarray
     alpha: np.ndarray
     b: float
@@ -376,6 +377,11 @@ class _Search:
                     len(self.stack),
                 )
 
+    def incumbent(self) -> tuple[np.ndarray, L2SVMResult]:
+        """The best labeling of U and its L2-SVM (the first descent records one)."""
+        assert self.best_labels is not None and self.best_sol is not None
+        return self.best_labels, self.best_sol
+
     def open_bound(self) -> float:
         """Smallest lower bound over the open nodes (``best_obj`` if none).
 
@@ -417,6 +423,7 @@ class _Search:
             if np.array_equal(new, labels):
                 break
             labels = new
+        assert sol is not None  # the loop ran
         self._record(y[self.U], sol, "initial")
 
     def _stop(self) -> bool:
@@ -751,14 +758,7 @@ def balance_bound(
         return np.inf if p_lo > p_hi else 0.0
     S = float(f_free.sum())
     if p_lo == p_hi:  # a strict window: one count (the common case, fast)
-        P = p_lo
-        if P == 0 or P == m:
-            return 0.0
-        top = float(-np.partition(-f_free, P - 1)[:P].sum())
-        mu = (2.0 * P - m) / m
-        c2 = 4.0 * P * (m - P) / m
-        a = max(c2 - (2.0 * top - S) + mu * S, 0.0)
-        return a * a / (2.0 * c2 * (lam + 0.5 / C_star))
+        return _one_count_bound(f_free, p_lo, S, lam, C_star)
     cs = np.r_[0.0, np.cumsum(np.sort(f_free)[::-1])]
     P = np.arange(p_lo, p_hi + 1)
     mu = (2.0 * P - m) / m
@@ -768,6 +768,20 @@ def balance_bound(
     B = np.zeros(P.size)
     B[ok] = a[ok] ** 2 / (2.0 * c2[ok] * (lam + 0.5 / C_star))
     return float(B.min())
+
+
+def _one_count_bound(
+    f_free: np.ndarray, P: int, S: float, lam: float, C_star: float
+) -> float:
+    """:math:`B_P` of the one count ``P`` of a strict window (``S``: sum of f_free)."""
+    m = f_free.size
+    if P == 0 or P == m:
+        return 0.0
+    top = float(-np.partition(-f_free, P - 1)[:P].sum())
+    mu = (2.0 * P - m) / m
+    c2 = 4.0 * P * (m - P) / m
+    a = max(c2 - (2.0 * top - S) + mu * S, 0.0)
+    return a * a / (2.0 * c2 * (lam + 0.5 / C_star))
 
 
 #: neighbourhood sizes of the graph hints (kNN graphs in the kernel's metric)
@@ -820,8 +834,8 @@ def _graph_hints(
         nbrs[rows] = np.take_along_axis(part, order, axis=1)
     out = []
     for k in ks:
-        rows = np.repeat(np.arange(n), k)
-        W = sp.csr_matrix((np.ones(n * k), (rows, nbrs[:, :k].ravel())), shape=(n, n))
+        heads = np.repeat(np.arange(n), k)
+        W = sp.csr_matrix((np.ones(n * k), (heads, nbrs[:, :k].ravel())), shape=(n, n))
         W = W.maximum(W.T)
         Lap = sp.diags(np.asarray(W.sum(axis=1)).ravel()) - W
         Lap = Lap.tocsr()
@@ -1056,11 +1070,11 @@ def tsvm_branch_and_bound(
         graph_hints=graph_hints,
         branch="bound" if graph_hints else "confident",
     )
-    sol = s.best_sol
+    best_labels, sol = s.incumbent()
     lower = s.lower_bound()
     progress.line(" ", 1, s.n_nodes, s.best_obj, lower, s.termination, len(s.stack))
     return TSVMResult(
-        labels=s.best_labels,
+        labels=best_labels,
         alpha=sol.alpha,
         b=sol.b,
         objective=sol.objective,
@@ -1111,6 +1125,7 @@ def _full_descent(
         if np.array_equal(new, labels):
             break
         labels = new
+    assert best_lab is not None and best is not None, "max_steps >= 1"
     return best_lab, best
 
 
@@ -1473,7 +1488,7 @@ class _RandomizedRun:
             hints,
             "search",
         )
-        sol = s.best_sol
+        best_labels, sol = s.incumbent()
         supp = np.flatnonzero(sol.alpha)
         f_U = K[np.ix_(U, sub[supp])] @ sol.alpha[supp] + sol.b
         in_R = np.zeros(u, bool)
@@ -1481,7 +1496,7 @@ class _RandomizedRun:
         V = (~in_R) & (np.abs(f_U) < 1.0)
         n_viol = int(np.count_nonzero(V))
         induced = np.where(f_U >= 0, 1.0, -1.0)
-        induced[R] = s.best_labels
+        induced[R] = best_labels
         n_pos = int(np.count_nonzero(induced > 0))
         balance_ok = self.lo <= n_pos <= self.hi
         score = sol.objective + self.C_star * float(np.sum((1.0 - np.abs(f_U[V])) ** 2))
@@ -1495,9 +1510,9 @@ class _RandomizedRun:
         many violators (those full solves are large).  Returns ``improved``."""
         if not (smp.balance_ok or smp.n_viol <= self.r):
             return False
-        sol, R = smp.search.best_sol, smp.R
+        (best_labels, sol), R = smp.search.incumbent(), smp.R
         pref = smp.f_U.copy()
-        pref[R] = smp.search.best_labels * (1.0 + np.abs(smp.f_U[R]))
+        pref[R] = best_labels * (1.0 + np.abs(smp.f_U[R]))
         alpha_sub = np.zeros(self.y.size)
         alpha_sub[smp.sub] = sol.alpha
         cand_labels, cand = _full_descent(
@@ -1526,16 +1541,17 @@ class _RandomizedRun:
             return None
         self.n_proofs += 1
         R, U = smp.R, self.U
+        assert self.inc_labels is not None  # a balanced sample set the incumbent
         p = self._bb(
             smp.K_sub,
             self.y[smp.sub],
             self.lo_X,
             self.hi_X,
-            [smp.search.best_labels, self.inc_labels[R]],
+            [smp.search.incumbent()[0], self.inc_labels[R]],
             "proof",
         )
         self.lower = max(self.lower, min(p.lower_bound(), self.upper()))
-        ps = p.best_sol
+        _, ps = p.incumbent()
         pp = np.flatnonzero(ps.alpha)
         a_P = np.abs(self.K[np.ix_(U, smp.sub[pp])] @ ps.alpha[pp] + ps.b)
         a_P[R] = np.inf
@@ -1577,7 +1593,7 @@ class _RandomizedRun:
 
     def _log(self, smp: _Sample, improved: bool) -> dict:
         """(5) The round's record (``history``, ``callback``) and log line."""
-        obj_R = smp.search.best_sol.objective
+        obj_R = smp.search.incumbent()[1].objective
         record = {
             "round": self.n_rounds,
             "objective_R": obj_R,
@@ -1663,6 +1679,7 @@ class _RandomizedRun:
                 max_steps=1,
             )
         inc = self.inc
+        assert self.inc_labels is not None  # set with inc
         lower = min(self.lower, inc.objective) if self.certified else self.lower
         self.progress.line(
             " ", self.n_rounds, self.n_nodes, inc.objective, lower, self.termination
