@@ -398,6 +398,8 @@ def _solve_semi_supervised(
 ) -> Any:
     """The solver result of a semi-supervised classifier (see :func:`run_classifier`)."""
     n = prep.K.shape[0]
+    if gamma_i is None:
+        raise ValueError(f"The semi-supervised classifier {clf!r} needs a gamma_i.")
     if clf == "laprlsc":
         res = laprls_direct(
             prep.K,
@@ -438,7 +440,8 @@ def _solve_semi_supervised(
             fit_intercept=fit_intercept,
         )
     elif clf in PCG_RULES:
-        es = PCG_RULES[clf] if early_stopping is False else early_stopping
+        # False (or True): the rule of the classifier's name
+        es = PCG_RULES[clf] if isinstance(early_stopping, bool) else early_stopping
         need_val = es in ("validation", "mixed")
         res = lapsvm_pcg(
             prep.K,
@@ -1470,7 +1473,7 @@ def _figures(
     bar,
     fit_intercept=False,
 ) -> list[Path]:
-    files = []
+    files: list[Path] = []
     try:
         import matplotlib  # noqa: F401
     except ImportError:
