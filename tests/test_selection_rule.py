@@ -333,3 +333,83 @@ def test_every_estimator_fitted_twice_gives_the_same_bytes(est):
         env=env,
     ).stdout
     assert out == a
+
+
+def _brute_intrinsic_bias_loo(solve, K, L, lab, Yl, c, ga, gi):
+    """Refit without each label's loss term, the bias inside the graph term."""
+    n = K.shape[0]
+    Y = np.zeros((n, Yl.shape[1]))
+    Y[lab] = Yl
+    sw = np.ones(n)
+    sw[lab] = c
+    out = np.empty_like(Yl)
+    for t, i in enumerate(lab):
+        Y2 = Y.copy()
+        Y2[i] = 0.0
+        r = solve(
+            K, Y2, L=L, gamma_a=ga, gamma_i=gi, sample_weight=sw, intrinsic_bias=True
+        )
+        out[t] = (K @ r.alpha + r.b)[i]
+    return out
+
+
+@pytest.mark.parametrize("spectral", [True, False])
+@pytest.mark.parametrize("ga, gi", [(1e-2, 1e-3), (1e-3, 1e-1), (1e-4, 1.0)])
+def test_loo_with_the_intrinsic_bias_equals_refits(spectral, ga, gi):
+    """With a normalized Laplacian (rows not summing to 0) the estimators' default
+    intrinsic bias puts b in the graph term: the LOO engine scores that model with
+    the features [Phi, 1] and the bias out of the ambient penalty.  Fails if the
+    engine scored the free-intercept model instead (checked: they differ here)."""
+    K, _, lab, Yl, c = _problem(seed=3, n_lab=14)
+    X, _ = make_moons(K.shape[0], noise=0.2, random_state=3)
+    L = graph_laplacian(knn_graph(X, 6, weight="binary"), normalized=True)
+    n = K.shape[0]
+    Phi = loo_features(lambda idx: K[:, idx], n, lab)
+    Phi1 = np.c_[Phi, np.ones(n)]
+    mask = np.r_[np.ones(Phi.shape[1]), 0.0]
+    eng = SpectralLOO(
+        Phi1,
+        L,
+        lab,
+        Yl,
+        weights=c,
+        fit_intercept=False,
+        ambient_mask=mask,
+        spectral=spectral,
+    )
+    _, O = eng.rls(ga, gi)
+    ref = _brute_intrinsic_bias_loo(laprls_direct, K, L, lab, Yl, c, ga, gi)
+    np.testing.assert_allclose(O, ref, atol=1e-6 * np.abs(ref).max())
+    _, O_svm = eng.l2svm(ga, gi)
+    ref_svm = _brute_intrinsic_bias_loo(lapsvm_newton, K, L, lab, Yl, c, ga, gi)
+    np.testing.assert_allclose(O_svm, ref_svm, atol=1e-6 * np.abs(ref_svm).max())
+    # the free-intercept engine scores another model on this graph
+    free = SpectralLOO(Phi, L, lab, Yl, weights=c)
+    assert np.abs(free.rls(ga, gi)[1] - ref).max() > 1e-4 * np.abs(ref).max()
+
+
+def test_auto_rule_scores_the_intrinsic_bias_model_it_fits():
+    """loo_evidence uses the intrinsic-bias engine exactly when the fitted model
+    has the bias in a graph term that sees it (normalized Laplacian)."""
+    from semisvm.models import _autoreg
+
+    X, yt = make_moons(120, noise=0.15, random_state=1)
+    y = np.full(120, -1)
+    rng = np.random.default_rng(1)
+    for c in (0, 1):
+        y[rng.choice(np.flatnonzero(yt == c), 6, replace=False)] = c
+    built = []
+    real = _autoreg.SpectralLOO
+
+    def spy(*args, **kw):
+        built.append(kw.get("ambient_mask") is not None)
+        return real(*args, **kw)
+
+    for normalized, expected in ((True, True), (False, False)):
+        built.clear()
+        _autoreg.SpectralLOO = spy
+        try:
+            LapRLS(normalize_laplacian=normalized).fit(X, y)
+        finally:
+            _autoreg.SpectralLOO = real
+        assert any(built) is expected

@@ -300,6 +300,15 @@ class LOOEvidence:
         )
 
 
+def _rows_do_not_sum_to_zero(L: Any, n: int) -> bool:
+    """True when ``L 1 != 0`` beyond rounding (a normalized Laplacian): the bias
+    then matters in the graph term.  The scale is L's action on a +-1 vector."""
+    r = np.asarray(L @ np.ones(n), dtype=np.float64).ravel()
+    v = np.where(np.arange(n) % 2 == 0, 1.0, -1.0)
+    scale = float(np.abs(np.asarray(L @ v, dtype=np.float64)).max())
+    return bool(np.abs(r).max() > 1e-9 * max(scale, 1e-300))
+
+
 #: the name of the criterion, as reported
 CRITERION = "balanced scale-free LOO squared hinge"
 
@@ -387,6 +396,22 @@ def loo_evidence(
         unlabeled_idx=unl if unl.size else None,
         spectral=n_graph > 3,
     )
+    # the bias inside the graph term (the estimators' intrinsic_bias) is another
+    # model than a free intercept when L's rows do not sum to 0 (normalized L):
+    # score the graph pairs with the bias as a coefficient the graph term sees
+    engine_ib = None
+    if need_graph and opts.intrinsic_bias and _rows_do_not_sum_to_zero(L, n):
+        engine_ib = SpectralLOO(
+            np.c_[Phi, np.ones(n)],
+            L,
+            lab,
+            Yl,
+            weights=w,
+            unlabeled_idx=unl if unl.size else None,
+            spectral=n_graph > 3,
+            fit_intercept=False,
+            ambient_mask=np.r_[np.ones(Phi.shape[1]), 0.0],
+        )
     balance = opts.class_balance if unl.size else None
     targets = None
     if balance is not None:
@@ -402,10 +427,11 @@ def loo_evidence(
     per_point, scores, errors = [], [], []
     ww = np.ones(lab.size) if w is None else w
     for ga, gi in raw:
+        eng = engine_ib if (engine_ib is not None and gi > 0) else engine
         if balance is None:
-            _, O = engine.rls(ga, gi) if loss == "squared" else engine.l2svm(ga, gi)
+            _, O = eng.rls(ga, gi) if loss == "squared" else eng.l2svm(ga, gi)
         else:
-            O, FU, D = engine.fold_outputs(ga, gi, loss)
+            O, FU, D = eng.fold_outputs(ga, gi, loss)
             assert targets is not None  # set above when balance is not None
             if balance == "mean":
                 O = O + np.stack(

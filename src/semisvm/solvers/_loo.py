@@ -172,6 +172,21 @@ class SpectralLOO:
         pairs); ``False`` solves with the Cholesky factor of
         :math:`\\gamma_A I + \\gamma_I B` per pair (a few pairs: an
         :math:`r^3/3` factorization instead of an eigendecomposition).
+    ambient_mask : ndarray of shape (r,) or None
+        0/1 diagonal :math:`E` of the ambient penalty :math:`\\gamma_A w^T E w`
+        (None: :math:`E = I`).  The estimators' *intrinsic bias* is the case
+        :math:`\\Phi \\to [\\Phi, 1]`, :math:`E = \\mathrm{diag}(1, \\dots, 1, 0)`,
+        ``fit_intercept=False``: the bias is a coefficient that the graph term
+        sees and the ambient term does not, :math:`f = \\Phi w + b 1` with
+        :math:`\\gamma_I (\\Phi w + b1)^T L (\\Phi w + b1)` (it differs from a free
+        intercept when L's rows do not sum to 0: the normalized Laplacian).  The
+        spectral path then diagonalizes the pencil: with the generalized
+        eigenvectors :math:`V^T(E + B)V = I`, :math:`V^T B V = \\mathrm{diag}(\\beta)`
+        (so :math:`V^T E V = I - \\mathrm{diag}(\\beta)`),
+        :math:`(\\gamma_A E + \\gamma_I B)^{-1} = V\\,\\mathrm{diag}\\big(1 /
+        (\\gamma_A(1 - \\beta) + \\gamma_I\\beta)\\big)V^T`; :math:`E + B` must be
+        positive definite (for the intrinsic bias: :math:`1^T L 1 > 0`) and
+        :math:`\\gamma_I > 0`.
     """
 
     def __init__(
@@ -186,6 +201,7 @@ class SpectralLOO:
         exact_max: int = 100,
         unlabeled_idx: np.ndarray | None = None,
         spectral: bool = True,
+        ambient_mask: np.ndarray | None = None,
     ) -> None:
         self.exact_max = exact_max
         A0 = Phi[labeled_idx]
@@ -196,6 +212,15 @@ class SpectralLOO:
         )
         self.B: np.ndarray | None = None
         self._factor: dict = {}
+        r = Phi.shape[1]
+        # the ambient diagonal E; in the spectral basis the penalty is
+        # diag(gamma_a * p + gamma_i * mu)
+        self.mask = (
+            np.ones(r) if ambient_mask is None else np.asarray(ambient_mask, float)
+        )
+        self.p = np.ones(r)
+        if ambient_mask is not None and L is None:
+            raise ValueError("ambient_mask needs the graph term (L) to be definite.")
         if L is not None and not spectral:
             B = Phi.T @ np.asarray(L @ Phi, dtype=np.float64)
             self.B = 0.5 * (B + B.T)
@@ -204,8 +229,14 @@ class SpectralLOO:
         elif L is not None:
             LPhi = np.asarray(L @ Phi, dtype=np.float64)
             B = Phi.T @ LPhi
-            mu, U = np.linalg.eigh(0.5 * (B + B.T))
-            self.mu = np.maximum(mu, 0.0)
+            B = 0.5 * (B + B.T)
+            if ambient_mask is None:
+                mu, U = np.linalg.eigh(B)
+                self.mu = np.maximum(mu, 0.0)
+            else:  # the pencil (B, E + B): V^T (E + B) V = I, V^T B V = diag(beta)
+                beta, U = sla.eigh(B, B + np.diag(self.mask), check_finite=False)
+                beta = np.clip(beta, 0.0, 1.0)
+                self.mu, self.p = beta, 1.0 - beta
             self.A = A0 @ U
             self.AU = None if AU0 is None else AU0 @ U
         else:
@@ -225,7 +256,7 @@ class SpectralLOO:
         if key not in self._factor:
             assert self.B is not None, "the Cholesky path needs B (spectral=False)"
             M = gamma_i * self.B
-            M[np.diag_indices_from(M)] += gamma_a
+            M[np.diag_indices_from(M)] += gamma_a * self.mask
             cf = sla.cho_factor(M, lower=True, check_finite=False)
             self._factor = {key: sla.cho_solve(cf, self.A.T, check_finite=False)}
         return self._factor[key]
@@ -234,10 +265,10 @@ class SpectralLOO:
         r""":math:`\Phi_R (\gamma_A I + \gamma_I B)^{-1}\Phi_L^T` for the rows R
         (``self.A``: labeled, ``self.AU``: unlabeled), in either basis."""
         if self.mu is None:
-            if gamma_i == 0:
+            if gamma_i == 0 and not (self.mask == 0).any():
                 return (rows @ self.A.T) / gamma_a
             return rows @ self._solved(gamma_a, gamma_i)
-        d = 1.0 / (gamma_a + gamma_i * self.mu)
+        d = 1.0 / (gamma_a * self.p + gamma_i * self.mu)
         return (rows * d) @ self.A.T
 
     def gram(self, gamma_a: float, gamma_i: float) -> np.ndarray:
