@@ -413,3 +413,30 @@ def test_auto_rule_scores_the_intrinsic_bias_model_it_fits():
         finally:
             _autoreg.SpectralLOO = real
         assert any(built) is expected
+
+
+def test_random_state_instances_are_threaded_not_replaced_by_zero():
+    """A RandomState/Generator reaches the internal draws (issue 29): it used to
+    become seed 0 in the LOO landmark draw."""
+    from semisvm._validation import as_generator, int_seed
+
+    assert int_seed(None) == 0 and int_seed(7) == 7
+    a = as_generator(np.random.RandomState(1)).integers(10**9)
+    b = as_generator(np.random.RandomState(2)).integers(10**9)
+    assert a != b
+    assert as_generator(None).integers(10**9) == np.random.default_rng(0).integers(
+        10**9
+    )
+    g = np.random.default_rng(5)
+    assert as_generator(g) is g
+    # the LOO landmarks follow the state: two states, two draws
+    K = np.eye(50)
+    cols = lambda idx: K[:, idx]  # noqa: E731
+    lab = np.arange(3)
+    P1 = loo_features(
+        cols, 50, lab, max_features=10, random_state=np.random.RandomState(1)
+    )
+    P2 = loo_features(
+        cols, 50, lab, max_features=10, random_state=np.random.RandomState(2)
+    )
+    assert P1.shape == P2.shape and not np.allclose(P1, P2)

@@ -428,3 +428,28 @@ def resolve_seed(random_state: Any) -> Any:
     ``RandomState`` to draw differently.
     """
     return 0 if random_state is None else random_state
+
+
+def as_generator(random_state: Any) -> np.random.Generator:
+    """A numpy ``Generator`` for ``random_state`` (:func:`resolve_seed`: None is 0).
+
+    An int seeds it; a ``Generator`` is used as is; a ``RandomState`` seeds it with
+    one draw (consumed, so that successive fits differ, as in scikit-learn).
+    """
+    rs = resolve_seed(random_state)
+    if isinstance(rs, np.random.Generator):
+        return rs
+    if isinstance(rs, np.random.RandomState):
+        return np.random.default_rng(rs.randint(2**31 - 1))
+    return np.random.default_rng(rs)
+
+
+def int_seed(random_state: Any) -> int:
+    """An int seed for ``random_state`` (for libraries that take only ints):
+    None is 0, an int itself, a ``RandomState``/``Generator`` gives one draw."""
+    rs = resolve_seed(random_state)
+    if isinstance(rs, np.random.RandomState):
+        return int(rs.randint(2**31 - 1))
+    if isinstance(rs, np.random.Generator):
+        return int(rs.integers(2**31 - 1))
+    return int(rs)

@@ -74,6 +74,7 @@ from typing import Any
 import numpy as np
 
 from .. import _defaults
+from .._validation import as_generator, resolve_seed
 from ..solvers._loo import (
     SpectralLOO,
     balanced_loo,
@@ -119,7 +120,7 @@ def feature_count(n: int) -> int:
 
 
 def _seed(random_state: Any) -> int:
-    return random_state if isinstance(random_state, int) else 0
+    return resolve_seed(random_state)
 
 
 def _candidates(
@@ -345,7 +346,7 @@ def loo_evidence(
     lab = np.flatnonzero(labeled)
     Yl = Y[lab]
     if lab.size > MAX_LOO_LABELS:
-        rng = np.random.default_rng(_seed(est.random_state))
+        rng = as_generator(est.random_state)
         cls = Yl.argmax(axis=1) if Yl.shape[1] > 1 else (Yl[:, 0] > 0).astype(int)
         keep = np.concatenate(
             [

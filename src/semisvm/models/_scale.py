@@ -31,6 +31,7 @@ from .._memory import (
     block_rows,
     format_bytes,
 )
+from .._validation import int_seed, resolve_seed
 
 __all__ = [
     "KERNEL_APPROXIMATIONS",
@@ -269,7 +270,7 @@ def build_scalable_kernel(est: Any, X: Any, kind: str) -> tuple[Any, float | Non
             degree=est.degree,
             coef0=est.coef0,
             kernel_params=est.kernel_params,
-            random_state=est.random_state if est.random_state is not None else 0,
+            random_state=resolve_seed(est.random_state),
         ).fit(X)
         return dfactor, g
 
@@ -292,7 +293,7 @@ def build_scalable_kernel(est: Any, X: Any, kind: str) -> tuple[Any, float | Non
     factor = NystroemFactor(
         m,
         landmarks=opts.landmarks,
-        random_state=est.random_state if est.random_state is not None else 0,
+        random_state=resolve_seed(est.random_state),
         **params,
     ).fit(X)
     return factor, g
@@ -404,7 +405,7 @@ def scalable_adjacency(est: Any, X: Any) -> sp.csr_array:
         k,
         method=method,
         pca_components=opts.graph_pca,
-        random_state=0,
+        random_state=int_seed(est.random_state),
     )
     return _to_weights(
         _symmetrize(ind, d2, n),

@@ -66,6 +66,8 @@ from typing import Any
 import numpy as np
 import scipy.linalg as sla
 
+from .._validation import as_generator
+
 __all__ = [
     "SpectralLOO",
     "balanced_loo",
@@ -114,9 +116,7 @@ def loo_features(
     if n <= max(max_features, labeled_idx.size):
         idx = np.arange(n)
     else:
-        rng = np.random.default_rng(
-            random_state if isinstance(random_state, int) else 0
-        )
+        rng = as_generator(random_state)
         rest = np.setdiff1d(np.arange(n), labeled_idx)
         extra = max(max_features - labeled_idx.size, 0)
         idx = np.concatenate([labeled_idx, rng.choice(rest, size=extra, replace=False)])
