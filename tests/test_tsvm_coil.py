@@ -141,3 +141,16 @@ def test_bench_csv_append_widens_the_header(tmp_path):
     mod.append_rows(csv_path, [{"a": 3, "c": 4}])
     lines = csv_path.read_text().splitlines()
     assert lines == ["a,b,c", "1,2,", "3,,4"]
+
+
+def test_one_vs_rest_two_classes_uses_both_columns_of_the_decoder():
+    """Two classes: the decoder's single +-1 column becomes two one-vs-rest
+    problems (class 0: its negative); a sign slip would swap every label."""
+    rng = np.random.default_rng(2)
+    X = np.r_[rng.normal(size=(8, 2)) + [6, 0], rng.normal(size=(8, 2)) - [6, 0]]
+    y = np.repeat([3, 7], 8)
+    lab = pick_labeled(y, 1, 0)
+    r = tsvm_one_vs_rest(X, y, lab, gamma=0.1, C=10.0, C_star=1.0, time_limit=30)
+    assert r.certified == [True, True]
+    assert r.error == 0.0
+    np.testing.assert_array_equal(r.transduction, y)

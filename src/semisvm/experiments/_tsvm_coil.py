@@ -38,7 +38,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVC
 
 from ..datasets._loaders import load_coil20
-from ..kernels import kernel_matrix, resolve_gamma
+from ..models._problem import build_kernel, encode_targets
 from ..solvers._l2svm import l2svm_primal
 from ..solvers._tsvm import tsvm_branch_and_bound, tsvm_randomized
 
@@ -185,12 +185,24 @@ def tsvm_one_vs_rest(
     """
     n = X.shape[0]
     classes = np.unique(y)
-    g = resolve_gamma(X, gamma, "rbf")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the data-scale warning on raw pixels
-        K = kernel_matrix(X, kernel="rbf", gamma=g)
+        K, g = build_kernel(
+            X, kernel="rbf", gamma=gamma, degree=3, coef0=1.0, kernel_params=None
+        )
     is_lab = np.zeros(n, bool)
     is_lab[labeled] = True
+    # the one label decoder: +-1 one-vs-rest columns, 0 on the unlabeled rows
+    # (two classes: one column, +1 for classes[1]; here one TSVM per class)
+    enc = encode_targets(np.where(is_lab, y, -1))
+    if not np.array_equal(enc.classes, classes):
+        raise ValueError(
+            f"every class needs a labeled point; labeled classes {list(enc.classes)}"
+            f" of {list(classes)}."
+        )
+    T = enc.Y
+    if classes.size == 2:
+        T = np.c_[-T[:, 0], T[:, 0]]
     U = np.flatnonzero(~is_lab)
     F = np.empty((n, classes.size))
     F_l2 = np.empty((U.size, classes.size))
@@ -198,8 +210,8 @@ def tsvm_one_vs_rest(
         k: [] for k in ("certified", "gap", "objective", "lower", "time", "term")
     }
     col_labels = []
-    for j, c in enumerate(classes):
-        t = np.where(is_lab, np.where(y == c, 1.0, -1.0), 0.0)
+    for j in range(classes.size):
+        t = T[:, j]
         frac = float(np.mean(t[is_lab] > 0))
         kw: dict[str, Any] = dict(
             C=C, C_star=C_star, positive_fraction=frac, time_limit=time_limit
