@@ -69,6 +69,10 @@ def test_streamed_symmetric_and_exact_on_uncentred_data():
     op = StreamedKernelOperator(Xo, gamma=0.2, tile_bytes=4 * 32 * 128)
     Kt = op.toarray()
     assert np.abs(Kt - K64).max() < 2e-5  # float32 rounding of the centred data
+    assert Kt.max() <= 1.0
+    # duplicated points: entries 1 up to rounding, never above
+    dup = StreamedKernelOperator(np.repeat(Xo[:50], 3, axis=0), gamma=0.2).toarray()
+    assert dup.max() <= 1.0 and dup[0, 1] == dup[1, 0] > 1.0 - 1e-5
     V = r.normal(size=(300, 4))
     np.testing.assert_allclose(op @ V, K64 @ V, atol=1e-4 * np.abs(K64 @ V).max())
     # the product uses one triangle of tiles: K^T V and K V agree
