@@ -52,7 +52,9 @@ def test_streamed_matches_dense_float32(kernel, params, tile_bytes):
         rng.normal(size=240),
         rng.normal(size=(240, 10)),
     ):
-        np.testing.assert_allclose(op @ V, K @ V, **tol)
+        KV = op @ V
+        assert KV.flags.c_contiguous and KV.dtype == np.float64
+        np.testing.assert_allclose(KV, K @ V, **tol)
     np.testing.assert_allclose(op.diagonal(), np.diag(K), rtol=1e-6)
     np.testing.assert_allclose(
         op.rows(np.array([3, 100])), K[[3, 100]], rtol=1e-5, atol=1e-6

@@ -39,10 +39,17 @@ from .._memory import block_rows
 from ._kernels import kernel_matrix, row_norms_sq
 from ._operators import single_blas_thread
 
-__all__ = ["StreamedKernelOperator", "cache_bytes"]
+__all__ = ["GEMV_MAX_COLUMNS", "StreamedKernelOperator", "cache_bytes"]
 
 #: Widest tile (columns); rows follow from the tile's bytes (1 MiB: 256 x 1024).
 _MAX_TILE_COLS = 1024
+
+#: Widest block of columns applied one column at a time (gemv) on a tile.  On
+#: the benchmark machine (OpenBLAS 0.3.31 Haswell kernel, one thread, a 256 x
+#: 1024 float32 tile in cache) a GEMM with 2, 4, 8, 10 columns cost 5, 6, 7-9,
+#: 9.5-13 gemv; whole products at n = 20,000: 6 columns 12% faster by gemv,
+#: 10 the same, 16 25% slower (``benchmarks/scale/bench_streamed.py`` era).
+GEMV_MAX_COLUMNS = 8
 
 #: Row tiles of the fallback path (sparse data, callable kernels), as before.
 _FALLBACK_TILE_BYTES = 256 * 2**20
@@ -253,22 +260,29 @@ class StreamedKernelOperator:
 
         In the tiles of row block R, the columns of R itself make the full
         square :math:`K_{RR}` (both triangles: applied once); the columns past R
-        also give :math:`K_{RS}^T V_R` for the rows S.
+        also give :math:`K_{RS}^T V_R` for the rows S.  Up to
+        :data:`GEMV_MAX_COLUMNS` columns are applied one by one (gemv: a
+        2-column GEMM on a tile cost 5 gemv), wider blocks by one GEMM each way.
         """
         A = self._A
         assert A is not None
         n = self.shape[0]
         R, S = self.tile_rows, self.tile_cols
-        tail = V32.shape[1:]
-        out = np.zeros((n,) + tail, dtype=np.float64)
+        narrow = V32.ndim == 1 or V32.shape[1] <= GEMV_MAX_COLUMNS
+        # narrow: columns as contiguous rows of W (C, n); wide: W = V (n, C)
+        W = V32.reshape(1, n) if V32.ndim == 1 else V32
+        if narrow and V32.ndim == 2:
+            W = np.ascontiguousarray(V32.T)
+        C = W.shape[0] if narrow else W.shape[1]
+        out = np.zeros(W.shape, dtype=np.float64)
         buf = np.empty((R, S), dtype=np.float32)
         Bbuf = np.empty((S, A.shape[1]), dtype=np.float32)
-        tR = np.empty((R,) + tail, dtype=np.float32)
-        tS = np.empty((S,) + tail, dtype=np.float32)
+        tR = np.empty((C, R) if narrow else (R, C), dtype=np.float32)
+        tS = np.empty((C, S) if narrow else (S, C), dtype=np.float32)
         rbf = self.kernel == "rbf"
         for r0 in range(0, n, R):
             r1 = min(n, r0 + R)
-            Ar, Vr = A[r0:r1], V32[r0:r1]
+            Ar = A[r0:r1]
             for c0 in range(r0, n, S):
                 c1 = min(n, c0 + S)
                 K = self._tile(Ar, self._right(c0, c1, Bbuf), buf[: r1 - r0, : c1 - c0])
@@ -276,14 +290,25 @@ class StreamedKernelOperator:
                 if rbf and w:
                     i = np.arange(c0, c0 + w)
                     K[i - r0, i - c0] = 1.0
-                t = tR[: r1 - r0]
-                np.matmul(K, V32[c0:c1], out=t)
-                out[r0:r1] += t
-                if c1 > c0 + w:
-                    t2 = tS[: c1 - c0 - w]
-                    np.matmul(K[:, w:].T, Vr, out=t2)
-                    out[c0 + w : c1] += t2
-        return out
+                Kt = K[:, w:]  # the tile's columns past R: K^T V_R too
+                if narrow:
+                    t, t2 = tR[:, : r1 - r0], tS[:, : c1 - c0 - w]
+                    for j in range(C):
+                        np.matmul(K, W[j, c0:c1], out=t[j])
+                        if t2.shape[1]:
+                            np.matmul(W[j, r0:r1], Kt, out=t2[j])
+                    out[:, r0:r1] += t
+                    out[:, c0 + w : c1] += t2
+                else:
+                    t, t2 = tR[: r1 - r0], tS[: c1 - c0 - w]
+                    np.matmul(K, W[c0:c1], out=t)
+                    out[r0:r1] += t
+                    if t2.shape[0]:
+                        np.matmul(Kt.T, W[r0:r1], out=t2)
+                        out[c0 + w : c1] += t2
+        if V32.ndim == 1:
+            return out[0]
+        return np.ascontiguousarray(out.T) if narrow else out
 
     def diagonal(self) -> np.ndarray:
         if self.kernel == "rbf":
