@@ -48,7 +48,7 @@ _MAX_TILE_COLS = 1024
 #: the benchmark machine (OpenBLAS 0.3.31 Haswell kernel, one thread, a 256 x
 #: 1024 float32 tile in cache) a GEMM with 2, 4, 8, 10 columns cost 5, 6, 7-9,
 #: 9.5-13 gemv; whole products at n = 20,000: 6 columns 12% faster by gemv,
-#: 10 the same, 16 25% slower (``benchmarks/scale/bench_streamed.py`` era).
+#: 10 the same, 16 25% slower, d = 50.
 GEMV_MAX_COLUMNS = 8
 
 #: Row tiles of the fallback path (sparse data, callable kernels), as before.
