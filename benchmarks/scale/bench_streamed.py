@@ -10,8 +10,8 @@ rounds:
   the operator's tile shape, into one reused buffer -- the floor of any product
   that forms every entry (the operator forms only the tiles S >= R, so it can go
   below 1);
-* with ``--before`` (default): the previous algorithm, row tiles of at most
-  256 MiB from ``kernel_matrix`` applied to the vector (``before``), and the
+* unless ``--no-before``: the previous algorithm (commit ffcf8b6), row tiles
+  of at most 256 MiB from ``kernel_matrix`` applied to V (``before``), and the
   GEMM the previous benchmark compared it with (the same 256 MiB row tiles, a
   fresh output per tile: ``gemm_fresh``).
 
@@ -60,6 +60,7 @@ COLUMNS = [
     "t_before",
     "t_gemm_fresh",
     "ratio_before",
+    "speedup",
     "C10_vs_C1",
     "load",
 ]
@@ -77,12 +78,12 @@ def gemm_floor(X: np.ndarray, rows: int, cols: int) -> None:
 
 
 def before_product(X: np.ndarray, gamma: float, v: np.ndarray) -> np.ndarray:
-    """The previous streamed product: 256 MiB row tiles of ``kernel_matrix``."""
+    """The previous streamed product (commit ffcf8b6): 256 MiB row tiles."""
     n = X.shape[0]
     rows = max(1, (256 * 2**20) // (4 * n))
     sq = np.einsum("ij,ij->i", X, X)
     v32 = v.astype(np.float32)
-    out = np.empty(n)
+    out = np.empty(v.shape)
     for s in range(0, n, rows):
         sl = slice(s, min(n, s + rows))
         Kb = kernel_matrix(
@@ -116,7 +117,8 @@ def run(n: int, d: int, repeat: int, before: bool) -> list[dict]:
         "gemm": lambda: gemm_floor(X, op.tile_rows, op.tile_cols),
     }
     if before:
-        fns["before"] = lambda: before_product(X, gamma, v)
+        fns["before1"] = lambda: before_product(X, gamma, v)
+        fns["before10"] = lambda: before_product(X, gamma, V10)
         fns["gemm_fresh"] = lambda: gemm_fresh(X)
     load0 = os.getloadavg()[0]
     with single_blas_thread():
@@ -135,11 +137,12 @@ def run(n: int, d: int, repeat: int, before: bool) -> list[dict]:
             C10_vs_C1=t["product10"] / t["product1"] if C == 10 else None,
             load=load,
         )
-        if before and C == 1:
+        if before:
             r.update(
-                t_before=t["before"],
+                t_before=t[f"before{C}"],
                 t_gemm_fresh=t["gemm_fresh"],
-                ratio_before=t["before"] / t["gemm_fresh"],
+                ratio_before=t[f"before{C}"] / t["gemm_fresh"],
+                speedup=t[f"before{C}"] / t[f"product{C}"],
             )
         rows.append(r)
         print(json.dumps(r), flush=True)
@@ -178,7 +181,8 @@ def main() -> None:
             "t_* in seconds; ratio = t_product / t_gemm (t_gemm: all n x n entries "
             "of X X^T in the tile shape, one reused buffer); ratio_before = "
             "t_before / t_gemm_fresh (the previous operator and the previous "
-            "benchmark's GEMM: 256 MiB row tiles, fresh outputs); load = 1-minute "
+            "benchmark's GEMM: 256 MiB row tiles, fresh outputs); speedup = "
+            "t_before / t_product; C10_vs_C1 = t_product(C=10) / t_product(C=1); load = 1-minute "
             "load average at start-end.\n\n"
         )
         fh.write(table + "\n")
