@@ -169,7 +169,7 @@ class StreamedKernelOperator:
         for i in range(0, n, step):  # centred and scaled in float64, by blocks
             a = A[i : i + step, :d]
             a[...] = s * (X[i : i + step].astype(np.float64) - mean)
-            a64 = a.astype(np.float64)  # the norms of the rounded values: exact
+            a64 = a.astype(np.float64)  # norms of the stored values, in float64
             A[i : i + step, d] = -0.5 * np.einsum("ij,ij->i", a64, a64)
         A[:, d + 1] = 1.0
         return A
