@@ -39,20 +39,63 @@ def _targets(n, n_lab, C, seed=0):
     "kernel,params",
     [("rbf", {"gamma": 0.3}), ("poly", {"gamma": 0.2, "degree": 2}), ("linear", {})],
 )
-def test_streamed_matches_dense_float32(kernel, params):
+@pytest.mark.parametrize("tile_bytes", [4 * 17 * 68, 4 * 240 * 240, None])
+def test_streamed_matches_dense_float32(kernel, params, tile_bytes):
     X32 = X.astype(np.float32)
     K = kernel_matrix(X32, kernel=kernel, **params).astype(np.float64)
-    op = StreamedKernelOperator(X32, kernel=kernel, tile_bytes=4 * 240 * 17, **params)
-    assert op.tile_rows == 17  # several tiles, with a ragged last one
-    V = rng.normal(size=(240, 3))
-    np.testing.assert_allclose(op @ V, K @ V, rtol=1e-5, atol=1e-5 * np.abs(K).max())
-    np.testing.assert_allclose(
-        op @ V[:, 0], K @ V[:, 0], rtol=1e-5, atol=1e-5 * np.abs(K).max()
-    )
+    op = StreamedKernelOperator(X32, kernel=kernel, tile_bytes=tile_bytes, **params)
+    if tile_bytes == 4 * 17 * 68:  # several tiles per row block, ragged last ones
+        assert (op.tile_rows, op.tile_cols) == (17, 68)
+    tol = dict(rtol=1e-5, atol=1e-5 * np.abs(K).max())
+    for V in (
+        rng.normal(size=(240, 3)),
+        rng.normal(size=240),
+        rng.normal(size=(240, 10)),
+    ):
+        KV = op @ V
+        assert KV.flags.c_contiguous and KV.dtype == np.float64
+        np.testing.assert_allclose(KV, K @ V, **tol)
     np.testing.assert_allclose(op.diagonal(), np.diag(K), rtol=1e-6)
-    np.testing.assert_array_equal(
-        op.rows(np.array([3, 100])), K[[3, 100]].astype(np.float32)
+    np.testing.assert_allclose(
+        op.rows(np.array([3, 100])), K[[3, 100]], rtol=1e-5, atol=1e-6
     )
+    np.testing.assert_allclose(op.toarray(), K, rtol=1e-5, atol=1e-6)
+    assert op.n_products == 14
+
+
+def test_streamed_symmetric_and_exact_on_uncentred_data():
+    """Off-centre data: the RBF tiles come from centred data (float32 rounding)."""
+    r = np.random.default_rng(5)
+    Xo = (r.normal(size=(300, 6)) + 50.0).astype(np.float32)
+    K64 = kernel_matrix(Xo.astype(np.float64), gamma=0.2)
+    op = StreamedKernelOperator(Xo, gamma=0.2, tile_bytes=4 * 32 * 128)
+    Kt = op.toarray()
+    assert np.abs(Kt - K64).max() < 2e-5  # float32 rounding of the centred data
+    assert Kt.max() <= 1.0
+    # duplicated points: entries 1 up to rounding, never above
+    dup = StreamedKernelOperator(np.repeat(Xo[:50], 3, axis=0), gamma=0.2).toarray()
+    assert dup.max() <= 1.0 and dup[0, 1] == dup[1, 0] > 1.0 - 1e-5
+    V = r.normal(size=(300, 4))
+    np.testing.assert_allclose(op @ V, K64 @ V, atol=1e-4 * np.abs(K64 @ V).max())
+    # the product uses one triangle of tiles: K^T V and K V agree
+    np.testing.assert_allclose(op @ V, Kt.T @ V, rtol=1e-5, atol=1e-5)
+
+
+def test_streamed_fallback_sparse_and_callable():
+    X32 = X.astype(np.float32)
+    K = kernel_matrix(X32, gamma=0.3).astype(np.float64)
+    V = rng.normal(size=(240, 2))
+    op = StreamedKernelOperator(sp.csr_matrix(X32), gamma=0.3, tile_bytes=4 * 240 * 17)
+    assert op._fallback_rows == 17
+    np.testing.assert_allclose(op @ V, K @ V, rtol=1e-5, atol=1e-5)
+
+    def lin(A, B):
+        return A @ B.T
+
+    op = StreamedKernelOperator(X32, kernel=lin, tile_bytes=4 * 240 * 17)
+    KL = X32.astype(np.float64) @ X32.T.astype(np.float64)
+    np.testing.assert_allclose(op @ V, KL @ V, rtol=1e-4, atol=1e-4 * np.abs(KL).max())
+    np.testing.assert_allclose(op.rows(slice(0, 5)), KL[:5], rtol=1e-4, atol=1e-4)
 
 
 def test_nystroem_full_rank_reproduces_kernel_and_woodbury():

@@ -53,7 +53,6 @@ from semisvm.kernels import (  # noqa: E402
 from semisvm.kernels._operators import DenseKernelOperator  # noqa: E402
 from semisvm.solvers._early_stopping import DataStoppingRule  # noqa: E402
 from semisvm.solvers._pcg import _PCG  # noqa: E402
-from semisvm.solvers._preconditioners import make_preconditioner  # noqa: E402
 from semisvm.solvers._tolerances import tolerances  # noqa: E402
 
 RESULTS = HERE / "results"
@@ -105,13 +104,7 @@ def new_state(op, Y, L) -> _PCG:
         tol=0.0,
         tol_criterion="mixed",
     )
-    pcg.start(
-        None,
-        None,
-        make_preconditioner(
-            "paper", pcg.Kop, pcg.lab, pcg.Lop, GAMMA_A, GAMMA_I, None, 0
-        ),
-    )
+    pcg.start(None, None, "paper", None, 0)
     return pcg
 
 

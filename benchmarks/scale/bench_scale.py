@@ -12,6 +12,8 @@ Usage (see BENCHMARKS.md, "Scale"):
   python benchmarks/scale/bench_scale.py --data moons manifold50 manifold784 \\
       --n 10000 30000 100000 --methods dense nystroem labelspreading
   python benchmarks/scale/bench_scale.py --streamed-ratio --n 50000 --d 784
+  (one product at C = 1; benchmarks/scale/bench_streamed.py times C = 1 and 10,
+  interleaved rounds, and the previous algorithm)
 
 Results: appended to benchmarks/scale/results/scale.md and scale.jsonl.
 """
@@ -107,11 +109,16 @@ small @ v[:500]  # one-off set-up (threadpoolctl) outside the timing
 tp, tg = [], []
 for rep in range(1):
     t0 = time.perf_counter(); op @ v; tp.append(time.perf_counter() - t0)
-    # the GEMM the product needs: the same tiles of X X^T, nothing else, same threads
+    # the bare GEMM of all n x n entries of X X^T in the operator's tile shape,
+    # one reused buffer, same threads (as benchmarks/scale/bench_streamed.py)
     t0 = time.perf_counter()
+    R, S = op.tile_rows, op.tile_cols
+    buf = np.empty((R, S), dtype=np.float32)
     with single_blas_thread():
-        for s in range(0, n, op.tile_rows):
-            X[s : s + op.tile_rows] @ X.T
+        for s in range(0, n, R):
+            for c in range(0, n, S):
+                np.matmul(X[s : s + R], X[c : c + S].T,
+                          out=buf[: min(n, s + R) - s, : min(n, c + S) - c])
     tg.append(time.perf_counter() - t0)
 t_prod, t_gemm = tp[-1], tg[-1]
 print(json.dumps(dict(n=n, d=d, tile_rows=op.tile_rows, t_product=t_prod, t_gemm=t_gemm,

@@ -98,7 +98,10 @@ def plan_fit(
             plan.add("float32 kernel temporaries", 64 * 2**20)
     elif kind == "streamed":
         plan.add("data copy (float32)", n * d * 4)
-        plan.add("one kernel tile", blk(256 * 2**20, n * n * 4))
+        plan.add("centred, scaled data for the tiles (float32)", n * (d + 2) * 4)
+        plan.add(
+            "one kernel tile (row tiles for sparse data)", blk(256 * 2**20, n * n * 4)
+        )
     elif kind == "nystroem":
         m = n_components or default_n_components(n)
         plan.add(
