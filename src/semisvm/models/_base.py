@@ -36,7 +36,12 @@ from ..kernels._distributed import (
     is_distributed_array,
 )
 from ._options import SolverOptions, check_options, resolved_options
-from ._problem import encode_targets, prediction_kernel, prepare_operators
+from ._problem import (
+    encode_targets,
+    fitted_kernel_params,
+    prediction_kernel,
+    prepare_operators,
+)
 from ._scale import (
     decision_in_blocks,
 )
@@ -502,14 +507,7 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
             # training points on the cluster: each worker multiplies its own columns
             return (
                 distributed_kernel_dot(
-                    X,
-                    centers,
-                    self.dual_coef_,
-                    kernel=self.kernel,
-                    gamma=self.gamma_ if self.gamma_ is not None else 1.0,
-                    degree=self.degree,
-                    coef0=self.coef0,
-                    kernel_params=self.kernel_params,
+                    X, centers, self.dual_coef_, **fitted_kernel_params(self)
                 )
                 + self.intercept_
             )

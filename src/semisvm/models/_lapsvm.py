@@ -21,7 +21,7 @@ from ._adaptive import paper_regularization
 from ._autoreg import select_regularization
 from ._base import ManifoldClassifierMixin
 from ._options import SolverOptions, resolved_options
-from ._problem import one_vs_rest, prediction_kernel
+from ._problem import fitted_kernel_params, one_vs_rest, prediction_kernel
 from ._scale import resolve_operator
 
 __all__ = ["LapSVM", "LapRLS"]
@@ -298,13 +298,7 @@ class _PrimalMixin(ManifoldClassifierMixin):
             from ..kernels._distributed import distributed_kernel_columns
 
             return lambda idx: distributed_kernel_columns(
-                X,
-                idx,
-                kernel=self.kernel,
-                gamma=self.gamma_ if self.gamma_ is not None else 1.0,
-                degree=self.degree,
-                coef0=self.coef0,
-                kernel_params=self.kernel_params,
+                X, idx, **fitted_kernel_params(self)
             )
 
         def columns(idx: np.ndarray) -> np.ndarray:

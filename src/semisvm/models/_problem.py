@@ -60,6 +60,7 @@ __all__ = [
     "graph_scale",
     "labeled_mask",
     "one_vs_rest",
+    "fitted_kernel_params",
     "prediction_centers",
     "prediction_kernel",
     "prepare_graph",
@@ -498,14 +499,19 @@ def prediction_kernel(
         return X
     if isinstance(Z, str) and Z == "fit":
         Z = prediction_centers(est)
+    return kernel_matrix(X, Z, dtype=dtype, **fitted_kernel_params(est))
+
+
+def fitted_kernel_params(est: Any) -> dict[str, Any]:
+    """The kernel arguments a fitted ``est`` predicts with (``kernel``, resolved
+    ``gamma``, ``degree``, ``coef0``, ``kernel_params``): read here once for the
+    in-process :func:`prediction_kernel` and the distributed product on a
+    cluster's training points."""
     g = getattr(est, "gamma_", None)
-    return kernel_matrix(
-        X,
-        Z,
+    return dict(
         kernel=est.kernel,
         gamma=1.0 if g is None or not np.isfinite(g) else g,
         degree=est.degree,
         coef0=est.coef0,
         kernel_params=est.kernel_params,
-        dtype=dtype,
     )
