@@ -37,6 +37,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVC
 
+from .._validation import DataScaleWarning
 from ..datasets._loaders import load_coil20
 from ..models._problem import build_kernel, encode_targets
 from ..solvers._l2svm import l2svm_primal
@@ -186,7 +187,8 @@ def tsvm_one_vs_rest(
     n = X.shape[0]
     classes = np.unique(y)
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the data-scale warning on raw pixels
+        # the data-scale warning on raw pixels (the experiment's protocol)
+        warnings.simplefilter("ignore", DataScaleWarning)
         K, g = build_kernel(
             X, kernel="rbf", gamma=gamma, degree=3, coef0=1.0, kernel_params=None
         )
