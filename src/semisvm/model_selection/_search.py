@@ -59,6 +59,9 @@ _SEARCHED = (
     "laplacian_power",
 )
 
+#: the graph parameters of a LOO configuration
+_GRAPH_CONF = ("n_neighbors", "normalize_laplacian", "laplacian_power")
+
 #: sigma multipliers of the default width grid (gamma = 1 / (2 sigma^2))
 _SIGMA_FACTORS = (0.5, 1.0, 2.0)
 
@@ -154,6 +157,28 @@ class _LOOScorer:
         self.rows: list[tuple[dict, Any]] = []
         self.t_factor = 0.0
         self.scales: dict = {}
+        self._slot: tuple | None = None
+        self._adjacency: dict = {}
+        self.n_kernels = 0
+        self.n_kernel_hits = 0
+
+    def kernel(self, kc: dict) -> tuple[Any, Any]:
+        """The estimator of kernel configuration ``kc`` and its K.
+
+        One slot: the last kernel built is kept (round 1 scores the defaults'
+        kernel last and round 2 first, so it is built once; the refit reuses
+        the last one when it is chosen).
+        """
+        key = tuple(sorted(kc.items()))
+        if self._slot is not None and self._slot[0] == key:
+            self.n_kernel_hits += 1
+            return self._slot[1], self._slot[2]
+        self._slot = None  # release the previous K before building the next
+        est = clone(self.template).set_params(**kc)
+        K, _ = est._build(self.X, None, need_graph=False)
+        self._slot = (key, est, K)
+        self.n_kernels += 1
+        return est, K
 
     def kernel_parts(self, kc: dict, r: int | None) -> tuple:
         """The estimator of kernel configuration ``kc``, its kernel, targets,
@@ -161,8 +186,7 @@ class _LOOScorer:
         from ..models._autoreg import features_for
 
         X, y = self.X, self.y
-        est = clone(self.template).set_params(**kc)
-        K, _ = est._build(X, None, need_graph=False)
+        est, K = self.kernel(kc)
         labeled, classes, Y = est._targets(y)
         sw = est._sample_weight(y, labeled, classes)
         cols = est._kernel_columns(X, K)
@@ -170,9 +194,15 @@ class _LOOScorer:
         return est, K, labeled, Y, sw, cols, Phi
 
     def graph(self, est: Any, K: Any, gc: dict) -> tuple[Any, Any]:
-        """The estimator of graph configuration ``gc`` and its Laplacian."""
+        """The estimator of graph configuration ``gc`` and its Laplacian.
+
+        The kNN adjacency depends on the kernel and ``n_neighbors`` only: it is
+        built once and shared by the normalized/plain Laplacians and their
+        powers, in both rounds (and the refit).
+        """
+        from ..graph import graph_laplacian
         from ..models._problem import (
-            build_laplacian,
+            build_adjacency,
             graph_scale,
             resolve_graph_weight,
         )
@@ -184,18 +214,60 @@ class _LOOScorer:
             scales[k_g] = graph_scale(X, e_g.kernel, k_g)
         # scored with the same length normalization as the refit uses
         e_g._graph_scale = scales[k_g]
-        L = build_laplacian(
-            X,
-            K,
-            kernel=e_g.kernel,
-            gamma_=est.gamma_,
-            n_neighbors=gc["n_neighbors"],
-            graph_weight=resolve_graph_weight(e_g.graph_weight, scales[k_g]),
-            heat_t=resolved_options(e_g).heat_t,
-            normalize_laplacian=gc["normalize_laplacian"],
-            laplacian_power=gc["laplacian_power"],
+        e_g._graph_weight = resolve_graph_weight(e_g.graph_weight, scales[k_g])
+        key = (repr(est.kernel), repr(est.gamma_), k_g)
+        if key not in self._adjacency:
+            self._adjacency[key] = build_adjacency(
+                X,
+                K,
+                kernel=e_g.kernel,
+                gamma_=est.gamma_,
+                n_neighbors=k_g,
+                graph_weight=e_g._graph_weight,
+                heat_t=resolved_options(e_g).heat_t,
+            )
+        L = graph_laplacian(
+            self._adjacency[key],
+            normalized=gc["normalize_laplacian"],
+            power=gc["laplacian_power"],
+            form="operator",
         )
         return e_g, L
+
+    def refit_cache(self, est: Any) -> Any:
+        """An :class:`~semisvm.models._base.OperatorCache` holding the K and L
+        that ``est.fit(X, y)`` would build, when the kept kernel is ``est``'s
+        and its operators are the dense exact ones the search used; else None.
+        """
+        from ..models._base import OperatorCache
+
+        opts = resolved_options(est)
+        if (
+            self._slot is None
+            or not isinstance(self._slot[2], np.ndarray)
+            or opts.graph_method == "approx"
+            or opts.graph_pca is not None
+        ):
+            return None
+        key, e_k, K = self._slot
+        params = est.get_params()
+        if {k: params[k] for k, _ in key} != dict(key):
+            return None
+        # a width rule may read n_neighbors (K then depends on it)
+        if not (
+            est.kernel == "linear"
+            or isinstance(est.gamma, numbers.Real)
+            or e_k.n_neighbors == est.n_neighbors
+        ):
+            return None
+        gc = {p: params[p] for p in _GRAPH_CONF}
+        e_g, L = self.graph(e_k, K, gc)
+        cache = OperatorCache()
+        # what prepare_operators computes for est (dense, exact kNN graph); the
+        # estimator consults the cache only when it resolves to a dense K
+        value = (K, L, e_k.gamma_, e_g._graph_scale, e_g._graph_weight)
+        cache.put(est, self.X, True, value)
+        return cache
 
     def score_kernel(
         self,
@@ -521,12 +593,20 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
             self._search(template, X, y, lab_mask)
         self.search_time_ = time.perf_counter() - t_start
         if self.refit:
-            self._refit(clone(template).set_params(**self.best_params_), X, y)
+            est = clone(template).set_params(**self.best_params_)
+            # the search's K and L of the chosen candidate (cv='loo', when kept)
+            cache = getattr(self, "_refit_cache", None)
+            if cache is not None and cache.get(est, X, True) is not None:
+                est._operator_cache = cache
+            self._refit_cache = None
+            self._refit(est, X, y)
         return self
 
     def _refit(self, est: Any, X: Any, y: np.ndarray) -> None:
         t0 = time.perf_counter()
         est.fit(X, y)
+        if hasattr(est, "_operator_cache"):
+            del est._operator_cache  # no reference to the search's operators
         self.refit_time_ = time.perf_counter() - t0
         self.best_estimator_ = est
         self.classes_ = est.classes_
@@ -773,13 +853,19 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
             default_pair=default_pair,
             progress=progress,
         )
-        # round 1: every configuration on a coarse factor (MIN_FEATURES landmarks)
+        # round 1: every configuration on a coarse factor (MIN_FEATURES landmarks);
+        # the defaults' kernel scored last (its K is kept for round 2), the rows
+        # stored in the order of kconfs
+        parts: list[list] = [[] for _ in kconfs]
         try:
-            for kc in kconfs:
-                scorer.score_kernel(kc, gconfs, MIN_FEATURES, True, True)
-                progress.step(f"{kc}")
+            for j in list(range(1, len(kconfs))) + [0]:
+                start = len(scorer.rows)
+                scorer.score_kernel(kconfs[j], gconfs, MIN_FEATURES, True, True)
+                parts[j] = scorer.rows[start:]
+                progress.step(f"{kconfs[j]}")
         finally:
             progress.close()
+        scorer.rows = [row for part in parts for row in part]
         flat = self._flatten(scorer.rows)
         n_candidates = len(flat)
         # round 2: the defaults' configuration, the supervised one and the three
@@ -800,6 +886,11 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
         k, z, why = _loo_choice(
             flat2, ev2, kconfs[0], gconfs[0], default_pair, n_candidates
         )
+        self._refit_cache = None
+        if self.refit:
+            chosen = clone(template).set_params(**self._params_of(*flat2[k]))
+            self._refit_cache = scorer.refit_cache(chosen)
+        self._n_kernel_builds = scorer.n_kernels
         self.factor_time_ = scorer.t_factor
         self.n_newton_fallbacks_ = 0
         self.n_factorizations_ = 0
