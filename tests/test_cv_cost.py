@@ -174,3 +174,40 @@ def test_shared_search_chooses_as_the_unshared_one(cls, problem, monkeypatch):
         shared.decision_function(X), plain.decision_function(X)
     )
     assert not hasattr(shared.best_estimator_, "_operator_cache")
+
+
+def test_lapsvmcv_refits_with_pcg_above_5000_points():
+    # Newton's dense systems cost minutes at n = 10,000: PCG, run to convergence
+    assert LapSVMCV()._template(4000).solver == "newton"
+    big = LapSVMCV()._template(6000)
+    assert big.solver == "pcg" and big.early_stopping is None
+    kept = LapSVMCV(estimator_params={"solver": "newton"})._template(6000)
+    assert kept.solver == "newton"
+
+
+@pytest.mark.parametrize("loss", ["squared", "squared_hinge"])
+def test_one_factorization_per_ratio_equals_the_spectral_engine(loss):
+    # SpectralLOO(spectral='ratio'): pairs with the same gamma_i / gamma_a share
+    # a Cholesky solve of I + rho B; the held-out outputs are the
+    # eigendecomposition's (and brute force's, test_loo_on_the_shared_...)
+    X, y, _ = _moons(n=150, per=8, seed=6)
+    scorer, kconfs, gconfs = _scorer(LapRLSCV, X, y)
+    est, K = scorer.kernel(kconfs[0])
+    _, L = scorer.graph(est, K, gconfs[3])
+    lab, unl = np.flatnonzero(y != -1), np.flatnonzero(y == -1)
+    Yl = np.where(y[lab] == 1, 1.0, -1.0)[:, None]
+    Phi = loo_features(lambda idx: K[:, idx], X.shape[0], lab, max_features=100)
+    kw = dict(unlabeled_idx=unl, weights=np.linspace(0.5, 2.0, lab.size))
+    eig = SpectralLOO(Phi, L, lab, Yl, spectral=True, **kw)
+    rat = SpectralLOO(Phi, L, lab, Yl, spectral="ratio", **kw)
+    pairs = [(1e-3, 1e-3), (1e-2, 1e-2), (1e-4, 1e-1), (1e-1, 1e1), (1e-2, 0.0)]
+    for ga, gi in pairs:
+        outs = zip(
+            eig.fold_outputs(ga, gi, loss), rat.fold_outputs(ga, gi, loss), strict=True
+        )
+        for a, b in outs:
+            np.testing.assert_allclose(
+                np.asarray(b), np.asarray(a), rtol=1e-7, atol=1e-9 * np.abs(a).max()
+            )
+    # the first two pairs share one ratio: 3 factorizations for 4 graph pairs
+    assert len(rat._factor) == 3

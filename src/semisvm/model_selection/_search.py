@@ -59,6 +59,10 @@ _SEARCHED = (
     "laplacian_power",
 )
 
+#: above this many points LapSVMCV refits with PCG (to convergence) instead of
+#: the dense Newton solver
+_EXACT_REFIT_MAX_N = 5000
+
 #: the graph parameters of a LOO configuration
 _GRAPH_CONF = ("n_neighbors", "normalize_laplacian", "laplacian_power")
 
@@ -329,6 +333,8 @@ class _LOOScorer:
                 pairs=pairs,
                 features=Phi,
                 max_unlabeled=u_max,
+                # one factorization per ratio gamma_i / gamma_a of the grid
+                by_ratio=True,
             )
             self.rows.append(({**kc, "graph": gc, "gamma_": est.gamma_}, ev))
             self.progress.step(
@@ -409,6 +415,8 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
 
     _base: type
     _refit_defaults: dict = {}
+    #: the refit defaults above _EXACT_REFIT_MAX_N points
+    _large_defaults: dict = {}
     _parameter_constraints: dict = {
         "gamma_a": ["array-like", Interval(numbers.Real, 0, None, closed="neither")],
         "gamma_i": ["array-like", Interval(numbers.Real, 0, None, closed="left")],
@@ -465,12 +473,17 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
         self.n_jobs = n_jobs
 
     # ------------------------------------------------------------ helpers
-    def _template(self) -> Any:
+    def _template(self, n_samples: int = 0) -> Any:
         params = dict(self.estimator_params or {})
         # the candidates are scored at their exact optimum: refit that same model
         # (no early stopping) unless the user asks otherwise
         params.setdefault("early_stopping", None)
-        for key, value in self._refit_defaults.items():
+        defaults = (
+            self._large_defaults
+            if n_samples > _EXACT_REFIT_MAX_N
+            else self._refit_defaults
+        )
+        for key, value in defaults.items():
             params.setdefault(key, value)
         # the search's seed also drives the estimators' own draws (landmarks of
         # the LOO features, validation splits) unless estimator_params sets one
@@ -555,7 +568,7 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
         check_finite(X, "X")
         check_classification_targets(y)
         y = np.asarray(y)
-        template = self._template()
+        template = self._template(X.shape[0])
         t_start = time.perf_counter()
         lab_mask = labeled_mask(y)
         if np.unique(y[lab_mask]).size < 2:
@@ -1050,7 +1063,14 @@ _CV_DOC = r"""
     searched parameter).  ``cv_results_`` holds the round-2 candidates
     (``mean_test_score``: LOO accuracy, ``mean_test_loss``: the criterion) and
     ``selection_`` the decision (reason, z, number of candidates, threshold).
-    Cost: about 5-7 one-default-fit at n = 2,000 (digits, 10 classes, 50 labels).
+    Cost (``benchmarks/results/cv_cost.md``): one K per kernel configuration
+    (the defaults' kept from round 1 for round 2 and, when chosen, for the
+    refit, with its Laplacian), one kNN adjacency per (kernel,
+    ``n_neighbors``) shared by its Laplacians, and one Cholesky factorization
+    per (configuration, ratio :math:`\gamma_I/\gamma_A`) of the grid shared by
+    every pair with that ratio (8 for the default 21 pairs) instead of an
+    eigendecomposition; the choices are those of the search without this
+    sharing (tested).
 
     **K-fold search (``cv`` an integer or a scikit-learn splitter).**  Runs over
     the Cartesian product of the kernel widths ``gamma``, graph sizes
@@ -1223,6 +1243,9 @@ LapRLSCV.__doc__ = (
 class LapSVMCV(_ManifoldCV):
     _base = LapSVM
     _refit_defaults = {"solver": "newton"}
+    # Newton's dense n x n systems above 5,000 points cost minutes (n = 10,000,
+    # 10 classes: 13 min); PCG run to convergence reaches the same optimum
+    _large_defaults = {"solver": "pcg"}
 
     @staticmethod
     def _loss(O: np.ndarray, T: np.ndarray) -> float:
@@ -1235,9 +1258,11 @@ LapSVMCV.__doc__ = (
 
     Each candidate is fitted by :class:`~semisvm.LapSVM` itself with
     ``estimator_params``, by default ``solver='newton'`` and no early stopping
-    (the exact minimiser of Eq. 7 of Melacci & Belkin 2011; pass
-    ``estimator_params={'solver': 'pcg'}`` for large n), in the search and in
-    the refit."""
+    (the exact minimiser of Eq. 7 of Melacci & Belkin 2011), in the search and in
+    the refit.  Above 5,000 training points the default solver is ``'pcg'``,
+    still without early stopping (run to convergence: the same minimiser; the
+    dense Newton systems would cost minutes, 13 min for the refit alone at n =
+    10,000 with 10 classes); a ``solver`` in ``estimator_params`` is kept."""
     + _CV_DOC
     + r"""
     Examples
