@@ -211,3 +211,21 @@ def test_one_factorization_per_ratio_equals_the_spectral_engine(loss):
             )
     # the first two pairs share one ratio: 3 factorizations for 4 graph pairs
     assert len(rat._factor) == 3
+
+
+def test_gram_of_the_second_power_reuses_the_first():
+    # B = Phi^T L^p Phi: (L Phi)^T (L Phi) for p = 2 with the L Phi of p = 1,
+    # the triangular product for the exact root (every point a landmark)
+    X, y, _ = _moons(n=150, per=8, seed=7)
+    scorer, kconfs, gconfs = _scorer(LapSVMCV, X, y)
+    est, K = scorer.kernel(kconfs[0])
+    lab = np.flatnonzero(y != -1)
+    for r in (60, 150):
+        Phi = loo_features(lambda idx: K[:, idx], X.shape[0], lab, max_features=r)
+        for gc in gconfs[:4]:
+            _, L = scorer.graph(est, K, gc)
+            ref = Phi.T @ (L.tocsr() @ Phi)
+            B = scorer.gram(Phi, L, gc)
+            np.testing.assert_allclose(
+                B, ref, rtol=1e-10, atol=1e-12 * np.abs(ref).max()
+            )

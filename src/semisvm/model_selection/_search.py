@@ -163,6 +163,7 @@ class _LOOScorer:
         self.scales: dict = {}
         self._slot: tuple | None = None
         self._adjacency: dict = {}
+        self._lphi: tuple | None = None
         self.n_kernels = 0
         self.n_kernel_hits = 0
 
@@ -237,6 +238,28 @@ class _LOOScorer:
             form="operator",
         )
         return e_g, L
+
+    def gram(self, Phi: np.ndarray, L: Any, gc: dict) -> np.ndarray | None:
+        r""":math:`B = \Phi^T L^p \Phi` of graph configuration ``gc`` on the
+        features ``Phi``, or None (then the engine computes it).
+
+        :math:`L\Phi` of the first power is kept for the second, whose B is
+        :math:`(L\Phi)^T(L\Phi)` (L is symmetric): one sparse product and one
+        symmetric one instead of two sparse products and a general one.
+        """
+        from ..models._autoreg import MAX_RATIOS
+        from ..solvers._loo import gram_product
+
+        base, p = getattr(L, "base", None), getattr(L, "power", None)
+        ratios = {f"{i / a:.12g}" for a, i in self.graph_pairs + [self.default_pair]}
+        if base is None or p not in (1, 2) or len(ratios) > MAX_RATIOS:
+            return None
+        key = (gc["n_neighbors"], gc["normalize_laplacian"])
+        if self._lphi is None or self._lphi[0] is not Phi or self._lphi[1] != key:
+            self._lphi = None
+            self._lphi = (Phi, key, np.asarray(base @ Phi, dtype=np.float64))
+        LPhi = self._lphi[2]
+        return gram_product(Phi, LPhi) if p == 1 else LPhi.T @ LPhi
 
     def refit_cache(self, est: Any) -> Any:
         """An :class:`~semisvm.models._base.OperatorCache` holding the K and L
@@ -335,12 +358,14 @@ class _LOOScorer:
                 max_unlabeled=u_max,
                 # one factorization per ratio gamma_i / gamma_a of the grid
                 by_ratio=True,
+                gram=self.gram(Phi, L, gc),
             )
             self.rows.append(({**kc, "graph": gc, "gamma_": est.gamma_}, ev))
             self.progress.step(
                 f"{kc} {gc} best so far "
                 f"{min(float(e.scores.min()) for _, e in self.rows):.4f}"
             )
+        self._lphi = None
 
 
 def _round2_kernels(rows: list[tuple[dict, Any]]) -> dict[tuple, list]:

@@ -321,6 +321,7 @@ def loo_evidence(
     features: np.ndarray | None = None,
     max_unlabeled: int = MAX_UNLABELED,
     by_ratio: bool = False,
+    gram: np.ndarray | None = None,
 ) -> LOOEvidence:
     """Balanced scale-free LOO of every normalized ``(gamma_a, gamma_i)`` pair.
 
@@ -335,7 +336,8 @@ def loo_evidence(
     every graph on the same kernel; ``max_unlabeled`` caps the unlabeled points
     each held-out fit is balanced on.  ``by_ratio``: share one solve per ratio
     gamma_i / gamma_a between the pairs (``SpectralLOO(spectral='ratio')``) when
-    they have at most :data:`MAX_RATIOS` ratios (the searches' geometric grids).
+    they have at most :data:`MAX_RATIOS` ratios (the searches' geometric grids),
+    with ``gram`` as :math:`\\Phi^T L \\Phi` when given.
     """
     t0 = time.perf_counter()
     n = Y.shape[0]
@@ -395,6 +397,7 @@ def loo_evidence(
         weights=w,
         unlabeled_idx=unl if unl.size else None,
         spectral=spectral,
+        gram=gram if spectral == "ratio" else None,
     )
     balance = opts.class_balance if unl.size else None
     targets = None

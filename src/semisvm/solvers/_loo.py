@@ -69,6 +69,7 @@ import scipy.linalg as sla
 __all__ = [
     "SpectralLOO",
     "balanced_loo",
+    "gram_product",
     "loo_features",
     "loo_losses",
     "margins",
@@ -143,7 +144,7 @@ def loo_features(
     return Cm @ (V[:, keep] / np.sqrt(lam[keep]))
 
 
-def _gram_product(Phi: np.ndarray, LPhi: np.ndarray) -> np.ndarray:
+def gram_product(Phi: np.ndarray, LPhi: np.ndarray) -> np.ndarray:
     r""":math:`\Phi^T (L\Phi)`, half the flops when :math:`\Phi` is the lower
     triangular Cholesky root of K (:func:`loo_features` with every point a
     landmark)."""
@@ -193,6 +194,10 @@ class SpectralLOO:
         B)^{-1}/\\gamma_A`): a geometric grid of many pairs has few ratios (the
         default grid of the ``*CV`` estimators: 8 for 21 pairs), and 8
         factorizations cost less than one eigendecomposition.
+    gram : ndarray of shape (r, r), optional
+        :math:`B = \\Phi^T L \\Phi` computed before (``spectral='ratio'``
+        only; e.g. :math:`(L\\Phi)^T (L\\Phi)` for the square of a Laplacian
+        whose :math:`L\\Phi` served the first power).
     """
 
     def __init__(
@@ -207,6 +212,7 @@ class SpectralLOO:
         exact_max: int = 100,
         unlabeled_idx: np.ndarray | None = None,
         spectral: bool | str = True,
+        gram: np.ndarray | None = None,
     ) -> None:
         self.exact_max = exact_max
         self.by_ratio = spectral == "ratio"
@@ -219,7 +225,11 @@ class SpectralLOO:
         self.B: np.ndarray | None = None
         self._factor: dict = {}
         if L is not None and self.by_ratio:
-            B = _gram_product(Phi, np.asarray(L @ Phi, dtype=np.float64))
+            B = (
+                gram
+                if gram is not None
+                else gram_product(Phi, np.asarray(L @ Phi, dtype=np.float64))
+            )
             self.B = 0.5 * (B + B.T)
             self.mu = None
             self.A, self.AU = A0, AU0
