@@ -170,8 +170,9 @@ def test_shared_search_chooses_as_the_unshared_one(cls, problem, monkeypatch):
     assert shared.cv_results_["params"] == plain.cv_results_["params"]
     for key in ("mean_test_loss", "mean_test_score", "rank_test_score"):
         np.testing.assert_array_equal(shared.cv_results_[key], plain.cv_results_[key])
-    np.testing.assert_array_equal(
-        shared.decision_function(X), plain.decision_function(X)
+    # the refit through the factorization of I + rLK: the same minimiser
+    np.testing.assert_allclose(
+        shared.decision_function(X), plain.decision_function(X), rtol=1e-8, atol=1e-10
     )
     assert not hasattr(shared.best_estimator_, "_operator_cache")
 

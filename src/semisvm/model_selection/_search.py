@@ -289,7 +289,11 @@ class _LOOScorer:
             return None
         gc = {p: params[p] for p in _GRAPH_CONF}
         e_g, L = self.graph(e_k, K, gc)
-        cache = OperatorCache()
+        # with the labeled points, the exact solvers (LapRLS 'direct', LapSVM
+        # 'newton') solve through one LU factorization of I + rLK and the
+        # Woodbury identity (models._factorized: the same minimiser) instead of
+        # one dense n x n system per Newton step and class
+        cache = OperatorCache(labeled=np.flatnonzero(labeled_mask(self.y)))
         # what prepare_operators computes for est (dense, exact kNN graph); the
         # estimator consults the cache only when it resolves to a dense K
         value = (K, L, e_k.gamma_, e_g._graph_scale, e_g._graph_weight)
