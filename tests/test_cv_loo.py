@@ -90,7 +90,11 @@ def test_refit_is_the_plain_estimator_with_the_best_parameters(cls):
     X, y, _ = _moons(seed=2)
     cv = cls(gamma_a=(1e-6, 1e-2), gamma_i=(0.0, 1.0)).fit(X, y)
     ref = clone(cv.best_estimator_).set_params(**cv.best_params_).fit(X, y)
-    np.testing.assert_array_equal(cv.decision_function(X), ref.decision_function(X))
+    # the refit solves with the search's K and L, through one factorization of
+    # I + rLK (models._factorized): the same minimiser, to rounding
+    np.testing.assert_allclose(
+        cv.decision_function(X), ref.decision_function(X), rtol=1e-8, atol=1e-10
+    )
     assert isinstance(cv.best_params_["gamma_a"], float)
 
 

@@ -353,7 +353,7 @@ def _brute_intrinsic_bias_loo(solve, K, L, lab, Yl, c, ga, gi):
     return out
 
 
-@pytest.mark.parametrize("spectral", [True, False])
+@pytest.mark.parametrize("spectral", [True, False, "ratio"])
 @pytest.mark.parametrize("ga, gi", [(1e-2, 1e-3), (1e-3, 1e-1), (1e-4, 1.0)])
 def test_loo_with_the_intrinsic_bias_equals_refits(spectral, ga, gi):
     """With a normalized Laplacian (rows not summing to 0) the estimators' default

@@ -59,6 +59,13 @@ _SEARCHED = (
     "laplacian_power",
 )
 
+#: above this many points LapSVMCV refits with PCG (to convergence) instead of
+#: the dense Newton solver
+_EXACT_REFIT_MAX_N = 5000
+
+#: the graph parameters of a LOO configuration
+_GRAPH_CONF = ("n_neighbors", "normalize_laplacian", "laplacian_power")
+
 #: sigma multipliers of the default width grid (gamma = 1 / (2 sigma^2))
 _SIGMA_FACTORS = (0.5, 1.0, 2.0)
 
@@ -154,6 +161,29 @@ class _LOOScorer:
         self.rows: list[tuple[dict, Any]] = []
         self.t_factor = 0.0
         self.scales: dict = {}
+        self._slot: tuple | None = None
+        self._adjacency: dict = {}
+        self._lphi: tuple | None = None
+        self.n_kernels = 0
+        self.n_kernel_hits = 0
+
+    def kernel(self, kc: dict) -> tuple[Any, Any]:
+        """The estimator of kernel configuration ``kc`` and its K.
+
+        One slot: the last kernel built is kept (round 1 scores the defaults'
+        kernel last and round 2 first, so it is built once; the refit reuses
+        the last one when it is chosen).
+        """
+        key = tuple(sorted(kc.items()))
+        if self._slot is not None and self._slot[0] == key:
+            self.n_kernel_hits += 1
+            return self._slot[1], self._slot[2]
+        self._slot = None  # release the previous K before building the next
+        est = clone(self.template).set_params(**kc)
+        K, _ = est._build(self.X, None, need_graph=False)
+        self._slot = (key, est, K)
+        self.n_kernels += 1
+        return est, K
 
     def kernel_parts(self, kc: dict, r: int | None) -> tuple:
         """The estimator of kernel configuration ``kc``, its kernel, targets,
@@ -161,8 +191,7 @@ class _LOOScorer:
         from ..models._autoreg import features_for
 
         X, y = self.X, self.y
-        est = clone(self.template).set_params(**kc)
-        K, _ = est._build(X, None, need_graph=False)
+        est, K = self.kernel(kc)
         labeled, classes, Y = est._targets(y)
         sw = est._sample_weight(y, labeled, classes)
         cols = est._kernel_columns(X, K)
@@ -170,9 +199,15 @@ class _LOOScorer:
         return est, K, labeled, Y, sw, cols, Phi
 
     def graph(self, est: Any, K: Any, gc: dict) -> tuple[Any, Any]:
-        """The estimator of graph configuration ``gc`` and its Laplacian."""
+        """The estimator of graph configuration ``gc`` and its Laplacian.
+
+        The kNN adjacency depends on the kernel and ``n_neighbors`` only: it is
+        built once and shared by the normalized/plain Laplacians and their
+        powers, in both rounds (and the refit).
+        """
+        from ..graph import graph_laplacian
         from ..models._problem import (
-            build_laplacian,
+            build_adjacency,
             graph_scale,
             resolve_graph_weight,
         )
@@ -184,18 +219,86 @@ class _LOOScorer:
             scales[k_g] = graph_scale(X, e_g.kernel, k_g)
         # scored with the same length normalization as the refit uses
         e_g._graph_scale = scales[k_g]
-        L = build_laplacian(
-            X,
-            K,
-            kernel=e_g.kernel,
-            gamma_=est.gamma_,
-            n_neighbors=gc["n_neighbors"],
-            graph_weight=resolve_graph_weight(e_g.graph_weight, scales[k_g]),
-            heat_t=resolved_options(e_g).heat_t,
-            normalize_laplacian=gc["normalize_laplacian"],
-            laplacian_power=gc["laplacian_power"],
+        e_g._graph_weight = resolve_graph_weight(e_g.graph_weight, scales[k_g])
+        key = (repr(est.kernel), repr(est.gamma_), k_g)
+        if key not in self._adjacency:
+            self._adjacency[key] = build_adjacency(
+                X,
+                K,
+                kernel=e_g.kernel,
+                gamma_=est.gamma_,
+                n_neighbors=k_g,
+                graph_weight=e_g._graph_weight,
+                heat_t=resolved_options(e_g).heat_t,
+            )
+        L = graph_laplacian(
+            self._adjacency[key],
+            normalized=gc["normalize_laplacian"],
+            power=gc["laplacian_power"],
+            form="operator",
         )
         return e_g, L
+
+    def gram(self, Phi: np.ndarray, L: Any, gc: dict) -> np.ndarray | None:
+        r""":math:`B = \Phi^T L^p \Phi` of graph configuration ``gc`` on the
+        features ``Phi``, or None (then the engine computes it).
+
+        :math:`L\Phi` of the first power is kept for the second, whose B is
+        :math:`(L\Phi)^T(L\Phi)` (L is symmetric): one sparse product and one
+        symmetric one instead of two sparse products and a general one.
+        """
+        from ..models._autoreg import MAX_RATIOS
+        from ..solvers._loo import gram_product
+
+        base, p = getattr(L, "base", None), getattr(L, "power", None)
+        ratios = {f"{i / a:.12g}" for a, i in self.graph_pairs + [self.default_pair]}
+        if base is None or p not in (1, 2) or len(ratios) > MAX_RATIOS:
+            return None
+        key = (gc["n_neighbors"], gc["normalize_laplacian"])
+        if self._lphi is None or self._lphi[0] is not Phi or self._lphi[1] != key:
+            self._lphi = None
+            self._lphi = (Phi, key, np.asarray(base @ Phi, dtype=np.float64))
+        LPhi = self._lphi[2]
+        return gram_product(Phi, LPhi) if p == 1 else LPhi.T @ LPhi
+
+    def refit_cache(self, est: Any) -> Any:
+        """An :class:`~semisvm.models._base.OperatorCache` holding the K and L
+        that ``est.fit(X, y)`` would build, when the kept kernel is ``est``'s
+        and its operators are the dense exact ones the search used; else None.
+        """
+        from ..models._base import OperatorCache
+
+        opts = resolved_options(est)
+        if (
+            self._slot is None
+            or not isinstance(self._slot[2], np.ndarray)
+            or opts.graph_method == "approx"
+            or opts.graph_pca is not None
+        ):
+            return None
+        key, e_k, K = self._slot
+        params = est.get_params()
+        if {k: params[k] for k, _ in key} != dict(key):
+            return None
+        # a width rule may read n_neighbors (K then depends on it)
+        if not (
+            est.kernel == "linear"
+            or isinstance(est.gamma, numbers.Real)
+            or e_k.n_neighbors == est.n_neighbors
+        ):
+            return None
+        gc = {p: params[p] for p in _GRAPH_CONF}
+        e_g, L = self.graph(e_k, K, gc)
+        # with the labeled points, the exact solvers (LapRLS 'direct', LapSVM
+        # 'newton') solve through one LU factorization of I + rLK and the
+        # Woodbury identity (models._factorized: the same minimiser) instead of
+        # one dense n x n system per Newton step and class
+        cache = OperatorCache(labeled=np.flatnonzero(labeled_mask(self.y)))
+        # what prepare_operators computes for est (dense, exact kNN graph); the
+        # estimator consults the cache only when it resolves to a dense K
+        value = (K, L, e_k.gamma_, e_g._graph_scale, e_g._graph_weight)
+        cache.put(est, self.X, True, value)
+        return cache
 
     def score_kernel(
         self,
@@ -257,12 +360,16 @@ class _LOOScorer:
                 pairs=pairs,
                 features=Phi,
                 max_unlabeled=u_max,
+                # one factorization per ratio gamma_i / gamma_a of the grid
+                by_ratio=True,
+                gram=self.gram(Phi, L, gc),
             )
             self.rows.append(({**kc, "graph": gc, "gamma_": est.gamma_}, ev))
             self.progress.step(
                 f"{kc} {gc} best so far "
                 f"{min(float(e.scores.min()) for _, e in self.rows):.4f}"
             )
+        self._lphi = None
 
 
 def _round2_kernels(rows: list[tuple[dict, Any]]) -> dict[tuple, list]:
@@ -337,6 +444,8 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
 
     _base: type
     _refit_defaults: dict = {}
+    #: the refit defaults above _EXACT_REFIT_MAX_N points
+    _large_defaults: dict = {}
     _parameter_constraints: dict = {
         "gamma_a": ["array-like", Interval(numbers.Real, 0, None, closed="neither")],
         "gamma_i": ["array-like", Interval(numbers.Real, 0, None, closed="left")],
@@ -393,12 +502,17 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
         self.n_jobs = n_jobs
 
     # ------------------------------------------------------------ helpers
-    def _template(self) -> Any:
+    def _template(self, n_samples: int = 0) -> Any:
         params = dict(self.estimator_params or {})
         # the candidates are scored at their exact optimum: refit that same model
         # (no early stopping) unless the user asks otherwise
         params.setdefault("early_stopping", None)
-        for key, value in self._refit_defaults.items():
+        defaults = (
+            self._large_defaults
+            if n_samples > _EXACT_REFIT_MAX_N
+            else self._refit_defaults
+        )
+        for key, value in defaults.items():
             params.setdefault(key, value)
         # the search's seed also drives the estimators' own draws (landmarks of
         # the LOO features, validation splits) unless estimator_params sets one
@@ -483,7 +597,7 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
         check_finite(X, "X")
         check_classification_targets(y)
         y = np.asarray(y)
-        template = self._template()
+        template = self._template(X.shape[0])
         t_start = time.perf_counter()
         lab_mask = labeled_mask(y)
         if np.unique(y[lab_mask]).size < 2:
@@ -521,12 +635,20 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
             self._search(template, X, y, lab_mask)
         self.search_time_ = time.perf_counter() - t_start
         if self.refit:
-            self._refit(clone(template).set_params(**self.best_params_), X, y)
+            est = clone(template).set_params(**self.best_params_)
+            # the search's K and L of the chosen candidate (cv='loo', when kept)
+            cache = getattr(self, "_refit_cache", None)
+            if cache is not None and cache.get(est, X, True) is not None:
+                est._operator_cache = cache
+            self._refit_cache = None
+            self._refit(est, X, y)
         return self
 
     def _refit(self, est: Any, X: Any, y: np.ndarray) -> None:
         t0 = time.perf_counter()
         est.fit(X, y)
+        if hasattr(est, "_operator_cache"):
+            del est._operator_cache  # no reference to the search's operators
         self.refit_time_ = time.perf_counter() - t0
         self.best_estimator_ = est
         self.classes_ = est.classes_
@@ -773,13 +895,19 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
             default_pair=default_pair,
             progress=progress,
         )
-        # round 1: every configuration on a coarse factor (MIN_FEATURES landmarks)
+        # round 1: every configuration on a coarse factor (MIN_FEATURES landmarks);
+        # the defaults' kernel scored last (its K is kept for round 2), the rows
+        # stored in the order of kconfs
+        parts: list[list] = [[] for _ in kconfs]
         try:
-            for kc in kconfs:
-                scorer.score_kernel(kc, gconfs, MIN_FEATURES, True, True)
-                progress.step(f"{kc}")
+            for j in list(range(1, len(kconfs))) + [0]:
+                start = len(scorer.rows)
+                scorer.score_kernel(kconfs[j], gconfs, MIN_FEATURES, True, True)
+                parts[j] = scorer.rows[start:]
+                progress.step(f"{kconfs[j]}")
         finally:
             progress.close()
+        scorer.rows = [row for part in parts for row in part]
         flat = self._flatten(scorer.rows)
         n_candidates = len(flat)
         # round 2: the defaults' configuration, the supervised one and the three
@@ -800,6 +928,11 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
         k, z, why = _loo_choice(
             flat2, ev2, kconfs[0], gconfs[0], default_pair, n_candidates
         )
+        self._refit_cache = None
+        if self.refit:
+            chosen = clone(template).set_params(**self._params_of(*flat2[k]))
+            self._refit_cache = scorer.refit_cache(chosen)
+        self._n_kernel_builds = scorer.n_kernels
         self.factor_time_ = scorer.t_factor
         self.n_newton_fallbacks_ = 0
         self.n_factorizations_ = 0
@@ -959,7 +1092,18 @@ _CV_DOC = r"""
     searched parameter).  ``cv_results_`` holds the round-2 candidates
     (``mean_test_score``: LOO accuracy, ``mean_test_loss``: the criterion) and
     ``selection_`` the decision (reason, z, number of candidates, threshold).
-    Cost: about 5-7 one-default-fit at n = 2,000 (digits, 10 classes, 50 labels).
+    Cost (``benchmarks/results/cv_cost.md``): one K per kernel configuration
+    (the defaults' kept from round 1 for round 2 and, when chosen, for the
+    refit, with its Laplacian), one kNN adjacency per (kernel,
+    ``n_neighbors``) shared by its Laplacians, and one Cholesky factorization
+    per (configuration, ratio :math:`\gamma_I/\gamma_A`) of the grid shared by
+    every pair with that ratio (8 for the default 21 pairs) instead of an
+    eigendecomposition; the refit on the search's K and L solves through one
+    LU factorization of :math:`I + rLK` (:mod:`semisvm.models._factorized`)
+    instead of a dense system per Newton step and class.  The choices are
+    those of the search without this sharing (tested).  At n = 2,000 a search
+    costs 6-11 default fits (two moons, digits, a 784-dimension set with 10
+    classes); at n = 10,000 (784 dimensions, 10 classes) 67-81 s.
 
     **K-fold search (``cv`` an integer or a scikit-learn splitter).**  Runs over
     the Cartesian product of the kernel widths ``gamma``, graph sizes
@@ -1132,6 +1276,9 @@ LapRLSCV.__doc__ = (
 class LapSVMCV(_ManifoldCV):
     _base = LapSVM
     _refit_defaults = {"solver": "newton"}
+    # Newton's dense n x n systems above 5,000 points cost minutes (n = 10,000,
+    # 10 classes: 13 min); PCG run to convergence reaches the same optimum
+    _large_defaults = {"solver": "pcg"}
 
     @staticmethod
     def _loss(O: np.ndarray, T: np.ndarray) -> float:
@@ -1144,9 +1291,11 @@ LapSVMCV.__doc__ = (
 
     Each candidate is fitted by :class:`~semisvm.LapSVM` itself with
     ``estimator_params``, by default ``solver='newton'`` and no early stopping
-    (the exact minimiser of Eq. 7 of Melacci & Belkin 2011; pass
-    ``estimator_params={'solver': 'pcg'}`` for large n), in the search and in
-    the refit."""
+    (the exact minimiser of Eq. 7 of Melacci & Belkin 2011), in the search and in
+    the refit.  Above 5,000 training points the default solver is ``'pcg'``,
+    still without early stopping (run to convergence: the same minimiser; the
+    dense Newton systems would cost minutes, 13 min for the refit alone at n =
+    10,000 with 10 classes); a ``solver`` in ``estimator_params`` is kept."""
     + _CV_DOC
     + r"""
     Examples

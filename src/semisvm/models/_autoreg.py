@@ -109,6 +109,9 @@ MAX_UNLABELED = 1000
 #: above this many labels the rule runs on a stratified subset of them (its cost
 #: grows as l^3 per pair)
 MAX_LOO_LABELS = 300
+#: most ratios gamma_i / gamma_a solved one by one (a Cholesky factorization
+#: each) instead of one eigendecomposition, with ``by_ratio``
+MAX_RATIOS = 12
 #: standard errors of the paired criterion differences needed to leave the defaults
 Z_SWITCH = 2.0
 
@@ -327,6 +330,8 @@ def loo_evidence(
     max_features: int | None = None,
     features: np.ndarray | None = None,
     max_unlabeled: int = MAX_UNLABELED,
+    by_ratio: bool = False,
+    gram: np.ndarray | None = None,
 ) -> LOOEvidence:
     """Balanced scale-free LOO of every normalized ``(gamma_a, gamma_i)`` pair.
 
@@ -339,7 +344,10 @@ def loo_evidence(
     ``max_features`` caps the landmarks (default :func:`feature_count`);
     ``features`` passes a factor computed before (:func:`features_for`), shared by
     every graph on the same kernel; ``max_unlabeled`` caps the unlabeled points
-    each held-out fit is balanced on.
+    each held-out fit is balanced on.  ``by_ratio``: share one solve per ratio
+    gamma_i / gamma_a between the pairs (``SpectralLOO(spectral='ratio')``) when
+    they have at most :data:`MAX_RATIOS` ratios (the searches' geometric grids),
+    with ``gram`` as :math:`\\Phi^T L \\Phi` when given.
     """
     t0 = time.perf_counter()
     n = Y.shape[0]
@@ -388,6 +396,9 @@ def loo_evidence(
     # one eigendecomposition of Phi^T L Phi pays off for many graph pairs; for
     # the few of the "auto" rule a Cholesky solve per pair is cheaper
     n_graph = len({p for p in raw if p[1] > 0})
+    spectral: bool | str = n_graph > 3
+    if by_ratio and len({f"{i / a:.12g}" for a, i in raw if i > 0}) <= MAX_RATIOS:
+        spectral = "ratio"
     engine = SpectralLOO(
         Phi,
         L if need_graph else None,
@@ -395,7 +406,8 @@ def loo_evidence(
         Yl,
         weights=w,
         unlabeled_idx=unl if unl.size else None,
-        spectral=n_graph > 3,
+        spectral=spectral,
+        gram=gram if spectral == "ratio" else None,
     )
     # the bias inside the graph term (the estimators' intrinsic_bias) is another
     # model than a free intercept when L's rows do not sum to 0 (normalized L):
@@ -409,7 +421,7 @@ def loo_evidence(
             Yl,
             weights=w,
             unlabeled_idx=unl if unl.size else None,
-            spectral=n_graph > 3,
+            spectral=spectral,
             fit_intercept=False,
             ambient_mask=np.r_[np.ones(Phi.shape[1]), 0.0],
         )

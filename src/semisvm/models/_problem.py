@@ -226,7 +226,7 @@ def graph_scale(X: Any, kernel: Any, n_neighbors: int, adjacency: Any = None) ->
     return knn_scale_ratio(X, n_neighbors)
 
 
-def build_laplacian(
+def build_adjacency(
     X: Any,
     K: np.ndarray,
     *,
@@ -235,15 +235,14 @@ def build_laplacian(
     n_neighbors: int,
     graph_weight: str,
     heat_t: float | None,
-    normalize_laplacian: bool,
-    laplacian_power: int,
     adjacency: Any = None,
 ) -> sp.csr_array:
-    """Graph Laplacian of the training points.
+    """Adjacency of the training points (the graph of :func:`build_laplacian`).
 
-    The adjacency is the user's (``adjacency``), else a symmetric kNN graph:
-    read off K for the RBF kernel (no second distance pass), built from the
-    kernel-induced distance for a precomputed kernel, and from X otherwise.
+    The user's (``adjacency``), else a symmetric kNN graph: read off K for the
+    RBF kernel (no second distance pass), built from the kernel-induced distance
+    for a precomputed kernel, and from X otherwise.  ``graph_weight`` is
+    resolved here when ``'auto'``.
     """
     n = X.shape[0]
     if graph_weight == "auto":
@@ -261,19 +260,48 @@ def build_laplacian(
                 f"The graph has {n_iso} isolated point(s) (no edge); the intrinsic "
                 "regularizer does not constrain them.",
                 UserWarning,
-                stacklevel=3,
+                stacklevel=4,
             )
-    elif kernel == "rbf" and gamma_ is not None:
-        W = knn_graph_from_kernel(K, gamma_, n_neighbors, weight=graph_weight, t=heat_t)
-    elif kernel == "precomputed":
+        return W
+    if kernel == "rbf" and gamma_ is not None:
+        return knn_graph_from_kernel(
+            K, gamma_, n_neighbors, weight=graph_weight, t=heat_t
+        )
+    if kernel == "precomputed":
         d = np.diag(K)
         D2 = np.maximum(d[:, None] + d[None, :] - 2 * K, 0.0)
         # a monotone map of the kernel distance into (0, 1] for the kNN search
-        W = knn_graph_from_kernel(
+        return knn_graph_from_kernel(
             np.exp(-D2), 1.0, n_neighbors, weight=graph_weight, t=heat_t
         )
-    else:
-        W = knn_graph(X, n_neighbors, weight=graph_weight, t=heat_t)
+    return knn_graph(X, n_neighbors, weight=graph_weight, t=heat_t)
+
+
+def build_laplacian(
+    X: Any,
+    K: np.ndarray,
+    *,
+    kernel: Any,
+    gamma_: float | None,
+    n_neighbors: int,
+    graph_weight: str,
+    heat_t: float | None,
+    normalize_laplacian: bool,
+    laplacian_power: int,
+    adjacency: Any = None,
+) -> sp.csr_array:
+    """Graph Laplacian of the training points (the graph of
+    :func:`build_adjacency`)."""
+    W = build_adjacency(
+        X,
+        K,
+        kernel=kernel,
+        gamma_=gamma_,
+        n_neighbors=n_neighbors,
+        graph_weight=graph_weight,
+        heat_t=heat_t,
+        adjacency=adjacency,
+    )
     return graph_laplacian(
         W, normalized=normalize_laplacian, power=laplacian_power, form="operator"
     )

@@ -1,0 +1,232 @@
+"""The cost cuts of the LOO search (issue 27) compute exactly what the plain
+search computes: the kNN adjacency shared by the Laplacians of one (kernel,
+n_neighbors), the kernel kept between the rounds and for the refit."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.datasets import make_classification, make_moons
+
+from semisvm.model_selection import LapRLSCV, LapSVMCV, _search
+from semisvm.models._adaptive import _mass_shift
+from semisvm.models._problem import build_laplacian, resolve_graph_weight
+from semisvm.solvers._loo import SpectralLOO, balanced_loo, loo_features
+from semisvm.solvers._newton import laprls_direct
+
+
+def _moons(n=200, per=6, seed=0):
+    X, yt = make_moons(n, noise=0.12, random_state=seed)
+    rng = np.random.default_rng(seed)
+    y = np.full(n, -1)
+    for c in (0, 1):
+        y[rng.choice(np.flatnonzero(yt == c), per, replace=False)] = c
+    return X, y, yt
+
+
+def _blobs(seed=5):
+    X, yt = make_classification(
+        240, n_features=12, n_informative=5, n_clusters_per_class=3, random_state=seed
+    )
+    rng = np.random.default_rng(seed)
+    y = np.full(yt.size, -1)
+    for c in (0, 1):
+        y[rng.choice(np.flatnonzero(yt == c), 12, replace=False)] = c
+    return X, y, yt
+
+
+def _scorer(cls, X, y):
+    cv = cls()
+    template = cv._template()
+    kconfs, gconfs = cv._configs(template, X)
+    scorer = _search._LOOScorer(
+        template,
+        X,
+        y,
+        sup_pairs=[(1e-6, 0.0)],
+        graph_pairs=[(1e-3, 1.0)],
+        default_pair=(1e-6, 1.0),
+        progress=_search._Progress(0, "test", 0),
+    )
+    return scorer, kconfs, gconfs
+
+
+@pytest.mark.parametrize("cls", [LapRLSCV, LapSVMCV])
+def test_shared_adjacency_gives_the_estimators_own_operators(cls):
+    # every (kernel, graph) of the search: the Laplacian from the shared kNN
+    # adjacency and the kept K are those the estimator's fit builds itself
+    X, y, _ = _moons()
+    scorer, kconfs, gconfs = _scorer(cls, X, y)
+    V = np.random.default_rng(0).normal(size=(X.shape[0], 3))
+    for kc in kconfs:
+        est, K = scorer.kernel(kc)
+        for gc in gconfs:
+            e_g, L = scorer.graph(est, K, gc)
+            ref = clone(scorer.template).set_params(**kc, **gc)
+            K2, L2 = ref._build(X, None, need_graph=True)
+            np.testing.assert_array_equal(K, K2)
+            np.testing.assert_array_equal(L @ V, L2 @ V)
+            assert e_g._graph_scale == ref._graph_scale
+            assert e_g._graph_weight == ref._graph_weight
+    # one K per kernel, one adjacency per (kernel, n_neighbors)
+    assert scorer.n_kernels == len(kconfs)
+    assert len(scorer._adjacency) == len(kconfs) * len(
+        {g["n_neighbors"] for g in gconfs}
+    )
+
+
+def _brute_balanced_loo(K, L, lab, Yl, ga, gi, target):
+    """LapRLS refitted without each label, balanced on the unlabeled points."""
+    n = K.shape[0]
+    unl = np.setdiff1d(np.arange(n), lab)
+    Y = np.zeros((n, 1))
+    Y[lab] = Yl
+    out = np.empty(lab.size)
+    for t, i in enumerate(lab):
+        Y2 = Y.copy()
+        Y2[i] = 0.0
+        r = laprls_direct(K, Y2, L=L, gamma_a=ga, gamma_i=gi)
+        F = (K @ r.alpha + r.b)[:, 0]
+        out[t] = F[i] + _mass_shift(F[unl], target)
+    return out
+
+
+@pytest.mark.parametrize(
+    "gc",
+    [
+        {"n_neighbors": 5, "normalize_laplacian": True, "laplacian_power": 2},
+        {"n_neighbors": 20, "normalize_laplacian": False, "laplacian_power": 1},
+    ],
+)
+def test_loo_on_the_shared_operators_equals_refits(gc):
+    # the closed-form held-out outputs on the search's shared K and Laplacian
+    # (a graph read off the adjacency built for another Laplacian first) equal
+    # refits without each label
+    X, y, _ = _moons(n=120, per=5, seed=4)
+    scorer, kconfs, _ = _scorer(LapRLSCV, X, y)
+    est, K = scorer.kernel(kconfs[1])
+    other = dict(gc, normalize_laplacian=not gc["normalize_laplacian"])
+    scorer.graph(est, K, other)  # builds the shared adjacency
+    _, L = scorer.graph(est, K, gc)
+    lab = np.flatnonzero(y != -1)
+    unl = np.flatnonzero(y == -1)
+    Yl = np.where(y[lab] == 1, 1.0, -1.0)[:, None]
+    Phi = loo_features(lambda idx: K[:, idx], X.shape[0], lab)
+    eng = SpectralLOO(Phi, L, lab, Yl, unlabeled_idx=unl)
+    for ga, gi in [(1e-2, 1e-3), (1e-4, 1e-1)]:
+        O, FU, D = eng.fold_outputs(ga, gi, "squared")
+        O_bal, _ = balanced_loo(O, FU, D, np.array([0.0]))
+        ref = _brute_balanced_loo(K, L.tocsr(), lab, Yl, ga, gi, 0.0)
+        np.testing.assert_allclose(O_bal[:, 0], ref, atol=1e-6 * np.abs(ref).max())
+
+
+def _unshared(monkeypatch):
+    """The search without any sharing: every kernel and graph built afresh."""
+
+    def kernel(self, kc):
+        est = clone(self.template).set_params(**kc)
+        K, _ = est._build(self.X, None, need_graph=False)
+        return est, K
+
+    def graph(self, est, K, gc):
+        from semisvm.models._options import resolved_options
+        from semisvm.models._problem import graph_scale
+
+        e_g = clone(est).set_params(**gc)
+        e_g._graph_scale = graph_scale(self.X, e_g.kernel, gc["n_neighbors"])
+        L = build_laplacian(
+            self.X,
+            K,
+            kernel=e_g.kernel,
+            gamma_=est.gamma_,
+            n_neighbors=gc["n_neighbors"],
+            graph_weight=resolve_graph_weight(e_g.graph_weight, e_g._graph_scale),
+            heat_t=resolved_options(e_g).heat_t,
+            normalize_laplacian=gc["normalize_laplacian"],
+            laplacian_power=gc["laplacian_power"],
+        )
+        return e_g, L
+
+    monkeypatch.setattr(_search._LOOScorer, "kernel", kernel)
+    monkeypatch.setattr(_search._LOOScorer, "graph", graph)
+    monkeypatch.setattr(_search._LOOScorer, "refit_cache", lambda self, est: None)
+
+
+@pytest.mark.parametrize("cls", [LapRLSCV, LapSVMCV])
+@pytest.mark.parametrize("problem", [_moons, _blobs])
+def test_shared_search_chooses_as_the_unshared_one(cls, problem, monkeypatch):
+    X, y, _ = problem()
+    shared = cls().fit(X, y)
+    # each kernel of round 1 built once, the defaults' kept for round 2
+    r2 = {(p["kernel"], p.get("gamma")) for p in shared.cv_results_["params"]}
+    n_kc = len(cls()._configs(cls()._template(), X)[0])
+    assert shared._n_kernel_builds == n_kc + len(r2) - 1
+    with monkeypatch.context() as m:
+        _unshared(m)
+        plain = cls().fit(X, y)
+    assert shared.best_params_ == plain.best_params_
+    assert shared.selection_ == plain.selection_
+    assert shared.cv_results_["params"] == plain.cv_results_["params"]
+    for key in ("mean_test_loss", "mean_test_score", "rank_test_score"):
+        np.testing.assert_array_equal(shared.cv_results_[key], plain.cv_results_[key])
+    # the refit through the factorization of I + rLK: the same minimiser
+    np.testing.assert_allclose(
+        shared.decision_function(X), plain.decision_function(X), rtol=1e-8, atol=1e-10
+    )
+    assert not hasattr(shared.best_estimator_, "_operator_cache")
+
+
+def test_lapsvmcv_refits_with_pcg_above_5000_points():
+    # Newton's dense systems cost minutes at n = 10,000: PCG, run to convergence
+    assert LapSVMCV()._template(4000).solver == "newton"
+    big = LapSVMCV()._template(6000)
+    assert big.solver == "pcg" and big.early_stopping is None
+    kept = LapSVMCV(estimator_params={"solver": "newton"})._template(6000)
+    assert kept.solver == "newton"
+
+
+@pytest.mark.parametrize("loss", ["squared", "squared_hinge"])
+def test_one_factorization_per_ratio_equals_the_spectral_engine(loss):
+    # SpectralLOO(spectral='ratio'): pairs with the same gamma_i / gamma_a share
+    # a Cholesky solve of I + rho B; the held-out outputs are the
+    # eigendecomposition's (and brute force's, test_loo_on_the_shared_...)
+    X, y, _ = _moons(n=150, per=8, seed=6)
+    scorer, kconfs, gconfs = _scorer(LapRLSCV, X, y)
+    est, K = scorer.kernel(kconfs[0])
+    _, L = scorer.graph(est, K, gconfs[3])
+    lab, unl = np.flatnonzero(y != -1), np.flatnonzero(y == -1)
+    Yl = np.where(y[lab] == 1, 1.0, -1.0)[:, None]
+    Phi = loo_features(lambda idx: K[:, idx], X.shape[0], lab, max_features=100)
+    kw = dict(unlabeled_idx=unl, weights=np.linspace(0.5, 2.0, lab.size))
+    eig = SpectralLOO(Phi, L, lab, Yl, spectral=True, **kw)
+    rat = SpectralLOO(Phi, L, lab, Yl, spectral="ratio", **kw)
+    pairs = [(1e-3, 1e-3), (1e-2, 1e-2), (1e-4, 1e-1), (1e-1, 1e1), (1e-2, 0.0)]
+    for ga, gi in pairs:
+        outs = zip(
+            eig.fold_outputs(ga, gi, loss), rat.fold_outputs(ga, gi, loss), strict=True
+        )
+        for a, b in outs:
+            np.testing.assert_allclose(
+                np.asarray(b), np.asarray(a), rtol=1e-7, atol=1e-9 * np.abs(a).max()
+            )
+    # the first two pairs share one ratio: 3 factorizations for 4 graph pairs
+    assert len(rat._factor) == 3
+
+
+def test_gram_of_the_second_power_reuses_the_first():
+    # B = Phi^T L^p Phi: (L Phi)^T (L Phi) for p = 2 with the L Phi of p = 1,
+    # the triangular product for the exact root (every point a landmark)
+    X, y, _ = _moons(n=150, per=8, seed=7)
+    scorer, kconfs, gconfs = _scorer(LapSVMCV, X, y)
+    est, K = scorer.kernel(kconfs[0])
+    lab = np.flatnonzero(y != -1)
+    for r in (60, 150):
+        Phi = loo_features(lambda idx: K[:, idx], X.shape[0], lab, max_features=r)
+        for gc in gconfs[:4]:
+            _, L = scorer.graph(est, K, gc)
+            ref = Phi.T @ (L.tocsr() @ Phi)
+            B = scorer.gram(Phi, L, gc)
+            np.testing.assert_allclose(
+                B, ref, rtol=1e-10, atol=1e-12 * np.abs(ref).max()
+            )
