@@ -304,6 +304,50 @@ class LOOEvidence:
         )
 
 
+def _loo_engines(
+    Phi: np.ndarray,
+    L: Any,
+    lab: np.ndarray,
+    Yl: np.ndarray,
+    w: np.ndarray | None,
+    unl: np.ndarray,
+    *,
+    spectral: bool | str,
+    gram: np.ndarray | None,
+    intrinsic_bias: bool,
+) -> tuple[SpectralLOO, SpectralLOO | None]:
+    """The LOO engine of the free-intercept model and, when the fitted model has
+    its bias inside a graph term that sees it (``intrinsic_bias`` on a Laplacian
+    whose rows do not sum to 0, the normalized one), the engine of that model:
+    features ``[Phi, 1]`` with the bias out of the ambient penalty."""
+    n = Phi.shape[0]
+    unl_idx = unl if unl.size else None
+    engine = SpectralLOO(
+        Phi,
+        L,
+        lab,
+        Yl,
+        weights=w,
+        unlabeled_idx=unl_idx,
+        spectral=spectral,
+        gram=gram if spectral == "ratio" else None,
+    )
+    if L is None or not intrinsic_bias or not _rows_do_not_sum_to_zero(L, n):
+        return engine, None
+    engine_ib = SpectralLOO(
+        np.c_[Phi, np.ones(n)],
+        L,
+        lab,
+        Yl,
+        weights=w,
+        unlabeled_idx=unl_idx,
+        spectral=spectral,
+        fit_intercept=False,
+        ambient_mask=np.r_[np.ones(Phi.shape[1]), 0.0],
+    )
+    return engine, engine_ib
+
+
 def _rows_do_not_sum_to_zero(L: Any, n: int) -> bool:
     """True when ``L 1 != 0`` beyond rounding (a normalized Laplacian): the bias
     then matters in the graph term.  The scale is L's action on a +-1 vector."""
@@ -399,32 +443,17 @@ def loo_evidence(
     spectral: bool | str = n_graph > 3
     if by_ratio and len({f"{i / a:.12g}" for a, i in raw if i > 0}) <= MAX_RATIOS:
         spectral = "ratio"
-    engine = SpectralLOO(
+    engine, engine_ib = _loo_engines(
         Phi,
         L if need_graph else None,
         lab,
         Yl,
-        weights=w,
-        unlabeled_idx=unl if unl.size else None,
+        w,
+        unl,
         spectral=spectral,
-        gram=gram if spectral == "ratio" else None,
+        gram=gram,
+        intrinsic_bias=bool(opts.intrinsic_bias),
     )
-    # the bias inside the graph term (the estimators' intrinsic_bias) is another
-    # model than a free intercept when L's rows do not sum to 0 (normalized L):
-    # score the graph pairs with the bias as a coefficient the graph term sees
-    engine_ib = None
-    if need_graph and opts.intrinsic_bias and _rows_do_not_sum_to_zero(L, n):
-        engine_ib = SpectralLOO(
-            np.c_[Phi, np.ones(n)],
-            L,
-            lab,
-            Yl,
-            weights=w,
-            unlabeled_idx=unl if unl.size else None,
-            spectral=spectral,
-            fit_intercept=False,
-            ambient_mask=np.r_[np.ones(Phi.shape[1]), 0.0],
-        )
     balance = opts.class_balance if unl.size else None
     targets = None
     if balance is not None:
