@@ -30,7 +30,13 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._dask import _all_rows_future, _row_block_futures, get_dask_client
-from ._graph import _drop_self, _local_scales, _symmetrize, _to_weights
+from ._graph import (
+    _drop_self,
+    _graph_from_kernel_values,
+    _local_scales,
+    _symmetrize,
+    _to_weights,
+)
 
 __all__ = ["knn_graph_distributed", "knn_graph_from_distributed_kernel"]
 
@@ -55,13 +61,7 @@ def knn_graph_from_distributed_kernel(
     check_n_neighbors(int(n_neighbors), n)
     k = int(n_neighbors)
     ind, kv = K.top_columns(k + 1)
-    order = np.argsort(-kv, axis=1, kind="stable")
-    ind = np.take_along_axis(ind, order, axis=1)
-    kv = np.take_along_axis(kv, order, axis=1)
-    with np.errstate(divide="ignore"):
-        dist2 = -np.log(np.clip(kv, np.finfo(np.float64).tiny, 1.0)) / gamma
-    dist2, ind = _drop_self(dist2, ind, k)
-    return _to_weights(_symmetrize(ind, dist2, n), weight, t, _local_scales(dist2))
+    return _graph_from_kernel_values(ind, kv, n, k, gamma, weight, t)
 
 
 def _pair_neighbours(

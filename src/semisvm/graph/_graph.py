@@ -231,6 +231,22 @@ def knn_graph_from_kernel(
         part = _top_columns(blk, k + 1)
         ind[s : s + rows] = part
         kv[s : s + rows] = np.take_along_axis(blk, part, axis=1)
+    return _graph_from_kernel_values(ind, kv, n, k, gamma, weight, t)
+
+
+def _graph_from_kernel_values(
+    ind: np.ndarray,
+    kv: np.ndarray,
+    n: int,
+    k: int,
+    gamma: float,
+    weight: str,
+    t: float | None,
+) -> sp.csr_array:
+    """The weighted kNN graph from each row's k + 1 largest RBF kernel values
+    (columns ``ind``, values ``kv``, self included): sorted, turned back into
+    squared distances -log(k)/gamma, self dropped, symmetrized and weighted.
+    Shared by the in-process and the distributed graph read off K."""
     order = np.argsort(-kv, axis=1, kind="stable")
     ind = np.take_along_axis(ind, order, axis=1)
     kv = np.take_along_axis(kv, order, axis=1)

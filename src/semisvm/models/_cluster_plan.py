@@ -124,25 +124,21 @@ def _in_process_plan(
 ) -> tuple[str, Any]:
     """The kernel operator and memory plan the in-process fit would choose."""
     from ._options import resolved_options
-    from ._scale import EXACT_GRAPH_MAX_N, plan_fit
+    from ._scale import operator_plan
 
     opts = resolved_options(est)
     requested = opts.kernel_approximation
-    graph = opts.graph_method
 
     def plan(kind: str) -> Any:
-        g = graph
-        if g == "auto":
-            g = "exact" if kind == "dense" or n <= EXACT_GRAPH_MAX_N else "approx"
-        return plan_fit(
+        return operator_plan(
             kind,
-            n,
-            d,
-            n_columns,
+            n=n,
+            d=d,
+            n_columns=n_columns,
             itemsize=itemsize,
             n_neighbors=est.n_neighbors,
             n_components=opts.n_components,
-            graph=g,
+            graph=opts.graph_method,
             need_graph=need_graph,
         )
 

@@ -128,6 +128,37 @@ def plan_fit(
     return plan
 
 
+def operator_plan(
+    kind: str,
+    *,
+    n: int,
+    d: int,
+    n_columns: int,
+    itemsize: int,
+    n_neighbors: int,
+    n_components: int | None,
+    graph: str,
+    need_graph: bool,
+) -> MemoryPlan:
+    """The memory plan of a fit on the ``kind`` operator, with ``graph='auto'``
+    resolved as the fit resolves it (exact with a dense K or up to
+    ``EXACT_GRAPH_MAX_N`` points, else approximate); shared by the in-process
+    choice and the cluster plan."""
+    if graph == "auto":
+        graph = "exact" if kind == "dense" or n <= EXACT_GRAPH_MAX_N else "approx"
+    return plan_fit(
+        kind,
+        n,
+        d,
+        n_columns,
+        itemsize=itemsize,
+        n_neighbors=n_neighbors,
+        n_components=n_components,
+        graph=graph,
+        need_graph=need_graph,
+    )
+
+
 def resolve_operator(
     requested: str,
     *,
@@ -147,18 +178,15 @@ def resolve_operator(
     """Pick the operator and check its memory plan before anything is allocated."""
 
     def plan(kind: str) -> MemoryPlan:
-        g = graph
-        if g == "auto":
-            g = "exact" if kind == "dense" or n <= EXACT_GRAPH_MAX_N else "approx"
-        return plan_fit(
+        return operator_plan(
             kind,
-            n,
-            d,
-            n_columns,
+            n=n,
+            d=d,
+            n_columns=n_columns,
             itemsize=itemsize,
             n_neighbors=n_neighbors,
             n_components=n_components,
-            graph=g,
+            graph=graph,
             need_graph=need_graph,
         )
 
