@@ -6,7 +6,13 @@ from sklearn.neighbors import NearestNeighbors
 
 from semisvm import LapSVM, SolverOptions
 from semisvm.graph import knn_graph
-from semisvm.graph._knn import approximate_knn, exact_knn, knn_search, pca_project
+from semisvm.graph._knn import (
+    approximate_knn,
+    exact_knn,
+    knn_search,
+    pca_project,
+    rerank_exact,
+)
 
 rng = np.random.default_rng(0)
 X = rng.normal(size=(500, 6))
@@ -54,6 +60,61 @@ def test_pca_projection_keeps_low_dimensional_neighbours():
         knn_search(Xh, 8, method="nope")
 
 
+@pytest.mark.parametrize("sparse", [False, True])
+def test_rerank_exact_keeps_the_nearest_candidates_by_brute_force(sparse):
+    import scipy.sparse as sps
+
+    Xr = rng.normal(size=(300, 9))
+    full = ((Xr[:, None, :] - Xr[None, :, :]) ** 2).sum(-1)
+    np.fill_diagonal(full, np.inf)
+    # candidates: the 5 true neighbours and 10 random others, shuffled per row
+    true = np.argsort(full, axis=1)[:, :5]
+    cand = np.empty((300, 15), dtype=np.intp)
+    for i in range(300):
+        others = rng.choice(np.setdiff1d(np.arange(300), np.r_[true[i], i]), 10)
+        cand[i] = rng.permutation(np.r_[true[i], others])
+    Xin = sps.csr_array(Xr) if sparse else Xr
+    ind, d2 = rerank_exact(Xin, cand, 5, max_block_bytes=9 * 8 * 15 * 7)
+    np.testing.assert_array_equal(ind, true)
+    np.testing.assert_allclose(d2, np.take_along_axis(full, true, 1), rtol=1e-9)
+    with pytest.raises(ValueError, match="candidates"):
+        rerank_exact(Xr, cand[:, :3], 5)
+
+
+@pytest.mark.parametrize("method", ["exact", "approx"])
+def test_pca_search_returns_exact_distances_of_its_neighbours(method):
+    # a 3-dimensional manifold in 200 features: the projection finds the
+    # neighbours, the distances are those of the full rows, not the projection
+    Z = rng.normal(size=(600, 3))
+    Xh = np.tanh(Z @ rng.normal(size=(3, 200))) + 0.05 * rng.normal(size=(600, 200))
+    ind, d2 = knn_search(Xh, 6, method=method, pca_components=4)
+    np.testing.assert_allclose(
+        d2, ((Xh[ind] - Xh[:, None, :]) ** 2).sum(-1), rtol=1e-5, atol=1e-6
+    )
+    ref, _ = exact_knn(Xh, 6)
+    assert _recall(ind, ref) >= 0.97
+
+
+def test_auto_pca_projects_only_the_approximate_search_on_wide_rows(monkeypatch):
+    import semisvm.graph._knn as knnmod
+
+    calls = []
+    orig = knnmod.pca_project
+    monkeypatch.setattr(
+        knnmod, "pca_project", lambda X, p, **kw: calls.append(p) or orig(X, p, **kw)
+    )
+    wide = rng.normal(size=(300, 129)).astype(np.float32)
+    knn_search(wide, 5, method="approx", pca_components="auto")
+    assert calls == [64]
+    knn_search(wide, 5, method="exact", pca_components="auto")
+    knn_search(wide[:, :128], 5, method="approx", pca_components="auto")
+    assert calls == [64]
+    with pytest.raises(ValueError, match="graph_pca"):
+        LapSVM(options=SolverOptions(graph_pca="always")).fit(
+            wide[:, :4], np.r_[0, 1, [-1] * 298]
+        )
+
+
 def test_estimator_graph_methods_build_the_same_graph():
     from semisvm.datasets import make_two_moons
 
@@ -96,3 +157,22 @@ def test_scalable_adjacency_weights_equal_in_memory_graph(weight):
     W = scalable_adjacency(est, X)
     W_ref = knn_graph(X, 8, weight=weight)
     assert (W != W_ref).nnz == 0 or abs(W - W_ref).max() < 1e-10
+
+
+def test_scale_ratio_read_off_the_graph_search_equals_the_second_search():
+    # rho = sigma_S^2 / sigma_n^2: sigma_n^2 from the graph's own kNN lists (the
+    # scalable fit) must equal the separate search of the sample among all n
+    from semisvm.kernels import knn_scale_ratio
+
+    Xs = np.r_[rng.normal(size=(2600, 4)), rng.normal(size=(900, 4))[:5]]
+    Xs = np.r_[Xs, Xs[:3]]  # duplicates stay neighbours in both
+    _, d2 = exact_knn(Xs, 10)
+    ref = knn_scale_ratio(Xs, 10)
+    assert ref > 1.0
+    np.testing.assert_allclose(knn_scale_ratio(Xs, 10, knn_dist2=d2), ref, rtol=1e-9)
+    est = LapSVM(
+        options=SolverOptions(
+            kernel_approximation="nystroem", n_components=60, graph_method="exact"
+        )
+    ).fit(Xs, np.r_[0, 1, [-1] * (Xs.shape[0] - 2)])
+    np.testing.assert_allclose(est._graph_scale, ref, rtol=1e-9)

@@ -331,3 +331,23 @@ def test_gram_in_row_blocks_is_exactly_symmetric(monkeypatch):
     np.testing.assert_allclose(K, np.exp(-0.2 * D2), atol=1e-14)
     Kl = kernel_matrix(sp.csr_matrix(X), kernel="linear")
     np.testing.assert_allclose(Kl, X @ X.T, atol=1e-12)
+
+
+@pytest.mark.parametrize("normalized", [False, True])
+@pytest.mark.parametrize("power", [1, 2])
+def test_intrinsic_gram_in_row_blocks_equals_brute_force(normalized, power):
+    # many row blocks (a tiny block budget), float32 features: every block's
+    # gathered rows and the bias row/column against the dense Phi~^T L Phi~
+    rng = np.random.default_rng(3)
+    Xg = rng.normal(size=(300, 3))
+    W = knn_graph(Xg, 6, weight="heat")
+    L = graph_laplacian(W, normalized=normalized, power=power, form="operator")
+    Phi = rng.normal(size=(300, 7)).astype(np.float32)
+    Lm = L.toarray() if hasattr(L, "toarray") else L @ np.eye(300)
+    P = np.c_[Phi.astype(np.float64), np.ones(300)]
+    for ib in (True, False):
+        G = intrinsic_gram(Phi, L, intrinsic_bias=ib, max_block_bytes=7 * 8 * 40)
+        ref = P.T @ Lm @ P
+        if not ib:
+            ref[:, -1] = ref[-1, :] = 0.0
+        np.testing.assert_allclose(G, ref, atol=1e-10 * np.abs(ref).max())

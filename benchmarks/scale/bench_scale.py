@@ -68,7 +68,7 @@ try:
         from semisvm import LapSVM, SolverOptions
         opts = SolverOptions(kernel_approximation=cfg["op"],
                              graph_method=cfg.get("graph", "auto"),
-                             graph_pca=cfg.get("pca"), n_components=cfg.get("m"),
+                             graph_pca=cfg.get("pca") or "auto", n_components=cfg.get("m"),
                              landmarks=cfg.get("landmarks", "uniform"))
         est = LapSVM(random_state=0, options=opts).fit(X, y)
         pred = est.transduction_
@@ -82,6 +82,10 @@ except MemoryError as exc:
     print(json.dumps(out)); sys.exit(0)
 out["t_total"] = time.perf_counter() - t1
 out["accuracy"] = float(np.mean(pred[unl] == yt[unl]))
+from sklearn.svm import SVC
+svc = SVC().fit(X[~unl], y[~unl])
+out["svc_accuracy"] = float(np.mean(np.concatenate(
+    [svc.predict(X[s : s + 100_000]) for s in range(0, n, 100_000)])[unl] == yt[unl]))
 if "ind" in captured:
     from semisvm.graph._knn import exact_knn, pca_project
     rng = np.random.default_rng(1)
@@ -257,20 +261,24 @@ def main() -> None:
         for r in rows
         if r["name"] == "dense" and "accuracy" in r
     }
+    import os
+
     lines = [
         f"\n## {stamp} {args.note}\n",
+        f"load average at the end: {os.getloadavg()[0]:.2f}; cores: {os.cpu_count()}\n",
         f"labels: {args.labels}; m: {args.m or 'default rule'}; graph: {args.graph}; "
         f"pca for d > 100: {args.pca}\n",
         "| data | n | method | operator | m | graph | recall | kernel s | graph s | "
-        "solve s | transd. s | total s | peak RSS GiB | acc. unl. | vs dense |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "select s | solve s | transd. s | total s | peak RSS GiB | acc. unl. | "
+        "SVC acc. | vs dense |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         if "t_total" not in r:
             why = r.get("refused") or r.get("error")
             lines.append(
                 f"| {r['data']} | {r['n']} | {r['name']} | not run: {why} "
-                "| | | | | | | | | | | |"
+                "| | | | | | | | | | | | | |"
             )
             continue
         t = r.get("times", {})
@@ -280,9 +288,12 @@ def main() -> None:
             f"| {r['data']} | {r['n']} | {r['name']} | {r.get('operator', '')} | "
             f"{r.get('m', '') or ''} | {r.get('graph_method', '')} | "
             f"{r.get('recall', float('nan')):.3f} | {t.get('kernel', float('nan')):.1f} | "
-            f"{t.get('graph', float('nan')):.1f} | {t.get('solver', float('nan')):.1f} | "
+            f"{t.get('graph', float('nan')):.1f} | "
+            f"{t.get('selection', float('nan')):.1f} | "
+            f"{t.get('solver', float('nan')):.1f} | "
             f"{t.get('transduction', float('nan')):.1f} | {r['t_total']:.1f} | "
-            f"{r['peak_rss_gib']:.2f} | {100 * r['accuracy']:.2f} | {dd} |"
+            f"{r['peak_rss_gib']:.2f} | {100 * r['accuracy']:.2f} | "
+            f"{100 * r.get('svc_accuracy', float('nan')):.2f} | {dd} |"
         )
     sl = slopes(rows)
     if sl:

@@ -59,12 +59,15 @@ def _symmetrize(ind: np.ndarray, dist2: np.ndarray, n: int) -> sp.csr_array:
 
 #: neighbour rank of the local scale sigma_i (Zelnik-Manor & Perona use 7)
 LOCAL_SCALE_RANK = 7
+#: sigma_i = (distance to the LOCAL_SCALE_RANK-th neighbour) / LOCAL_SCALE_SHRINK
+LOCAL_SCALE_SHRINK = 1.0
 
 
 def _local_scales(dist2: np.ndarray) -> np.ndarray:
     """sigma_i^2: squared distance to the 7th neighbour (the last one if fewer)."""
     k = dist2.shape[1]
     s2 = dist2[:, min(LOCAL_SCALE_RANK, k) - 1].astype(np.float64)
+    s2 /= LOCAL_SCALE_SHRINK**2
     pos = s2[s2 > 0]
     floor = 1e-12 * (pos.mean() if pos.size else 1.0)
     return np.maximum(s2, floor if floor > 0 else 1e-300)

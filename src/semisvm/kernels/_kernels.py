@@ -135,7 +135,12 @@ def knn_gamma(
 
 
 def knn_scale_ratio(
-    X: Any, n_neighbors: int = 10, *, max_samples: int = 2000, random_state: int = 0
+    X: Any,
+    n_neighbors: int = 10,
+    *,
+    max_samples: int = 2000,
+    random_state: int = 0,
+    knn_dist2: np.ndarray | None = None,
 ) -> float:
     r"""How much shorter the n-point graph's edges are than the sample's.
 
@@ -153,6 +158,11 @@ def knn_scale_ratio(
     :math:`\rho^p` it converges (to the value at the sample's scale), and
     :math:`\gamma_I` keeps its meaning at every n (issue 28: without it the graph
     term fades at low label rates and the labels stay isolated bumps).
+
+    ``knn_dist2`` (n, >= k), the squared distances of every point to its nearest
+    other points (the graph search's lists, ascending): :math:`\sigma_n^2` is
+    read off its rows S instead of a second search of S among all n points
+    (2,000 x n x d flops: 46 s at 1M x 784).
     """
     from sklearn.neighbors import NearestNeighbors
 
@@ -164,8 +174,12 @@ def knn_scale_ratio(
     q = np.sort(rng.choice(n, size=max_samples, replace=False))
     S = X[q]
     d_s, _ = NearestNeighbors(n_neighbors=k + 1).fit(S).kneighbors(S)
-    d_n, _ = NearestNeighbors(n_neighbors=k + 1).fit(X).kneighbors(S)
-    s2_s, s2_n = float(np.mean(d_s[:, k] ** 2)), float(np.mean(d_n[:, k] ** 2))
+    if knn_dist2 is not None and knn_dist2.shape[1] >= k:
+        s2_n = float(np.mean(np.asarray(knn_dist2[q, k - 1], dtype=np.float64)))
+    else:
+        d_n, _ = NearestNeighbors(n_neighbors=k + 1).fit(X).kneighbors(S)
+        s2_n = float(np.mean(d_n[:, k] ** 2))
+    s2_s = float(np.mean(d_s[:, k] ** 2))
     if not (s2_s > 0 and s2_n > 0):
         return 1.0
     return s2_s / s2_n

@@ -56,7 +56,7 @@ OPTION_DEFAULTS: dict[str, Any] = {
     "n_components": None,
     "landmarks": "uniform",
     "graph_method": "auto",
-    "graph_pca": None,
+    "graph_pca": "auto",
 }
 
 #: the allowed values of each option (checked at ``fit``, like the parameters)
@@ -80,7 +80,7 @@ OPTION_CONSTRAINTS: dict[str, list] = {
     "n_components": [None, Interval(numbers.Integral, 1, None)],
     "landmarks": [Options(LANDMARK_METHODS)],
     "graph_method": [Options(GRAPH_METHODS)],
-    "graph_pca": [None, Interval(numbers.Integral, 1, None)],
+    "graph_pca": [None, Options(("auto",)), Interval(numbers.Integral, 1, None)],
 }
 
 
@@ -215,8 +215,12 @@ class SolverOptions:
         brute-force search (O(n k) memory, O(n^2 d) time) and ``'approx'`` uses
         hnswlib or pynndescent (``pip install semisvm[approx]``); ``'auto'`` is
         exact up to 20,000 points, approximate above when a library is installed.
-    graph_pca : int, default=None
-        Search the neighbours on a PCA projection with this many components.
+    graph_pca : 'auto', int or None, default='auto'
+        Search the neighbours on a PCA projection with this many components:
+        3 k candidates per point there, the k nearest kept by their exact
+        distance (the graph's distances are exact).  ``'auto'``: 64 components
+        for the approximate search on more than 128 features (the 1M x 784
+        fit), none otherwise; ``None``: never.
 
     Raises
     ------
@@ -258,7 +262,7 @@ class SolverOptions:
         n_components: int | None = None,
         landmarks: str = "uniform",
         graph_method: str = "auto",
-        graph_pca: int | None = None,
+        graph_pca: int | str | None = "auto",
         **unknown: Any,
     ) -> None:
         if unknown:

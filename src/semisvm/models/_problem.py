@@ -27,6 +27,7 @@ of strings may use the integer ``-1`` or the string ``"-1"``).
 
 from __future__ import annotations
 
+import numbers
 import time
 import warnings
 from dataclasses import dataclass
@@ -48,7 +49,12 @@ from ..graph import (
 from ..kernels import kernel_matrix, knn_scale_ratio, resolve_gamma
 from ..kernels._distributed import distributed_kernel, is_distributed_array
 from ._options import resolved_options
-from ._scale import build_scalable_kernel, distributed_adjacency, scalable_adjacency
+from ._scale import (
+    build_scalable_kernel,
+    distributed_adjacency,
+    scalable_adjacency,
+    scalable_knn,
+)
 
 __all__ = [
     "FittedKernel",
@@ -215,15 +221,27 @@ def build_kernel(
     return K, g
 
 
-def graph_scale(X: Any, kernel: Any, n_neighbors: int, adjacency: Any = None) -> float:
-    """The graph term's length normalization rho (1 for a user graph/precomputed)."""
+def graph_scale(
+    X: Any,
+    kernel: Any,
+    n_neighbors: int,
+    adjacency: Any = None,
+    *,
+    knn_dist2: np.ndarray | None = None,
+) -> float:
+    """The graph term's length normalization rho (1 for a user graph/precomputed).
+
+    ``knn_dist2``: the graph search's squared distances (n, k), when the graph
+    was searched from X; :func:`~semisvm.kernels.knn_scale_ratio` reads the
+    n-point scale off them instead of a second search.
+    """
     if adjacency is not None or (isinstance(kernel, str) and kernel == "precomputed"):
         return 1.0
     if is_distributed_array(X):
         from ..kernels._distributed import distributed_scale_ratio
 
         return distributed_scale_ratio(X, n_neighbors)
-    return knn_scale_ratio(X, n_neighbors)
+    return knn_scale_ratio(X, n_neighbors, knn_dist2=knn_dist2)
 
 
 def build_adjacency(
@@ -357,8 +375,25 @@ def prepare_operators(
     # the graph term's length normalization (knn_scale_ratio): 1 for a user graph
     # or a precomputed kernel, whose length scale is unknown
     est._graph_scale = 1.0
+    scalable = (
+        need_graph
+        and adjacency is None
+        and not is_distributed_array(X)
+        and (
+            kind != "dense"
+            or opts.graph_method == "approx"
+            or isinstance(opts.graph_pca, numbers.Integral)
+        )
+    )
+    knn = scalable_knn(est, X) if scalable else None
     if need_graph:
-        est._graph_scale = graph_scale(X, est.kernel, est.n_neighbors, adjacency)
+        est._graph_scale = graph_scale(
+            X,
+            est.kernel,
+            est.n_neighbors,
+            adjacency,
+            knn_dist2=None if knn is None else knn[1],
+        )
     est._graph_weight = resolve_graph_weight(est.graph_weight, est._graph_scale)
     if verbose and need_graph and adjacency is None:
         print(
@@ -369,16 +404,8 @@ def prepare_operators(
         )
     if need_graph and adjacency is None and is_distributed_array(X):
         adjacency = distributed_adjacency(est, X, K, g)
-    elif (
-        need_graph
-        and adjacency is None
-        and (
-            kind != "dense"
-            or opts.graph_method == "approx"
-            or opts.graph_pca is not None
-        )
-    ):
-        adjacency = scalable_adjacency(est, X)
+    elif knn is not None:
+        adjacency = scalable_adjacency(est, X, knn=knn)
     if need_graph:
         L = build_laplacian(
             X,

@@ -366,7 +366,7 @@ def distributed_adjacency(
     method = opts.graph_method
     if (
         method in ("auto", "exact")
-        and opts.graph_pca is None
+        and opts.graph_pca in (None, "auto")
         and est.kernel == "rbf"
         and gamma is not None
         and getattr(K, "blocks", None) is not None
@@ -399,10 +399,10 @@ def distributed_adjacency(
     )
 
 
-def scalable_adjacency(est: Any, X: Any) -> sp.csr_array:
-    """Symmetric kNN adjacency of X by blocked exact or approximate search."""
-    from ..graph._graph import _local_scales, _symmetrize, _to_weights
-    from ..graph._knn import knn_search
+def scalable_knn(est: Any, X: Any) -> tuple[np.ndarray, np.ndarray]:
+    """The kNN lists of X (indices, squared distances) by blocked exact or
+    approximate search, as the estimator's options ask."""
+    from ..graph._knn import CANDIDATE_FACTOR, auto_pca_components, knn_search
     from ._options import resolved_options
 
     opts = resolved_options(est)
@@ -422,22 +422,41 @@ def scalable_adjacency(est: Any, X: Any) -> sp.csr_array:
                 method = "approx"
                 break
     est.graph_method_ = method
+    pca = opts.graph_pca
+    if pca == "auto":
+        pca = auto_pca_components(X.shape[1], method)
     if getattr(est, "verbose", 0):
         print(
             f"[{type(est).__name__}] kNN graph: {method}"
             + (
-                f" on a {opts.graph_pca}-component PCA projection"
-                if opts.graph_pca
+                f" on a {pca}-component PCA projection, {CANDIDATE_FACTOR * k}"
+                " candidates re-ranked by exact distance"
+                + (" (graph_pca='auto': d > 128)" if opts.graph_pca == "auto" else "")
+                if pca
                 else ""
-            )
+            ),
+            flush=True,
         )
-    ind, d2 = knn_search(
+    return knn_search(
         X,
         k,
         method=method,
-        pca_components=opts.graph_pca,
+        pca_components=pca,
         random_state=int_seed(est.random_state),
     )
+
+
+def scalable_adjacency(
+    est: Any, X: Any, *, knn: tuple[np.ndarray, np.ndarray] | None = None
+) -> sp.csr_array:
+    """Symmetric kNN adjacency of X by blocked exact or approximate search (the
+    lists of :func:`scalable_knn`, searched here unless given)."""
+    from ..graph._graph import _local_scales, _symmetrize, _to_weights
+    from ._options import resolved_options
+
+    opts = resolved_options(est)
+    n = X.shape[0]
+    ind, d2 = scalable_knn(est, X) if knn is None else knn
     return _to_weights(
         _symmetrize(ind, d2, n),
         _graph_weight(est, X),

@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 import scipy.linalg as sla
+import scipy.sparse as sp
 
 from .._memory import block_rows
 from ..kernels._operators import single_blas_thread
@@ -50,27 +51,58 @@ from ._tolerances import tolerances
 __all__ = ["lapsvm_lowrank", "intrinsic_gram"]
 
 
-def intrinsic_gram(Phi: np.ndarray, L: Any, *, intrinsic_bias: bool) -> np.ndarray:
+def intrinsic_gram(
+    Phi: np.ndarray,
+    L: Any,
+    *,
+    intrinsic_bias: bool,
+    max_block_bytes: int = 256 * 2**20,
+) -> np.ndarray:
     r""":math:`\tilde\Phi^T L \tilde\Phi` ((r+1) x (r+1), float64), bias last.
 
-    L is applied to column blocks of Φ (a sparse product), the result multiplied
-    by Φ^T over row blocks in float64, upper block triangle only.
+    For a sparse L (the graph Laplacian) in row blocks R:
+    :math:`G \mathrel{+}= \Phi_R^T (L_{R,:} \Phi)`, the product
+    :math:`L_{R,:}\Phi` formed in float64 from the rows of Φ the block's
+    columns touch (a kNN graph's row block touches about k times its own rows),
+    never an n x r float64 copy of Φ; the r x r update is one GEMM with the BLAS
+    default threads (n r^2 flops in all: the fit's largest product at 1M points).
+    An L that is not sparse (a Laplacian power p > 1 as an operator) is applied
+    to column blocks of Φ.
     """
     n, r = Phi.shape
     G = np.zeros((r + 1, r + 1))
-    bcols = max(16, min(512, block_rows(n, 16, cap_bytes=256 * 2**20)))
-    rrows = block_rows(r, 8, cap_bytes=64 * 2**20, n_rows=n)
-    for j0 in range(0, r, bcols):
-        j1 = min(r, j0 + bcols)
-        P = np.asarray(L @ Phi[:, j0:j1].astype(np.float64))  # (n, b) = L Phi_J
-        for s in range(0, n, rrows):
-            B = Phi[s : s + rrows, :j1].astype(np.float64)
-            G[:j1, j0:j1] += B.T @ P[s : s + rrows]
+    if getattr(L, "power", None) == 1 and sp.issparse(getattr(L, "base", None)):
+        L = L.base  # a first power (the estimators' operator form): the sparse L
+    if sp.issparse(L):
+        L = sp.csr_array(L)
+        per_row = 2 + L.nnz / max(1, n)  # Phi_R, Q_R and the gathered rows
+        rows = block_rows(r, int(8 * per_row), cap_bytes=max_block_bytes, n_rows=n)
+        colsum = np.zeros(r)
+        for s in range(0, n, rows):
+            Lr = L[s : s + rows]
+            cols, local = np.unique(Lr.indices, return_inverse=True)
+            Lr = sp.csr_array(
+                (Lr.data, local.ravel(), Lr.indptr), shape=(Lr.shape[0], cols.size)
+            )
+            Q = Lr @ Phi[cols].astype(np.float64)  # (rows, r) = L_R Phi
+            G[:r, :r] += Phi[s : s + rows].astype(np.float64).T @ Q
+            colsum += Q.sum(axis=0)
         if intrinsic_bias:
-            G[r, j0:j1] = P.sum(axis=0)  # 1^T L Phi_J
-        del P
-    iu = np.triu_indices(r, 1)
-    G[iu[1], iu[0]] = G[iu]
+            G[r, :r] = colsum  # 1^T L Phi
+    else:
+        bcols = max(16, min(512, block_rows(n, 16, cap_bytes=256 * 2**20)))
+        rrows = block_rows(r, 8, cap_bytes=64 * 2**20, n_rows=n)
+        for j0 in range(0, r, bcols):
+            j1 = min(r, j0 + bcols)
+            P = np.asarray(L @ Phi[:, j0:j1].astype(np.float64))  # (n, b) = L Phi_J
+            for s in range(0, n, rrows):
+                B = Phi[s : s + rrows, :j1].astype(np.float64)
+                G[:j1, j0:j1] += B.T @ P[s : s + rrows]
+            if intrinsic_bias:
+                G[r, j0:j1] = P.sum(axis=0)  # 1^T L Phi_J
+            del P
+        iu = np.triu_indices(r, 1)
+        G[iu[1], iu[0]] = G[iu]
     if intrinsic_bias:
         G[:r, r] = G[r, :r]
         G[r, r] = float(np.asarray(L @ np.ones(n)).sum())
@@ -133,6 +165,16 @@ def lapsvm_lowrank(
         raise ValueError(
             f"Unknown loss {loss!r}; expected 'squared_hinge' or 'squared'."
         )
+    if L is not None and gamma_i != 0 and M is None:
+        # the n r^2 product with the BLAS default threads, the r-space Newton
+        # steps on one thread
+        M = intrinsic_gram(Phi, L, intrinsic_bias=intrinsic_bias)
+        if T is not None:
+            Tt = np.zeros((T.shape[0] + 1, T.shape[1] + 1))
+            Tt[:-1, :-1] = T
+            Tt[-1, -1] = 1.0
+            M = Tt.T @ M @ Tt
+            M = 0.5 * (M + M.T)
     with single_blas_thread():
         return _lowrank(
             Phi, Y, L, gamma_a, gamma_i, loss, intrinsic_bias, max_iter, M, T
@@ -150,15 +192,7 @@ def _lowrank(Phi, Y, L, gamma_a, gamma_i, loss, intrinsic_bias, max_iter, M, T):
         Pl = Pl @ T
     Pl = np.c_[Pl, np.ones(lab.size)]  # (l, r+1)
     R = np.zeros((r + 1, r + 1))
-    if L is not None and gamma_i != 0:
-        if M is None:
-            M = intrinsic_gram(Phi, L, intrinsic_bias=intrinsic_bias)
-            if T is not None:
-                Tt = np.zeros((T.shape[0] + 1, r + 1))
-                Tt[:-1, :-1] = T
-                Tt[-1, -1] = 1.0
-                M = Tt.T @ M @ Tt
-                M = 0.5 * (M + M.T)
+    if M is not None and gamma_i != 0:
         R += gamma_i * M
     R[np.arange(r), np.arange(r)] += gamma_a
     theta = np.zeros((r + 1, C))
