@@ -276,3 +276,29 @@ def test_max_iter_warning_says_what_happened():
         r"without meeting tol=1e-06 .*last iterate \(objective [0-9.e+-]+\)",
     ):
         LapSVM(max_iter=2, early_stopping=None, n_neighbors=6).fit(X, y)
+
+
+@pytest.mark.parametrize(
+    "k, rank, shrink",
+    [(10, 10, 2.0), (14, 10, 2.0), (8, 7, 1.0), (5, 5, 1.0)],
+)
+def test_local_weights_equal_the_self_tuning_formula_by_brute_force(k, rank, shrink):
+    # sigma_i = d_10(i) / 2 with 10 or more neighbours, else the distance to the
+    # 7th (or last) neighbour; every edge of the symmetric kNN graph carries
+    # exp(-d_ij^2 / (sigma_i sigma_j)); from X and read off the RBF kernel alike
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(120, 3))
+    D2 = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)
+    np.fill_diagonal(D2, np.inf)
+    order = np.argsort(D2, axis=1)
+    sigma = np.sqrt(np.take_along_axis(D2, order[:, rank - 1 : rank], 1)[:, 0]) / shrink
+    edges = np.zeros_like(D2, dtype=bool)
+    edges[np.repeat(np.arange(120), k), order[:, :k].ravel()] = True
+    edges |= edges.T
+    expected = np.where(
+        edges, np.exp(-np.where(edges, D2, 0) / np.outer(sigma, sigma)), 0
+    )
+    W = knn_graph(X, k, weight="local").toarray()
+    np.testing.assert_allclose(W, expected, rtol=1e-9, atol=1e-12)
+    Wk = knn_graph_from_kernel(rbf_kernel(X, gamma=0.1), 0.1, k, weight="local")
+    np.testing.assert_allclose(Wk.toarray(), expected, rtol=1e-6, atol=1e-9)

@@ -254,7 +254,9 @@ def test_cv_estimator_takes_options_through_estimator_params():
 # ------------------------------------------------------ the numbers kept
 def test_fitted_values_equal_those_before_the_options_object():
     """Decision values saved before the change (the settings then given as
-    constructor keywords: ``LapSVM(preconditioner='paper', ...)``)."""
+    constructor keywords: ``LapSVM(preconditioner='paper', ...)``); the LapSVM
+    array re-saved once when the self-tuning weights moved to half the distance
+    to the 10th neighbour (issue 27; the LapRLS array, heat weights, unchanged)."""
     ref = np.load(DATA / "options_reference.npz")
     X, y, Xt = ref["X"], ref["y"], ref["Xt"]
     svm = LapSVM(

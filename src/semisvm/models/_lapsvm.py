@@ -574,8 +574,8 @@ class LapSVM(_PrimalMixin):
         Neighbours in the symmetric kNN graph.
     graph_weight : {'auto', 'binary', 'heat', 'local'}, default='auto'
         ``'local'``: self-tuning weights :math:`\exp(-d_{ij}^2/(\sigma_i\sigma_j))`,
-        :math:`\sigma_i` the distance from :math:`x_i` to its 7th neighbour
-        (Zelnik-Manor & Perona 2004); ``'heat'``: :math:`\exp(-d_{ij}^2/(2t^2))`;
+        :math:`\sigma_i` half the distance from :math:`x_i` to its 10th neighbour
+        (after Zelnik-Manor & Perona 2004); ``'heat'``: :math:`\exp(-d_{ij}^2/(2t^2))`;
         ``'auto'``: heat weights where the n-point graph resolves the density finer
         than a 2,000-point sample (length ratio :math:`\rho \ge 2`,
         :func:`semisvm.kernels.knn_scale_ratio`), else ``'local'``.
