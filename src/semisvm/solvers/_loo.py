@@ -172,9 +172,9 @@ def gram_product(Phi: np.ndarray, LPhi: np.ndarray) -> np.ndarray:
 
 def graph_gram(Phi: np.ndarray, L: Any) -> np.ndarray:
     r""":math:`\Phi^T L \Phi` (float64): through :func:`gram_product` for the
-    square Cholesky root, else in row blocks (:func:`~semisvm.solvers._lowrank.
-    intrinsic_gram`), never an n x r float64 :math:`L\Phi` (10.7 GB at
-    n = 1,000,000, r = 1,334)."""
+    square Cholesky root, else in row blocks
+    (:func:`~semisvm.solvers._lowrank.intrinsic_gram`), never an n x r float64
+    :math:`L\Phi` (10.7 GB at n = 1,000,000, r = 1,334)."""
     n, r = Phi.shape
     if n == r:
         return gram_product(Phi, np.asarray(L @ Phi, dtype=np.float64))
