@@ -237,3 +237,21 @@ def test_class_prior_auto_keeps_overlapping_gaussians_balanced():
     est = LapSVM(gamma_a=1e-6, gamma_i=1.0).fit(X[tr], yin)
     assert abs(est.class_prior_[0] - 0.5) < 0.1
     assert np.mean(est.transduction_[~labm] != y[tr][~labm]) < 0.2
+
+
+def test_shifted_boundary_densities_equal_one_per_shift():
+    # the valley search of class_prior='auto' reads 201 shifted densities at
+    # once; each must equal boundary_density of the shifted outputs (two blocks
+    # of shifts at 30,000 outputs, a constant vector, one output)
+    from semisvm.models._adaptive import boundary_density, boundary_density_shifted
+
+    rng = np.random.default_rng(2)
+    f = np.sort(np.r_[rng.normal(-1, 0.3, 22_000), rng.normal(1.2, 0.5, 8_000)])
+    grid = np.linspace(-f[-1], -f[0], 201)
+    ref = np.array([boundary_density(f + d) for d in grid])
+    np.testing.assert_allclose(boundary_density_shifted(f, grid), ref, rtol=1e-12)
+    assert 0 < ref.min() < 0.5 * ref.max()  # a valley between the two modes
+    np.testing.assert_array_equal(boundary_density_shifted(np.ones(7), grid[:3]), 1.0)
+    np.testing.assert_allclose(
+        boundary_density_shifted(np.array([0.3]), np.array([0.0, -0.3])), 1.0
+    )

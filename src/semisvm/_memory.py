@@ -11,6 +11,7 @@ plus reclaimable page cache, the figure the kernel's own OOM heuristics use).
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -44,11 +45,20 @@ def available_memory() -> int:
     if lim:
         mult = {"K": 2**10, "M": 2**20, "G": 2**30}.get(lim[-1].upper(), 1)
         return int(float(lim.rstrip("KMGkmg")) * mult)
-    try:
-        import psutil
-    except ImportError:  # pragma: no cover - psutil is a dependency
-        return 2**62
-    return int(psutil.virtual_memory().available)
+    now = time.monotonic()
+    if now - _LAST_READ[0] > _READ_EVERY:  # one /proc read per 0.2 s
+        try:
+            import psutil
+        except ImportError:  # pragma: no cover - psutil is a dependency
+            return 2**62
+        _LAST_READ[:] = [now, int(psutil.virtual_memory().available)]
+    return int(_LAST_READ[1])
+
+
+#: seconds a reading of the available memory is reused (small fits ask for it
+#: tens of times; a CV search thousands)
+_READ_EVERY = 0.2
+_LAST_READ: list[float] = [-1e9, 0]
 
 
 def format_bytes(n: float) -> str:

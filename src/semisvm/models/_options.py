@@ -373,6 +373,19 @@ class SolverOptions:
     __hash__ = None  # type: ignore[assignment]  # mutable, like an estimator
 
 
+_OWN_OPTIONS: dict[type, tuple[str, ...]] = {}
+
+
+def _own_options(cls: type) -> tuple[str, ...]:
+    """The options a class takes as its own constructor parameters (the
+    signature read once per class: ``resolved_options`` runs in every fit)."""
+    if cls not in _OWN_OPTIONS:
+        names = getattr(cls, "_get_param_names", None)
+        own = set(names()) if callable(names) else set()
+        _OWN_OPTIONS[cls] = tuple(sorted(own & set(OPTION_DEFAULTS)))
+    return _OWN_OPTIONS[cls]
+
+
 def resolved_options(est: Any) -> SolverOptions:
     """The options an estimator fits with: one accessor for every reader.
 
@@ -405,9 +418,7 @@ def resolved_options(est: Any) -> SolverOptions:
             f"{type(est).__name__}: options must be None or a "
             f"semisvm.SolverOptions, got {type(opts).__name__} ({opts!r})."
         )
-    names = getattr(type(est), "_get_param_names", None)
-    own = set(names()) if callable(names) else set()
-    for name in own & set(OPTION_DEFAULTS):
+    for name in _own_options(type(est)):
         values[name] = getattr(est, name)
     return SolverOptions(**values)
 
