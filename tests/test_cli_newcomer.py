@@ -6,7 +6,10 @@ console script is not on PATH) on files in a temporary directory.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -29,6 +32,27 @@ def _cmd() -> list[str]:
 
 
 def run(*args, cwd: Path) -> subprocess.CompletedProcess:
+    """Run ``semisvm *args`` in this process (``main`` with its streams captured).
+
+    The command's behaviour is all in ``semisvm.cli.main``; a new interpreter per
+    call only re-imports scikit-learn (about 2 s each). The installed command
+    itself is run once, in ``test_the_installed_command_is_the_same_program``.
+    """
+    from semisvm.cli import main
+
+    argv = [str(a) for a in args]
+    out, err = io.StringIO(), io.StringIO()
+    old = Path.cwd()
+    os.chdir(cwd)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            rc = main(argv)
+    finally:
+        os.chdir(old)
+    return subprocess.CompletedProcess(argv, rc, out.getvalue(), err.getvalue())
+
+
+def run_installed(*args, cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run(
         [*_cmd(), *map(str, args)],
         cwd=cwd,
@@ -404,3 +428,20 @@ def test_help_says_markers_add_and_how_to_drop_them():
         flat = " ".join(sub[command].format_help().split())
         assert "--no-default-unlabeled" in flat, command
         assert "added to the default markers" in flat and "never a class" in flat
+
+
+def test_the_installed_command_is_the_same_program(tmp_path):
+    """The console script (or ``python -m semisvm.cli``) runs ``main``: the same fit
+    summary on stdout as in process, and a data error on stderr with status 1."""
+    data = _animals(tmp_path, "?")
+    args = ("fit", data, "--label-column", "animal", "--json")
+    p = run_installed(*args, "-o", tmp_path / "m", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    res = json.loads(p.stdout)
+    here = json.loads(run(*args, "-o", tmp_path / "m2", cwd=tmp_path).stdout)
+    assert res["classes"] == here["classes"] == ["cat", "dog"]
+    assert res["n_labeled"] == here["n_labeled"] == 8
+    bad = tmp_path / "bad.csv"
+    bad.write_text("a,b\n1,2\n3,oops\n")
+    p = run_installed("predict", _model_file(tmp_path), bad, cwd=tmp_path)
+    assert p.returncode == 1 and "oops" in p.stderr and p.stdout == ""

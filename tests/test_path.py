@@ -651,3 +651,33 @@ if __name__ == "__main__":
     if "--write-reference" in sys.argv:
         with threadpool_limits(limits=1, user_api="blas"):
             _write_reference()
+
+
+def test_saddle_solve_lu_and_svd_branches_agree():
+    """The LU branch (condition estimate) solves what the SVD solved; a singular
+    saddle system (two equal elbow rows) still goes to the least-squares branch."""
+    from semisvm.solvers._path import _saddle_solve
+
+    rng = np.random.default_rng(0)
+    B = rng.normal(size=(12, 12))
+    Q = B @ B.T + 0.1 * np.eye(12)
+    y = np.where(rng.random(12) < 0.5, -1.0, 1.0)
+    E = np.array([0, 2, 3, 5, 7, 8, 11])
+    top = rng.normal(size=E.size)
+    x, singular = _saddle_solve(Q, y, E, top, 0.3)
+    A = np.block([[Q[np.ix_(E, E)], y[E][:, None]], [y[E][None, :], np.zeros((1, 1))]])
+    assert not singular
+    np.testing.assert_allclose(x, np.linalg.solve(A, np.r_[top, 0.3]), rtol=1e-10)
+    # duplicate a point: rows 0 and 1 of the system coincide (rank deficient)
+    Q2, y2 = Q.copy(), y.copy()
+    Q2[1], Q2[:, 1], y2[1] = Q2[0], Q2[:, 0], y2[0]
+    Q2[1, 1] = Q2[0, 0]
+    E2 = np.array([0, 1, 3, 5])
+    top2 = np.r_[1.0, 1.0, rng.normal(size=2)]  # consistent: equal right-hand sides
+    x2, singular2 = _saddle_solve(Q2, y2, E2, top2, 0.0)
+    assert singular2 and x2 is not None
+    A2 = np.block(
+        [[Q2[np.ix_(E2, E2)], y2[E2][:, None]], [y2[E2][None, :], np.zeros((1, 1))]]
+    )
+    np.testing.assert_allclose(A2 @ x2, np.r_[top2, 0.0], atol=1e-8)
+    np.testing.assert_allclose(x2, np.linalg.pinv(A2) @ np.r_[top2, 0.0], atol=1e-8)

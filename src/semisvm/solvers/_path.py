@@ -627,6 +627,11 @@ def _polish_box_qp(
 
 
 # ------------------------------------------------------------------- directions
+_getrf, _gecon, _getrs = sla.get_lapack_funcs(
+    ("getrf", "gecon", "getrs"), (np.empty(0, dtype=np.float64),)
+)
+
+
 def _saddle_solve(
     Q: np.ndarray, y: np.ndarray, E: np.ndarray, top: np.ndarray, bottom: float
 ) -> tuple[np.ndarray | None, bool]:
@@ -634,6 +639,14 @@ def _saddle_solve(
 
     Returns the solution (None if the singular system is inconsistent) and
     whether the system was singular.
+
+    The system is singular when sigma_min <= ``path_singular`` sigma_max. An LU
+    factorization with LAPACK's 1-norm condition estimate decides the clear cases
+    at a tenth of an SVD's cost: kappa_2 <= (m + 1) kappa_1, and the estimate of
+    kappa_1 is within a factor 3 of it in practice (Higham, *Accuracy and
+    Stability of Numerical Algorithms*, 15.3), so an estimate below
+    1 / (10 (m + 1) path_singular) is nonsingular by the SVD's test too. Every
+    other system goes to the SVD, as before.
     """
     m = E.size
     A = np.zeros((m + 1, m + 1))
@@ -641,6 +654,12 @@ def _saddle_solve(
     A[:m, m] = y[E]
     A[m, :m] = y[E]
     b = np.r_[top, bottom]
+    lu, piv, info = _getrf(A)
+    if info == 0:
+        rcond, _ = _gecon(lu, np.abs(A).sum(axis=0).max(), norm="1")
+        if rcond > 10.0 * (m + 1) * _TOL.path_singular:
+            x, _ = _getrs(lu, piv, b)
+            return x, False
     U, s, Vt = np.linalg.svd(A)
     if s[-1] > _TOL.path_singular * s[0]:
         return Vt.T @ ((U.T @ b) / s), False
