@@ -362,6 +362,24 @@ class GraphLearning:
         return KNeighborsClassifier(1).fit(self._X, self._t).predict(Xd)
 
 
+def _selection_note(est) -> str:
+    """The auto rule's evidence, for offline study of its threshold: z (how far
+    the best supervised candidate beats the defaults, in standard errors), the
+    LOO errors of the defaults and of that candidate, and the choice."""
+    sel = getattr(est, "regularization_selection_", None)
+    if not isinstance(sel, dict) or sel.get("rule") != "loo" or "z" not in sel:
+        return ""
+    pairs = [tuple(p) for p in sel["pairs"]]
+    err = np.asarray(sel["loo_error"])
+    alt = sel.get("best_alternative")
+    e_alt = err[pairs.index(tuple(alt))] if alt is not None else float("nan")
+    chose = "defaults" if sel["gamma_i"] == pairs[0][1] else "alternative"
+    return (
+        f"z={sel['z']:.3f} loo_def={err[0]:.4f} loo_alt={e_alt:.4f} "
+        f"l={sel.get('n_loo_labels', '')} chose={chose}"
+    )
+
+
 def run_method(method, X, y, lab, unl, test, quick) -> tuple[float, float, float, str]:
     """(error on unlabeled, error on test, fit seconds, note) of one fit."""
     import scipy.sparse as sp
@@ -388,6 +406,7 @@ def run_method(method, X, y, lab, unl, test, quick) -> tuple[float, float, float
     }
     if msgs:
         note = (note + " " + " / ".join(sorted(msgs))).strip()
+    note = (note + " " + _selection_note(est)).strip()
     Xu, Xt = X[unl], X[test]
     if method.startswith("LabelSpreading") and sp.issparse(X):
         Xu, Xt = Xu.toarray(), Xt.toarray()
