@@ -1,0 +1,133 @@
+"""How the auto rule's switch threshold trades safety for gain, offline (issue 27).
+
+``LapSVM()`` keeps the graph-trusting defaults (``LapSVM-graph``) unless the best
+supervised candidate (``LapSVM-sup``, the same LOO choice of lambda_A) beats them
+by more than ``Z_SWITCH`` standard errors of the paired LOO criterion *and* makes
+no more LOO errors.  ``bench_accuracy.py`` writes, in the note of each ``LapSVM``
+row, the z of that comparison and the two LOO errors; with the errors of the two
+candidate models on U (their own rows of the same draw) every other threshold can
+be replayed without refitting.  This script prints, per threshold, the mean error
+on U, the number of cells more than a point from the oracle (per draw, the best of
+the graph-trusting model, the supervised model and SVC, chosen with the true
+labels of U) and the cells worse than SVC by more than a point.
+
+Usage::
+
+    python benchmarks/accuracy/bench_accuracy.py --settings 5/class 10/class paper \\
+        --methods LapSVM LapSVM-graph LapSVM-sup SVC --csv z.csv
+    python benchmarks/accuracy/study_switch.py z.csv [more.csv ...]
+
+A row is replayed only where the replayed choice at the current threshold (2)
+reproduces the logged choice and the logged LapSVM error equals the error of the
+model it chose (checks that the two candidate rows are the models the rule
+compared).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from collections import defaultdict
+
+import numpy as np
+import pandas as pd
+
+THRESHOLDS = (-np.inf, 0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, np.inf)
+NOTE = re.compile(r"z=(\S+) loo_def=(\S+) loo_alt=(\S+) l=(\S*) chose=(\w+)")
+
+
+def _draws(frames: list[pd.DataFrame], method: str) -> list[dict]:
+    df = pd.concat(frames, ignore_index=True)
+    key = ["dataset", "setting", "draw"]
+    wide = df.pivot_table(
+        index=key, columns="method", values="err_unlabeled", aggfunc="last"
+    )
+    notes = df[df.method == method].set_index(key)["note"].fillna("").astype(str)
+    out = []
+    for idx, note in notes.items():
+        m = NOTE.search(note)
+        row = wide.loc[idx]
+        need = (method, "LapSVM-graph", "LapSVM-sup", "SVC")
+        if m is None or any(pd.isna(row.get(c)) for c in need):
+            continue
+        z, e_def, e_alt = float(m[1]), float(m[2]), float(m[3])
+        logged_alt = m[5] == "alternative"
+        out.append(
+            dict(
+                cell=f"{idx[0]} {idx[1]}",
+                z=z,
+                fewer=e_alt <= e_def,
+                logged_alt=logged_alt,
+                err=row[method],
+                graph=row["LapSVM-graph"],
+                sup=row["LapSVM-sup"],
+                svc=row["SVC"],
+            )
+        )
+    return out
+
+
+def replay(rows: list[dict], threshold: float) -> dict[str, list[float]]:
+    """Per cell: the errors of the replayed choice, the oracle, SVC."""
+    cells: dict[str, list[list[float]]] = defaultdict(lambda: [[], [], []])
+    for r in rows:
+        alt = r["z"] > threshold and r["fewer"]
+        e = r["sup"] if alt else r["graph"]
+        c = cells[r["cell"]]
+        c[0].append(e)
+        c[1].append(min(r["graph"], r["sup"], r["svc"]))
+        c[2].append(r["svc"])
+    return {k: [float(np.mean(v)) for v in c] for k, c in cells.items()}
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("csv", nargs="+")
+    ap.add_argument("--method", default="LapSVM")
+    ap.add_argument("--cells", action="store_true", help="per-cell table too")
+    args = ap.parse_args(argv)
+    rows = _draws([pd.read_csv(p) for p in args.csv], args.method)
+    ok = [
+        r
+        for r in rows
+        if (r["z"] > 2.0 and r["fewer"]) == r["logged_alt"]
+        and np.isclose(r["err"], r["sup"] if r["logged_alt"] else r["graph"])
+    ]
+    print(
+        f"{len(rows)} draws with the rule's evidence, {len(ok)} replayable "
+        f"(the logged choice and error reproduced)\n"
+    )
+    print(
+        "| threshold z | mean error | mean oracle | cells > oracle + 1 | "
+        "cells > SVC + 1 | switched draws |"
+    )
+    print("|---|---|---|---|---|---|")
+    for t in THRESHOLDS:
+        res = replay(ok, t)
+        err = np.mean([v[0] for v in res.values()])
+        orc = np.mean([v[1] for v in res.values()])
+        far = sum(v[0] > v[1] + 0.01 for v in res.values())
+        bad = sum(v[0] > v[2] + 0.01 for v in res.values())
+        n_sw = sum(r["z"] > t and r["fewer"] for r in ok)
+        print(
+            f"| {t:g} | {100 * err:.2f} | {100 * orc:.2f} | {far} of {len(res)} | "
+            f"{bad} | {n_sw} of {len(ok)} |"
+        )
+    if args.cells:
+        print("\n| cell | z per draw | graph | sup | SVC | oracle |")
+        print("|---|---|---|---|---|---|")
+        by = defaultdict(list)
+        for r in ok:
+            by[r["cell"]].append(r)
+        for cell, rs in sorted(by.items()):
+            zs = " ".join(f"{r['z']:.1f}{'' if r['fewer'] else '*'}" for r in rs)
+            m = {k: 100 * np.mean([r[k] for r in rs]) for k in ("graph", "sup", "svc")}
+            o = 100 * np.mean([min(r["graph"], r["sup"], r["svc"]) for r in rs])
+            print(
+                f"| {cell} | {zs} | {m['graph']:.1f} | {m['sup']:.1f} | "
+                f"{m['svc']:.1f} | {o:.1f} |"
+            )
+
+
+if __name__ == "__main__":
+    main()
