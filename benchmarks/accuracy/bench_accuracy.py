@@ -417,7 +417,31 @@ def run_method(method, X, y, lab, unl, test, quick) -> tuple[float, float, float
         pred_u = est.predict(Xu)
     err_u = float(np.mean(pred_u != y[unl]))
     err_t = float(np.mean(est.predict(Xt) != y[test])) if test.size else float("nan")
+    if REPLAY and method in ("LapSVM", "LapRLS") and "z=" in note:
+        note += f" {_other_candidate(est, err_u, Xtr, ytr, np.searchsorted(tr, unl), y[unl])}"
     return err_u, err_t, t, note
+
+
+#: --replay: also fit the candidate the auto rule did not choose (study_switch.py)
+REPLAY = False
+
+
+def _other_candidate(est, err_u, Xtr, ytr, pos, y_unl) -> str:
+    """Errors on U of both candidates the rule compared: the fitted model's and the
+    refit of the one it did not choose (its (gamma_a, gamma_i) given explicitly)."""
+    from sklearn.base import clone
+
+    sel = est.regularization_selection_
+    default = tuple(sel["pairs"][0])
+    alt = tuple(sel["best_alternative"])
+    chosen = (sel["gamma_a"], sel["gamma_i"])
+    other = alt if chosen == default else default
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        o = clone(est).set_params(gamma_a=other[0], gamma_i=other[1]).fit(Xtr, ytr)
+    e_other = float(np.mean(np.asarray(o.transduction_)[pos] != y_unl))
+    e_def, e_alt = (err_u, e_other) if chosen == default else (e_other, err_u)
+    return f"err_def={e_def:.6f} err_alt={e_alt:.6f}"
 
 
 def run_cell(name, setting, draws, methods, ddir, quick, max_dense, threads):
@@ -732,7 +756,15 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--cost", action="store_true", help="only the CV cost measurement")
     p.add_argument("--no-save", action="store_true")
+    p.add_argument(
+        "--replay",
+        action="store_true",
+        help="LapSVM/LapRLS: also fit the candidate the auto rule did not choose "
+        "and log both errors (benchmarks/accuracy/study_switch.py replays them)",
+    )
     args = p.parse_args(argv)
+    global REPLAY
+    REPLAY = args.replay
     if args.methods is None:
         args.methods = list(METHODS)
         try:

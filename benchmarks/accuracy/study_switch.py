@@ -36,7 +36,14 @@ THRESHOLDS = (-np.inf, 0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, np.inf)
 NOTE = re.compile(r"z=(\S+) loo_def=(\S+) loo_alt=(\S+) l=(\S*) chose=(\w+)")
 
 
+REPLAYED = re.compile(r"err_def=(\S+) err_alt=(\S+)")
+
+
 def _draws(frames: list[pd.DataFrame], method: str) -> list[dict]:
+    """One record per draw: the rule's evidence and the two candidates' errors on U
+    (logged by ``--replay``, else read off the ``LapSVM-graph``/``LapSVM-sup`` rows
+    of the same draw, an approximation: ``LapSVM-sup`` runs its own choice of
+    lambda_A)."""
     df = pd.concat(frames, ignore_index=True)
     key = ["dataset", "setting", "draw"]
     wide = df.pivot_table(
@@ -47,20 +54,24 @@ def _draws(frames: list[pd.DataFrame], method: str) -> list[dict]:
     for idx, note in notes.items():
         m = NOTE.search(note)
         row = wide.loc[idx]
-        need = (method, "LapSVM-graph", "LapSVM-sup", "SVC")
-        if m is None or any(pd.isna(row.get(c)) for c in need):
+        if m is None or pd.isna(row.get("SVC")):
             continue
-        z, e_def, e_alt = float(m[1]), float(m[2]), float(m[3])
-        logged_alt = m[5] == "alternative"
+        r = REPLAYED.search(note)
+        if r is not None:
+            graph, sup = float(r[1]), float(r[2])
+        elif pd.isna(row.get("LapSVM-graph")) or pd.isna(row.get("LapSVM-sup")):
+            continue
+        else:
+            graph, sup = row["LapSVM-graph"], row["LapSVM-sup"]
         out.append(
             dict(
                 cell=f"{idx[0]} {idx[1]}",
-                z=z,
-                fewer=e_alt <= e_def,
-                logged_alt=logged_alt,
+                z=float(m[1]),
+                fewer=float(m[3]) <= float(m[2]),
+                logged_alt=m[5] == "alternative",
                 err=row[method],
-                graph=row["LapSVM-graph"],
-                sup=row["LapSVM-sup"],
+                graph=graph,
+                sup=sup,
                 svc=row["SVC"],
             )
         )
