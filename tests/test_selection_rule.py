@@ -440,3 +440,43 @@ def test_random_state_instances_are_threaded_not_replaced_by_zero():
         cols, 50, lab, max_features=10, random_state=np.random.RandomState(2)
     )
     assert P1.shape == P2.shape and not np.allclose(P1, P2)
+
+
+def test_switch_is_a_one_sided_five_percent_test():
+    """The auto rule leaves the defaults exactly when the paired z of the per-point
+    criterion differences (computed here by hand) exceeds the one-sided 5% normal
+    quantile and the alternative makes no more LOO errors."""
+    from scipy.stats import norm
+
+    from semisvm.models._autoreg import Z_SWITCH, LOOEvidence, choose
+
+    assert Z_SWITCH == pytest.approx(norm.isf(0.05), abs=1e-12)
+    rng = np.random.default_rng(3)
+    base = rng.random(40)
+    noise = rng.normal(size=40)
+    noise -= noise.mean()
+    noise /= noise.std(ddof=1) / np.sqrt(40)  # standard error of the mean 1
+
+    def evidence(z, err_alt):
+        alt = base - z * 1.0 - noise  # paired differences: mean z, se 1
+        pp = [base, alt, alt + 5.0]
+        return LOOEvidence(
+            [(1e-6, 1.0), (1e-6, 0.0), (1.0, 0.0)],
+            pp,
+            np.array([p.mean() for p in pp]),
+            np.array([0.2, err_alt, 0.5]),
+            10,
+            0,
+            0.0,
+        )
+
+    for z, err_alt, switch in [
+        (1.60, 0.1, False),
+        (1.70, 0.1, True),
+        (1.70, 0.3, False),  # more LOO errors: kept
+        (-3.0, 0.0, False),
+    ]:
+        k, z_seen, k_best, _ = choose(evidence(z, err_alt), 0, Z_SWITCH)
+        d = base - (base - z - noise)
+        assert z_seen == pytest.approx(d.mean() / (d.std(ddof=1) / np.sqrt(d.size)))
+        assert k_best == 1 and (k == 1) is switch, (z, err_alt)

@@ -32,7 +32,7 @@ from collections import defaultdict
 import numpy as np
 import pandas as pd
 
-THRESHOLDS = (-np.inf, 0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, np.inf)
+THRESHOLDS = (-np.inf, 0.0, 0.5, 1.0, 1.5, 1.645, 2.0, 2.5, 3.0, np.inf)
 NOTE = re.compile(r"z=(\S+) loo_def=(\S+) loo_alt=(\S+) l=(\S*) chose=(\w+)")
 
 
