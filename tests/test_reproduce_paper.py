@@ -88,7 +88,7 @@ def test_coil20_dual_and_newton_agree_and_per_class_times():
     res = run_reproduction(
         "coil20",
         data_dir=DATA,
-        n_splits=3,
+        n_splits=2,  # dual 17.5 / Newton 18.4% (the bug: 34 vs 19%)
         figures=False,
         progress=False,
         classifiers=["dual", "newton", "pcg_mixed"],
