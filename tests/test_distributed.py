@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import subprocess
 import sys
 
@@ -354,6 +355,12 @@ def _manifold(n: int, d: int = 20, seed: int = 0):
     return X, y
 
 
+@functools.cache
+def _default_fit_2500() -> LapSVM:
+    X, y = _manifold(2500)
+    return LapSVM(random_state=0).fit(X, y)
+
+
 @pytest.mark.parametrize("plan", ["auto", "distributed"])
 def test_default_fit_on_cluster_equals_in_process(client, plan):
     """Issue 30: LapSVM() with its defaults gives the in-process model on a cluster.
@@ -366,7 +373,7 @@ def test_default_fit_on_cluster_equals_in_process(client, plan):
     same stop iteration, decisions to 1e-5.
     """
     X, y = _manifold(2500)
-    a = LapSVM(random_state=0).fit(X, y)
+    a = _default_fit_2500()  # one in-process reference for both plans
     Xd = da.from_array(X, chunks=(700, X.shape[1]))
     with cluster_plan(plan):
         b = LapSVM(random_state=0, verbose=1).fit(Xd, y)

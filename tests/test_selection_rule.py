@@ -6,6 +6,7 @@ estimator refitted twice (same bytes)."""
 
 from __future__ import annotations
 
+import functools
 import pickle
 import subprocess
 import sys
@@ -293,12 +294,41 @@ def _outputs(est, X):
     return np.asarray(out).tobytes() + np.asarray(est.predict(X)).tobytes()
 
 
+def _every_estimator_ids() -> list[str]:
+    return [type(e).__name__ for e in _every_estimator()]
+
+
+@functools.cache
+def _fresh_process_outputs() -> tuple[bytes, ...]:
+    """Every estimator of :func:`_every_estimator` fitted once in one fresh
+    interpreter (one BLAS thread), its outputs in that order."""
+    import os
+
+    code = (
+        "from threadpoolctl import threadpool_limits\n"
+        "threadpool_limits(limits=1)\n"
+        "import pickle, sys\n"
+        "from sklearn.base import clone\n"
+        "sys.path.insert(0, sys.argv[1])\n"
+        "from test_selection_rule import _every_estimator, _outputs, _small_problem\n"
+        "X, y = _small_problem()\n"
+        "outs = [_outputs(clone(e).fit(X, y), X) for e in _every_estimator()]\n"
+        "sys.stdout.buffer.write(pickle.dumps(outs))\n"
+    )
+    here = str(__import__("pathlib").Path(__file__).parent)
+    env = dict(
+        os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, here], capture_output=True, check=True, env=env
+    ).stdout
+    return tuple(pickle.loads(out))
+
+
 @pytest.mark.parametrize("est", _every_estimator(), ids=lambda e: type(e).__name__)
 def test_every_estimator_fitted_twice_gives_the_same_bytes(est):
     # issue 33.1: the same call on the same data gives the same model, also in a
-    # fresh process, with random_state=None
-    import os
-
+    # fresh process (one for all estimators), with random_state=None
     from sklearn.base import clone
     from threadpoolctl import threadpool_limits
 
@@ -310,29 +340,9 @@ def test_every_estimator_fitted_twice_gives_the_same_bytes(est):
         a = _outputs(clone(est).fit(X, y), X)
         b = _outputs(clone(est).fit(X, y), X)
     assert a == b
-    code = (
-        "from threadpoolctl import threadpool_limits\n"
-        "threadpool_limits(limits=1)\n"
-        "import pickle, sys\n"
-        "X, y, est = pickle.loads(sys.stdin.buffer.read())\n"
-        "from sklearn.base import clone\n"
-        "m = clone(est).fit(X, y)\n"
-        "sys.path.insert(0, sys.argv[1])\n"
-        "from test_selection_rule import _outputs\n"
-        "sys.stdout.buffer.write(_outputs(m, X))\n"
+    assert (
+        _fresh_process_outputs()[_every_estimator_ids().index(type(est).__name__)] == a
     )
-    here = str(__import__("pathlib").Path(__file__).parent)
-    env = dict(
-        os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1"
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", code, here],
-        input=pickle.dumps((X, y, est)),
-        capture_output=True,
-        check=True,
-        env=env,
-    ).stdout
-    assert out == a
 
 
 def _brute_intrinsic_bias_loo(solve, K, L, lab, Yl, c, ga, gi):
