@@ -115,7 +115,7 @@ MAX_LOO_LABELS = 300
 MAX_RATIOS = 12
 #: standard errors of the paired criterion differences needed to leave the
 #: defaults: the one-sided 5% level of the normal test (the question is one-sided:
-#: is the supervised model better?), Phi^{-1}(0.95).  Replayed on 33 benchmark
+#: is the supervised model better?), Phi^{-1}(0.95).  Replayed on 35 benchmark
 #: cells (benchmarks/accuracy/study_switch.py, BENCHMARKS.md issue 27) it is as
 #: good as the two-sided 2.0 where the graph is right and 0.3-0.4 points better
 #: where it misleads
