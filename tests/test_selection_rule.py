@@ -455,7 +455,8 @@ def test_random_state_instances_are_threaded_not_replaced_by_zero():
 def test_switch_is_a_one_sided_five_percent_test():
     """The auto rule leaves the defaults exactly when the paired z of the per-point
     criterion differences (computed here by hand) exceeds the one-sided 5% normal
-    quantile and the alternative makes no more LOO errors."""
+    quantile and the alternative makes no more LOO errors (no per-point errors
+    given: the rate comparison)."""
     from scipy.stats import norm
 
     from semisvm.models._autoreg import Z_SWITCH, LOOEvidence, choose
@@ -490,3 +491,45 @@ def test_switch_is_a_one_sided_five_percent_test():
         d = base - (base - z - noise)
         assert z_seen == pytest.approx(d.mean() / (d.std(ddof=1) / np.sqrt(d.size)))
         assert k_best == 1 and (k == 1) is switch, (z, err_alt)
+
+
+def test_error_veto_is_the_same_one_sided_test_on_paired_errors():
+    """With per-point LOO errors the switch is vetoed only when the alternative
+    makes significantly more errors (paired z of the 0-1 differences above the
+    threshold): two more errors in 50 do not veto, eleven more on 50 do."""
+    from semisvm.models._autoreg import Z_SWITCH, LOOEvidence, choose
+
+    rng = np.random.default_rng(4)
+    base = rng.random(50) + 1.0
+    alt = base - 0.5  # every point better on the criterion: z = inf
+
+    def evidence(extra_alt_errors):
+        e_def = np.zeros(50)
+        e_def[:12] = 1.0  # 12 LOO errors
+        e_alt = np.zeros(50)
+        e_alt[10 : 24 + extra_alt_errors] = 1.0  # shares 2, then its own
+        pe = [e_def, e_alt]
+        return LOOEvidence(
+            [(1e-6, 1.0), (1e-6, 0.0)],
+            [base, alt],
+            np.array([base.mean(), alt.mean()]),
+            np.array([e.mean() for e in pe]),
+            10,
+            0,
+            0.0,
+            point_errors=pe,
+        )
+
+    # paired 0-1 differences by hand: +1 on the alternative's own errors, -1 on
+    # the default's own; z = mean / (sd / sqrt(50))
+    for extra, switch in [(0, True), (9, False)]:
+        ev = evidence(extra)
+        d = ev.point_errors[1] - ev.point_errors[0]
+        z_err = d.mean() / (d.std(ddof=1) / np.sqrt(50))
+        assert bool(z_err > Z_SWITCH) is (not switch)
+        k, _, _, why = choose(ev, 0, Z_SWITCH)
+        assert (k == 1) is switch, (extra, z_err, why)
+    # without per-point errors: the rate comparison of the previous version
+    ev = evidence(0)
+    ev.point_errors = None
+    assert choose(ev, 0, Z_SWITCH)[0] == 0

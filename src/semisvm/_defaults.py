@@ -18,7 +18,8 @@ Meaning of the shared parameters:
   ``'auto'`` weights of the graph.
 * ``normalize_laplacian``: ``True`` uses :math:`I - D^{-1/2} W D^{-1/2}`,
   ``False`` :math:`D - W`.
-* ``laplacian_power``: the Laplacian is raised to this integer power.
+* ``laplacian_power``: the Laplacian is raised to this integer power;
+  ``"auto"`` (default) picks it from the data's intrinsic dimension.
 * ``gamma_a``, ``gamma_i``: ambient and intrinsic regularization weights
   :math:`\\gamma_A \\|f\\|_K^2 + \\gamma_I \\mathbf f^T L \\mathbf f`.  Every
   estimator that takes them (``LapSVM``, ``LapRLS``, ``LapSVC``,
@@ -53,8 +54,9 @@ N_NEIGHBORS = 10
 GRAPH_WEIGHT = "auto"
 #: Normalized graph Laplacian (False: L = D - W).
 NORMALIZE_LAPLACIAN = False
-#: Power of the graph Laplacian.
-LAPLACIAN_POWER = 1
+#: Power of the graph Laplacian (``"auto"``: from the data's intrinsic dimension,
+#: see :mod:`semisvm.graph._dimension`).
+LAPLACIAN_POWER = "auto"
 #: Ambient regularization gamma_A (LapSVM / LapRLS / LapSVC / SemiSupervisedKernel).
 GAMMA_A = 1e-6
 #: Intrinsic regularization gamma_I (LapSVM / LapRLS / LapSVC / SemiSupervisedKernel).

@@ -1,5 +1,6 @@
 """Neighbourhood graphs and graph Laplacians."""
 
+from ._dimension import auto_laplacian_power, intrinsic_dimension
 from ._graph import (
     HEAT_SCALE_RATIO,
     check_adjacency,
@@ -14,6 +15,8 @@ __all__ = [
     "HEAT_SCALE_RATIO",
     "resolve_graph_weight",
     "LaplacianPower",
+    "auto_laplacian_power",
+    "intrinsic_dimension",
     "check_adjacency",
     "graph_laplacian",
     "knn_graph",

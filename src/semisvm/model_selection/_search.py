@@ -29,7 +29,7 @@ from .._validation import (
 from ..models import LapRLS, LapSVM
 from ..models._autoreg import MIN_LABELS_PER_CLASS
 from ..models._options import check_options, resolved_options
-from ..models._problem import one_vs_rest
+from ..models._problem import one_vs_rest, resolve_laplacian_power
 from ..solvers._loo import pointwise_loss
 from ._scorer import labeled_mask
 
@@ -288,6 +288,11 @@ class _LOOScorer:
         ):
             return None
         gc = {p: params[p] for p in _GRAPH_CONF}
+        dim = float("nan")
+        if isinstance(gc["laplacian_power"], str):
+            probe = clone(est)
+            gc["laplacian_power"] = resolve_laplacian_power(probe, self.X)
+            dim = probe.intrinsic_dimension_
         e_g, L = self.graph(e_k, K, gc)
         # with the labeled points, the exact solvers (LapRLS 'direct', LapSVM
         # 'newton') solve through one LU factorization of I + rLK and the
@@ -296,7 +301,15 @@ class _LOOScorer:
         cache = OperatorCache(labeled=np.flatnonzero(labeled_mask(self.y)))
         # what prepare_operators computes for est (dense, exact kNN graph); the
         # estimator consults the cache only when it resolves to a dense K
-        value = (K, L, e_k.gamma_, e_g._graph_scale, e_g._graph_weight)
+        value = (
+            K,
+            L,
+            e_k.gamma_,
+            e_g._graph_scale,
+            e_g._graph_weight,
+            int(gc["laplacian_power"]),
+            dim,
+        )
         cache.put(est, self.X, True, value)
         return cache
 
@@ -428,6 +441,7 @@ def _loo_choice(
         ev2.n_features,
         ev2.n_unlabeled,
         0.0,
+        point_errors=None if ev2.point_errors is None else ev2.point_errors[auto],
     )
     k_prior = auto[choose(sub, 0, Z_SWITCH)[0]]
     k, z, _, why = choose(
@@ -853,10 +867,9 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
             if "normalize_laplacian" in fixed
             else [template.normalize_laplacian, not template.normalize_laplacian]
         )
+        p0 = resolve_laplacian_power(clone(template), X)
         powers = _grid(self.laplacian_power, "laplacian_power") or (
-            [template.laplacian_power]
-            if "laplacian_power" in fixed
-            else [template.laplacian_power, template.laplacian_power + 1]
+            [p0] if "laplacian_power" in fixed else [p0, p0 + 1]
         )
         gconfs = [
             {
@@ -1086,8 +1099,9 @@ _CV_DOC = r"""
     (its ``"auto"`` choice on its default kernel and graph); another candidate
     replaces it only when its criterion is lower by more than
     :func:`~semisvm.models._autoreg.z_threshold` standard errors of the paired
-    per-point differences (2 for the 8 candidates of ``"auto"``, raised by the
-    Bonferroni factor for the size of the search) with no more LOO errors.  The
+    per-point differences (1.645 for the 8 candidates of ``"auto"``, raised by the
+    Bonferroni factor for the size of the search) without significantly more LOO
+    errors.  The
     chosen candidate is refitted with the plain estimator (numbers for every
     searched parameter).  ``cv_results_`` holds the round-2 candidates
     (``mean_test_score``: LOO accuracy, ``mean_test_loss``: the criterion) and
@@ -1175,7 +1189,8 @@ _CV_DOC = r"""
         Candidate Laplacians (``cv='loo'``); ``None``: both.
     laplacian_power : int or sequence of int, default=None
         Candidate powers of the Laplacian (``cv='loo'``); ``None``: the
-        estimator's and the next.
+        estimator's (``"auto"`` resolved from the data's intrinsic dimension,
+        :mod:`semisvm.graph._dimension`) and the next.
     cv : 'loo', int or splitter, default='loo'
         ``'loo'``: the leave-one-out engine above.  An integer: stratified K-fold
         over the labeled points (lowered, with a warning, to the size of the

@@ -64,7 +64,7 @@ KERNEL_CONSTRAINTS: dict[str, list] = {
     "n_neighbors": [Interval(numbers.Integral, 1, None)],
     "graph_weight": [Options(("auto", "binary", "heat", "local"))],
     "normalize_laplacian": ["boolean"],
-    "laplacian_power": [Interval(numbers.Integral, 1, None)],
+    "laplacian_power": [Interval(numbers.Integral, 1, None), Options(("auto",))],
 }
 
 
@@ -138,7 +138,8 @@ class OperatorCache:
         return kk, tuple(repr(graph.get(p)) for p in _GRAPH_PARAMS)
 
     def get(self, est: Any, X: Any, need_graph: bool) -> tuple | None:
-        """``(K, L, gamma_, graph_scale, graph_weight)`` or None."""
+        """``(K, L, gamma_, graph_scale, graph_weight, laplacian_power_,
+        intrinsic_dimension_)`` or None."""
         if X is not self._X:
             self.misses += 1
             return None
@@ -148,7 +149,7 @@ class OperatorCache:
             for (k2, g2), val in self._entries.items():
                 if k2 == kk and g2 is not None:
                     weight = resolve_graph_weight(est.graph_weight, 1.0)
-                    hit = (val[0], None, val[2], 1.0, weight)
+                    hit = (val[0], None, val[2], 1.0, weight, 1, float("nan"))
                     break
         if hit is None:
             self.misses += 1
@@ -244,8 +245,9 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
         if cache is not None and adjacency is None and kind == "dense":
             hit = cache.get(self, X, need_graph)
             if hit is not None:
-                K, L, g, self._graph_scale, self._graph_weight = hit
+                K, L, g, self._graph_scale, self._graph_weight, power, dim = hit
                 self.gamma_ = g
+                self.laplacian_power_, self.intrinsic_dimension_ = power, dim
                 self.fit_times_ = {"kernel": 0.0, "graph": 0.0}
                 return K, L
         K, L, g, times = prepare_operators(
@@ -259,7 +261,18 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
         self.fit_times_ = times
         if cache is not None and adjacency is None and kind == "dense":
             cache.put(
-                self, X, need_graph, (K, L, g, self._graph_scale, self._graph_weight)
+                self,
+                X,
+                need_graph,
+                (
+                    K,
+                    L,
+                    g,
+                    self._graph_scale,
+                    self._graph_weight,
+                    self.laplacian_power_,
+                    self.intrinsic_dimension_,
+                ),
             )
         return K, L
 

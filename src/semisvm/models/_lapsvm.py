@@ -150,7 +150,7 @@ class _PrimalMixin(ManifoldClassifierMixin):
             n=X.shape[0],
             weight_sum=wsum,
             L=L,
-            power=self.laplacian_power,
+            power=self.laplacian_power_,
             scale=getattr(self, "_graph_scale", 1.0),
         )
         if es in ("validation", "mixed") or X_val is not None:
@@ -584,8 +584,14 @@ class LapSVM(_PrimalMixin):
         :math:`D - W`.  With :math:`D - W`, :math:`L\mathbf 1 = 0` and the bias
         never enters the intrinsic term; with the normalized Laplacian see the
         option ``intrinsic_bias`` (:class:`~semisvm.SolverOptions`).
-    laplacian_power : int, default=1
-        Integer power p of the Laplacian.
+    laplacian_power : int or 'auto', default='auto'
+        Integer power p of the Laplacian, :math:`L^p`.  ``'auto'``:
+        p = 3 when the data's intrinsic dimension :math:`\hat d` (Levina-Bickel
+        estimate on a 2,000-point sample) is at least 16, else 1 (also for a
+        user graph or a precomputed kernel): the higher-order regularization of
+        Zhou & Belkin (2011) where the dimension calls for it
+        (:mod:`semisvm.graph._dimension`); the value used is
+        ``laplacian_power_``.
     loss : {'squared_hinge', 'hinge'}, default='squared_hinge'
         ``'hinge'`` (``solver='dual'`` only): the L1 hinge of Belkin et al.
         (2006), with the same :math:`\gamma_A, \gamma_I` (loss weight 1 in both;
@@ -711,7 +717,7 @@ class LapSVM(_PrimalMixin):
         n_neighbors: int = _defaults.N_NEIGHBORS,
         graph_weight: str = _defaults.GRAPH_WEIGHT,
         normalize_laplacian: bool = _defaults.NORMALIZE_LAPLACIAN,
-        laplacian_power: int = _defaults.LAPLACIAN_POWER,
+        laplacian_power: int | str = _defaults.LAPLACIAN_POWER,
         loss: str = "squared_hinge",
         class_weight: Any = None,
         early_stopping: str | None = "auto",
@@ -849,7 +855,7 @@ class LapRLS(_PrimalMixin):
         n_neighbors: int = _defaults.N_NEIGHBORS,
         graph_weight: str = _defaults.GRAPH_WEIGHT,
         normalize_laplacian: bool = _defaults.NORMALIZE_LAPLACIAN,
-        laplacian_power: int = _defaults.LAPLACIAN_POWER,
+        laplacian_power: int | str = _defaults.LAPLACIAN_POWER,
         class_weight: Any = None,
         early_stopping: str | None = None,
         tol: float = 1e-6,

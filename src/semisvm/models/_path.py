@@ -167,8 +167,14 @@ class LapSVMPath(ClassifierMixin, BaseEstimator):
         Width of the heat weights; ``None`` uses the mean edge length.
     normalize_laplacian : bool, default=False
         :math:`I - D^{-1/2}WD^{-1/2}` instead of :math:`D - W`.
-    laplacian_power : int, default=1
-        Use :math:`L^p`.
+    laplacian_power : int or 'auto', default='auto'
+        Integer power p of the Laplacian, :math:`L^p`.  ``'auto'``:
+        p = 3 when the data's intrinsic dimension :math:`\hat d` (Levina-Bickel
+        estimate on a 2,000-point sample) is at least 16, else 1 (also for a
+        user graph or a precomputed kernel): the higher-order regularization of
+        Zhou & Belkin (2011) where the dimension calls for it
+        (:mod:`semisvm.graph._dimension`); the value used is
+        ``laplacian_power_``.
     lambda_min : float, default=None
         Stop the path at this :math:`\lambda`; ``None`` follows it until no
         labeled point is inside the margin (then the classifier no longer
@@ -260,7 +266,7 @@ class LapSVMPath(ClassifierMixin, BaseEstimator):
         "graph_weight": [Options(("auto", "binary", "heat", "local"))],
         "heat_t": [None, Interval(numbers.Real, 0, None, closed="neither")],
         "normalize_laplacian": ["boolean"],
-        "laplacian_power": [Interval(numbers.Integral, 1, None)],
+        "laplacian_power": [Interval(numbers.Integral, 1, None), Options(("auto",))],
         "lambda_min": [None, Interval(numbers.Real, 0, None)],
         "max_events": [None, Interval(numbers.Integral, 1, None)],
         "cv": [None, Interval(numbers.Integral, 2, None)],
@@ -281,7 +287,7 @@ class LapSVMPath(ClassifierMixin, BaseEstimator):
         graph_weight: str = _defaults.GRAPH_WEIGHT,
         heat_t: float | None = None,
         normalize_laplacian: bool = _defaults.NORMALIZE_LAPLACIAN,
-        laplacian_power: int = _defaults.LAPLACIAN_POWER,
+        laplacian_power: int | str = _defaults.LAPLACIAN_POWER,
         lambda_min: float | None = None,
         max_events: int | None = None,
         cv: int | None = 5,

@@ -72,6 +72,7 @@ __all__ = [
     "prepare_graph",
     "prepare_kernel",
     "prepare_operators",
+    "resolve_laplacian_power",
 ]
 
 
@@ -219,6 +220,42 @@ def build_kernel(
         kernel_params=kernel_params,
     )
     return K, g
+
+
+def resolve_laplacian_power(
+    est: Any, X: Any, adjacency: Any = None, *, measure: bool = True
+) -> int:
+    """The integer power of ``est``'s Laplacian; sets ``est.laplacian_power_``
+    and ``est.intrinsic_dimension_``.
+
+    A number is kept.  ``"auto"`` is :func:`~semisvm.graph.auto_laplacian_power`
+    of the intrinsic dimension of X (:func:`~semisvm.graph.intrinsic_dimension`
+    on the same fixed-size sample in process and on a dask array); 1 when the
+    points have no features to measure (a user graph or a precomputed kernel)
+    and when ``measure`` is False (a fit without a graph).
+    """
+    from ..graph import auto_laplacian_power, intrinsic_dimension
+
+    p = est.laplacian_power
+    dim = float("nan")
+    if isinstance(p, str):
+        if (
+            measure
+            and adjacency is None
+            and not (isinstance(est.kernel, str) and est.kernel == "precomputed")
+        ):
+            S = X
+            if is_distributed_array(X):
+                n = X.shape[0]
+                if n > 2000:
+                    rng = np.random.default_rng(0)
+                    S = X[np.sort(rng.choice(n, size=2000, replace=False))]
+                S = np.asarray(S.compute())
+            dim = intrinsic_dimension(S, est.n_neighbors)
+        p = auto_laplacian_power(dim)
+    est.laplacian_power_ = int(p)
+    est.intrinsic_dimension_ = dim
+    return int(p)
 
 
 def graph_scale(
@@ -395,11 +432,19 @@ def prepare_operators(
             knn_dist2=None if knn is None else knn[1],
         )
     est._graph_weight = resolve_graph_weight(est.graph_weight, est._graph_scale)
+    power = resolve_laplacian_power(est, X, adjacency, measure=need_graph)
     if verbose and need_graph and adjacency is None:
+        dim = est.intrinsic_dimension_
         print(
             f"[{name}] graph: {est.n_neighbors}-NN, {est._graph_weight} weights "
             f"(graph_weight={est.graph_weight!r}); length ratio rho = "
-            f"{est._graph_scale:.3g} (graph term x rho^{est.laplacian_power})",
+            f"{est._graph_scale:.3g} (graph term x rho^{power}); Laplacian power "
+            f"{power}"
+            + (
+                f" (laplacian_power='auto', intrinsic dimension {dim:.1f})"
+                if isinstance(est.laplacian_power, str)
+                else ""
+            ),
             flush=True,
         )
     if need_graph and adjacency is None and is_distributed_array(X):
@@ -416,7 +461,7 @@ def prepare_operators(
             graph_weight=est._graph_weight,
             heat_t=opts.heat_t,
             normalize_laplacian=est.normalize_laplacian,
-            laplacian_power=est.laplacian_power,
+            laplacian_power=power,
             adjacency=adjacency,
         )
     t2 = time.perf_counter()
@@ -489,7 +534,7 @@ def prepare_graph(
         graph_weight=resolve_graph_weight(est.graph_weight, scale),
         heat_t=resolved_options(est).heat_t,
         normalize_laplacian=est.normalize_laplacian,
-        laplacian_power=est.laplacian_power,
+        laplacian_power=resolve_laplacian_power(est, X, adjacency),
         adjacency=adjacency,
     )
     return L, scale

@@ -1,0 +1,116 @@
+"""``laplacian_power="auto"``: the intrinsic dimension and the power it picks."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_moons
+
+from semisvm import LapRLS, LapSVM
+from semisvm.graph import auto_laplacian_power, intrinsic_dimension
+from semisvm.graph._dimension import HIGH_POWER
+
+
+def _brute_force_mle(X: np.ndarray, k: int) -> float:
+    """Levina-Bickel/MacKay-Ghahramani estimate by an explicit loop."""
+    inv = []
+    for i in range(X.shape[0]):
+        d = np.sort(np.linalg.norm(X - X[i], axis=1))[1 : k + 1]
+        if d[0] == 0:
+            continue
+        inv.append(sum(np.log(d[-1] / d[j]) for j in range(k - 1)) / (k - 1))
+    return 1.0 / float(np.mean(inv))
+
+
+def _subspace(n: int, dim: int, ambient: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    Q, _ = np.linalg.qr(rng.normal(size=(ambient, dim)))
+    return rng.uniform(size=(n, dim)) @ Q.T
+
+
+@pytest.mark.parametrize("k", [5, 10])
+def test_dimension_equals_the_brute_force_formula(k):
+    X = np.random.default_rng(0).normal(size=(150, 6))
+    X[7] = X[3]  # a duplicate pair: both left out
+    assert intrinsic_dimension(X, k) == pytest.approx(_brute_force_mle(X, k), rel=1e-10)
+
+
+@pytest.mark.parametrize("dim", [1, 2, 6])
+def test_dimension_of_a_flat_subspace(dim):
+    # uniform points on a dim-dimensional subspace of a 40-dimensional space
+    X = _subspace(1500, dim, 40, seed=dim)
+    assert intrinsic_dimension(X) == pytest.approx(dim, rel=0.2)
+
+
+def test_dimension_is_scale_and_rotation_free_and_uses_a_fixed_sample():
+    X = np.random.default_rng(1).normal(size=(3000, 12))
+    Q, _ = np.linalg.qr(np.random.default_rng(2).normal(size=(12, 12)))
+    d = intrinsic_dimension(X)
+    assert intrinsic_dimension(7.0 * X @ Q) == pytest.approx(d, rel=1e-8)
+    # above max_samples: the estimate of the sample drawn with random_state
+    rng = np.random.default_rng(0)
+    S = X[np.sort(rng.choice(3000, size=2000, replace=False))]
+    assert d == pytest.approx(intrinsic_dimension(S), rel=1e-12)
+    assert intrinsic_dimension(X, random_state=5) != d
+
+
+def test_dimension_of_degenerate_data_is_nan_and_gives_power_1():
+    X = np.ones((20, 3))
+    assert np.isnan(intrinsic_dimension(X))
+    assert np.isnan(intrinsic_dimension(np.zeros((2, 3))))
+    assert auto_laplacian_power(float("nan")) == 1
+    assert auto_laplacian_power(float("inf")) == HIGH_POWER
+
+
+@pytest.mark.parametrize(
+    ("dim", "power"),
+    [(0.5, 1), (2.0, 1), (9.8, 1), (15.99, 1), (16.0, 3), (25.5, 3), (60.0, 3)],
+)
+def test_power_rule(dim, power):
+    assert auto_laplacian_power(dim) == power
+
+
+def _labels(y, per_class, seed=0):
+    rng = np.random.default_rng(seed)
+    out = np.full(y.size, -1)
+    for c in np.unique(y):
+        idx = rng.choice(np.flatnonzero(y == c), per_class, replace=False)
+        out[idx] = c
+    return out
+
+
+def test_estimators_resolve_the_power_from_the_data():
+    X, y = make_moons(300, noise=0.1, random_state=0)
+    m = LapRLS().fit(X, _labels(y, 1))
+    assert m.laplacian_power_ == 1
+    assert m.intrinsic_dimension_ == pytest.approx(2.0, rel=0.2)
+    # two Gaussian classes in 60 dimensions: intrinsic dimension far above 16
+    rng = np.random.default_rng(3)
+    t = rng.integers(2, size=300)
+    Z = rng.normal(size=(300, 60)) + 1.5 * t[:, None] / np.sqrt(60)
+    yy = _labels(t, 2)
+    auto = LapSVM().fit(Z, yy)
+    assert auto.intrinsic_dimension_ > 16 and auto.laplacian_power_ == 3
+    given = LapSVM(laplacian_power=3).fit(Z, yy)
+    assert given.laplacian_power_ == 3 and np.isnan(given.intrinsic_dimension_)
+    # the same model as the power given by hand
+    np.testing.assert_array_equal(auto.decision_function(Z), given.decision_function(Z))
+    assert not np.array_equal(
+        auto.decision_function(Z),
+        LapSVM(laplacian_power=1).fit(Z, yy).decision_function(Z),
+    )
+
+
+def test_power_1_without_features_to_measure():
+    X, y = make_moons(120, noise=0.1, random_state=1)
+    yy = _labels(y, 2)
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    m = LapRLS(kernel="precomputed").fit(rbf_kernel(X, gamma=2.0), yy)
+    assert m.laplacian_power_ == 1 and np.isnan(m.intrinsic_dimension_)
+
+
+def test_bad_power_names_the_parameter():
+    X, y = make_moons(60, noise=0.1, random_state=2)
+    with pytest.raises(ValueError, match="laplacian_power"):
+        LapRLS(laplacian_power="high").fit(X, _labels(y, 2))
