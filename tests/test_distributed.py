@@ -328,6 +328,23 @@ def test_default_knn_width_on_cluster_equals_in_process(client, data):
     )
 
 
+@pytest.mark.parametrize("n", [600, 2500])
+def test_laplacian_power_on_cluster_equals_in_process(client, n):
+    """``laplacian_power="auto"`` reads the same sample of rows on a dask array
+    (above 2,000 points the same random rows): the same dimension, the same
+    power."""
+    from semisvm.models._problem import resolve_laplacian_power
+
+    X = np.random.default_rng(1).normal(size=(n, 30))
+    local, dist = LapSVM(), LapSVM()
+    p = resolve_laplacian_power(local, X)
+    assert p == 3 and local.intrinsic_dimension_ > 16
+    assert resolve_laplacian_power(dist, da.from_array(X, chunks=(700, 30))) == p
+    assert dist.intrinsic_dimension_ == pytest.approx(
+        local.intrinsic_dimension_, rel=1e-12
+    )
+
+
 def test_graph_length_ratio_on_cluster_equals_in_process(client):
     """The graph term's length normalization is the same number on a cluster
     (n > 2,000, so the blockwise n-point search is exercised)."""
