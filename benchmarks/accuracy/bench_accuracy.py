@@ -441,7 +441,29 @@ def _other_candidate(est, err_u, Xtr, ytr, pos, y_unl) -> str:
         o = clone(est).set_params(gamma_a=other[0], gamma_i=other[1]).fit(Xtr, ytr)
     e_other = float(np.mean(np.asarray(o.transduction_)[pos] != y_unl))
     e_def, e_alt = (err_u, e_other) if chosen == default else (e_other, err_u)
-    return f"err_def={e_def:.6f} err_alt={e_alt:.6f}"
+    t_def, t_alt = (
+        (est.transduction_, o.transduction_)
+        if chosen == default
+        else (o.transduction_, est.transduction_)
+    )
+    return f"err_def={e_def:.6f} err_alt={e_alt:.6f} " + _u_signals(
+        Xtr, ytr, np.asarray(t_def), np.asarray(t_alt)
+    )
+
+
+def _u_signals(Xtr, ytr, t_def, t_alt) -> str:
+    """What the unlabeled points say about the two candidates (issue 27 point 1,
+    logged for offline study): ``agree``, the fraction of unlabeled points both
+    label alike; ``cut_def``/``cut_alt``, the fraction of the edges of the binary
+    symmetric 10-NN graph whose ends each transduction labels differently (a
+    boundary through dense regions cuts many)."""
+    from semisvm.graph import knn_graph
+
+    unl = np.asarray(ytr) == -1
+    agree = float(np.mean(t_def[unl] == t_alt[unl])) if unl.any() else 1.0
+    W = knn_graph(Xtr, min(10, Xtr.shape[0] - 1), weight="binary").tocoo()
+    cuts = [float(np.mean(t[W.row] != t[W.col])) for t in (t_def, t_alt)]
+    return f"agree={agree:.4f} cut_def={cuts[0]:.5f} cut_alt={cuts[1]:.5f}"
 
 
 def run_cell(name, setting, draws, methods, ddir, quick, max_dense, threads):
