@@ -114,3 +114,16 @@ def test_bad_power_names_the_parameter():
     X, y = make_moons(60, noise=0.1, random_state=2)
     with pytest.raises(ValueError, match="laplacian_power"):
         LapRLS(laplacian_power="high").fit(X, _labels(y, 2))
+
+
+def test_verbose_states_the_power_and_the_dimension(capsys):
+    rng = np.random.default_rng(5)
+    t = rng.integers(2, size=200)
+    Z = rng.normal(size=(200, 40)) + t[:, None] / 4.0
+    m = LapRLS(verbose=1).fit(Z, _labels(t, 2))
+    out = capsys.readouterr().out
+    assert f"intrinsic dimension {m.intrinsic_dimension_:.1f}" in out
+    assert f"Laplacian power {m.laplacian_power_} (laplacian_power='auto'" in out
+    LapRLS(verbose=1, laplacian_power=2).fit(Z, _labels(t, 2))
+    out = capsys.readouterr().out
+    assert "Laplacian power 2" in out and "intrinsic dimension" not in out
