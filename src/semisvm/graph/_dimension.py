@@ -48,6 +48,8 @@ from typing import Any
 
 import numpy as np
 
+from .._sample import sample_knn_distances
+
 __all__ = [
     "HIGH_DIMENSION",
     "HIGH_POWER",
@@ -89,18 +91,12 @@ def intrinsic_dimension(
     dimension : float
         ``nan`` when fewer than 3 points or every point has a duplicate.
     """
-    from sklearn.neighbors import NearestNeighbors
-
-    n = X.shape[0]
-    if n > max_samples:
-        rng = np.random.default_rng(random_state)
-        X = X[np.sort(rng.choice(n, size=max_samples, replace=False))]
-        n = max_samples
-    k = min(int(n_neighbors), n - 1)
+    T = sample_knn_distances(
+        X, n_neighbors, max_samples=max_samples, random_state=random_state
+    )
+    k = T.shape[1]
     if k < 2:
         return float("nan")
-    dist, _ = NearestNeighbors(n_neighbors=k + 1).fit(X).kneighbors(X)
-    T = np.asarray(dist[:, 1:], dtype=np.float64)
     ok = T[:, 0] > 0
     if not ok.any():
         return float("nan")

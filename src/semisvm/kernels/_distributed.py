@@ -48,6 +48,7 @@ from .._dask import (
     get_dask_client,
     is_distributed_array,
 )
+from .._sample import sample_indices
 from ._kernels import kernel_matrix, knn_gamma, median_gamma, resolve_gamma
 
 __all__ = [
@@ -806,8 +807,7 @@ def distributed_scale_ratio(X: Any, n_neighbors: int = 10, client: Any = None) -
     k = min(int(n_neighbors), n - 1)
     if n <= 2000 or k < 1:
         return 1.0
-    rng = np.random.default_rng(0)
-    q = np.sort(rng.choice(n, size=2000, replace=False))
+    q = sample_indices(n, 2000)
     Q = np.asarray(X[q].compute())
     s2_s = float(np.mean(_block_query_neighbours(Q, Q, k + 1)[:, k]))
     client = get_dask_client(client)
@@ -835,8 +835,7 @@ def distributed_gamma(
         return None
     n = X.shape[0]
     if kernel == "rbf" and gamma == "knn":
-        rng = np.random.default_rng(0)
-        q = np.sort(rng.choice(n, size=min(n, 2000), replace=False))
+        q = sample_indices(n, 2000)
         return knn_gamma(np.asarray(X[q].compute()), n_neighbors)
     if kernel == "rbf" and (gamma is None or gamma == "median"):
         # the rows median_gamma would draw in process, so the result is identical

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from .._sample import sample_indices, sample_knn_distances
 from .._validation import warn_if_unscaled
 
 __all__ = [
@@ -117,18 +118,12 @@ def knn_gamma(
         Falls back to :func:`median_gamma` when every kNN distance is 0 (heavily
         duplicated points).
     """
-    from sklearn.neighbors import NearestNeighbors
-
-    n = X.shape[0]
-    if n > max_samples:
-        rng = np.random.default_rng(random_state)
-        X = X[np.sort(rng.choice(n, size=max_samples, replace=False))]
-        n = max_samples
-    k = min(int(n_neighbors), n - 1)
-    if k < 1:
+    D = sample_knn_distances(
+        X, n_neighbors, max_samples=max_samples, random_state=random_state
+    )
+    if D.shape[1] < 1:
         return median_gamma(X)
-    dist, _ = NearestNeighbors(n_neighbors=k + 1).fit(X).kneighbors(X)
-    sigma2 = float(np.mean(dist[:, k] ** 2))
+    sigma2 = float(np.mean(D[:, -1] ** 2))
     if not sigma2 > 0:
         return median_gamma(X)
     return 1.0 / (2.0 * sigma2)
@@ -170,16 +165,14 @@ def knn_scale_ratio(
     k = min(int(n_neighbors), n - 1)
     if n <= max_samples or k < 1:
         return 1.0
-    rng = np.random.default_rng(random_state)
-    q = np.sort(rng.choice(n, size=max_samples, replace=False))
-    S = X[q]
-    d_s, _ = NearestNeighbors(n_neighbors=k + 1).fit(S).kneighbors(S)
+    q = sample_indices(n, max_samples, random_state)
+    d_s = sample_knn_distances(X, k, max_samples=max_samples, random_state=random_state)
     if knn_dist2 is not None and knn_dist2.shape[1] >= k:
         s2_n = float(np.mean(np.asarray(knn_dist2[q, k - 1], dtype=np.float64)))
     else:
-        d_n, _ = NearestNeighbors(n_neighbors=k + 1).fit(X).kneighbors(S)
+        d_n, _ = NearestNeighbors(n_neighbors=k + 1).fit(X).kneighbors(X[q])
         s2_n = float(np.mean(d_n[:, k] ** 2))
-    s2_s = float(np.mean(d_s[:, k] ** 2))
+    s2_s = float(np.mean(d_s[:, -1] ** 2))
     if not (s2_s > 0 and s2_n > 0):
         return 1.0
     return s2_s / s2_n

@@ -38,6 +38,7 @@ import scipy.sparse as sp
 from sklearn.utils.multiclass import check_classification_targets
 
 from .. import _defaults
+from .._sample import sample_indices
 from .._validation import UNLABELED, labeled_mask, split_labeled
 from ..graph import (
     check_adjacency,
@@ -245,12 +246,8 @@ def resolve_laplacian_power(
             and not (isinstance(est.kernel, str) and est.kernel == "precomputed")
         ):
             S = X
-            if is_distributed_array(X):
-                n = X.shape[0]
-                if n > 2000:
-                    rng = np.random.default_rng(0)
-                    S = X[np.sort(rng.choice(n, size=2000, replace=False))]
-                S = np.asarray(S.compute())
+            if is_distributed_array(X):  # the rows the in-process estimate samples
+                S = np.asarray(X[sample_indices(X.shape[0], 2000)].compute())
             dim = intrinsic_dimension(S, est.n_neighbors)
         p = auto_laplacian_power(dim)
     est.laplacian_power_ = int(p)
