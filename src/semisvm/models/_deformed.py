@@ -77,13 +77,9 @@ class SemiSupervisedKernel(BaseEstimator):
     normalize_laplacian : bool, default=False
         Use :math:`I - D^{-1/2} W D^{-1/2}` instead of :math:`D - W`.
     laplacian_power : int or 'auto', default='auto'
-        Integer power p of the Laplacian, :math:`L^p`.  ``'auto'``:
-        p = 3 when the data's intrinsic dimension :math:`\hat d` (Levina-Bickel
-        estimate on a 2,000-point sample) is at least 16, else 1 (also for a
-        user graph or a precomputed kernel): the higher-order regularization of
-        Zhou & Belkin (2011) where the dimension calls for it
-        (:mod:`semisvm.graph._dimension`); the value used is
-        ``laplacian_power_``.
+        Integer power p of the Laplacian, :math:`L^p`; ``'auto'`` as in
+        :class:`~semisvm.LapSVM` (:func:`semisvm.graph.auto_laplacian_power`);
+        the value used is ``laplacian_power_``.
     gamma_a : float, default=1e-6
         Ambient regularisation (> 0) of the LapSVM objective, read as
         ``regularization`` says.  The library-wide default

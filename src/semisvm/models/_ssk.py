@@ -61,13 +61,9 @@ class LapSVC(ClassifierMixin, BaseEstimator):
     heat_t : float, default=None
     normalize_laplacian : bool, default=False
     laplacian_power : int or 'auto', default='auto'
-        Integer power p of the Laplacian, :math:`L^p`.  ``'auto'``:
-        p = 3 when the data's intrinsic dimension :math:`\hat d` (Levina-Bickel
-        estimate on a 2,000-point sample) is at least 16, else 1 (also for a
-        user graph or a precomputed kernel): the higher-order regularization of
-        Zhou & Belkin (2011) where the dimension calls for it
-        (:mod:`semisvm.graph._dimension`); the value used is
-        ``laplacian_power_``.
+        Integer power p of the Laplacian, :math:`L^p`; ``'auto'`` as in
+        :class:`~semisvm.LapSVM` (:func:`semisvm.graph.auto_laplacian_power`);
+        the value used is ``laplacian_power_``.
     gamma_a : float, default=1e-6
         Ambient regularisation (> 0), read as ``regularization`` says; the SVC
         gets ``C = 1 / (2 gamma_a_)``.  The library-wide default
