@@ -241,6 +241,39 @@ def test_distributed_approximate_graph_recall(client):
         knn_graph_distributed(Xd, 8, method="fast")
 
 
+def test_distributed_approximate_graph_on_a_projection_has_exact_distances(client, monkeypatch):
+    """Wide rows: the partitioned HNSW search runs on 64 principal directions and
+    each pair task re-ranks its candidates in the full rows, so the edges are the
+    exact graph's (recall) and their heat weights are the exact distances' (a
+    search that kept the projected distances would give other weights)."""
+    pytest.importorskip("hnswlib")
+    rng = np.random.default_rng(3)
+    X = (rng.normal(size=(1600, 12)) @ rng.normal(size=(12, 200))).astype(np.float32)
+    X += 0.05 * rng.normal(size=X.shape).astype(np.float32)
+    Xd = da.from_array(X, chunks=(400, 200))
+    W_exact = knn_graph(X, 8, weight="heat", t=30.0)
+    W_apx = knn_graph_distributed(
+        Xd, 8, method="approx", pca_components="auto", weight="heat", t=30.0
+    )
+    exact_edges = set(zip(*W_exact.nonzero(), strict=True))
+    apx_edges = set(zip(*W_apx.nonzero(), strict=True))
+    assert len(exact_edges & apx_edges) / len(exact_edges) >= 0.98
+    both = W_exact.multiply(W_apx > 0)
+    np.testing.assert_allclose(
+        W_apx.multiply(W_exact > 0).toarray(), both.toarray(), rtol=1e-4, atol=1e-6
+    )
+    # issue 30, point 5: no task of the approximate search receives all of X
+    import semisvm.graph._distributed as gd
+
+    guard = _refuse_all_of_x(X.shape[0])
+    for name in ("_block_index", "_pair_index_query", "_merge_two"):
+        monkeypatch.setattr(gd, name, guard(getattr(gd, name)))
+    W_guarded = knn_graph_distributed(
+        Xd, 8, method="approx", pca_components="auto", weight="heat", t=30.0
+    )
+    assert abs(W_guarded - W_apx).max() == 0.0
+
+
 @pytest.mark.parametrize("est_cls", [LapSVM, LapRLS])
 def test_nystroem_on_cluster_equals_in_process(client, est_cls):
     """Same landmarks, same m-space problem: the cluster's C gives the same model."""
@@ -260,6 +293,77 @@ def test_nystroem_on_cluster_equals_in_process(client, est_cls):
         b.decision_function(X), a.decision_function(X), atol=1e-5
     )
     assert (a.transduction_ == b.transduction_).mean() >= 0.998
+
+
+def test_loo_features_stay_on_the_workers_and_equal_in_process(client):
+    """Above the exact-root size the LOO features of a dask array are k(X, X_I) T
+    kept as row blocks: their rows and Phi^T L Phi (with and without the column
+    of ones of the intrinsic-bias engine) are the in-process numbers, and the
+    columns never reach the client."""
+    from semisvm.graph import graph_laplacian
+    from semisvm.kernels import kernel_matrix
+    from semisvm.kernels._distributed import DistributedKernelColumns
+    from semisvm.solvers._loo import graph_gram, loo_features
+
+    X, y, _ = make_two_moons(900, n_labeled_per_class=3, random_state=4)
+    L = graph_laplacian(knn_graph(X, 7), normalized=True)
+    lab = np.flatnonzero(y != -1)
+    cols = DistributedKernelColumns(da.from_array(X, chunks=(200, 2)), gamma=3.0)
+
+    def refuse(self, idx):
+        raise AssertionError("the columns were gathered to the client")
+
+    orig = DistributedKernelColumns.__call__
+    DistributedKernelColumns.__call__ = refuse
+    try:
+        F = loo_features(cols, 900, lab, max_features=120, random_state=0)
+    finally:
+        DistributedKernelColumns.__call__ = orig
+    Phi = loo_features(
+        lambda idx: kernel_matrix(X, X[idx], gamma=3.0),
+        900,
+        lab,
+        max_features=120,
+        random_state=0,
+    )
+    assert F.shape == Phi.shape
+    rows = np.r_[lab, 5, 17, 899]
+    np.testing.assert_allclose(F[rows], Phi[rows], atol=1e-9)
+    B = graph_gram(Phi, L)
+    np.testing.assert_allclose(graph_gram(F, L), B, atol=1e-9 * np.abs(B).max())
+    P1 = np.c_[Phi, np.ones(900)]
+    B1 = graph_gram(P1, L)
+    F1 = F.with_ones()
+    np.testing.assert_allclose(F1[rows], P1[rows], atol=1e-9)
+    np.testing.assert_allclose(graph_gram(F1, L), B1, atol=1e-9 * np.abs(B1).max())
+
+
+def test_auto_rule_on_cluster_nystroem_equals_in_process(client, monkeypatch):
+    """The auto rule's LOO evidence on the distributed Nystroem plan (features on
+    the workers, never gathered) scores the candidates as in process and picks
+    the same pair."""
+    from semisvm.kernels._distributed import DistributedKernelColumns
+
+    def refuse(self, idx):
+        raise AssertionError("the LOO columns were gathered to the client")
+
+    monkeypatch.setattr(DistributedKernelColumns, "__call__", refuse)
+    X, y, _ = make_two_moons(2400, n_labeled_per_class=5, random_state=6)
+    est = LapSVM(
+        options=SolverOptions(kernel_approximation="nystroem", n_components=100)
+    )
+    a = est.fit(X, y)
+    with cluster_plan("distributed"):
+        b = LapSVM(**est.get_params(deep=False)).fit(
+            da.from_array(X, chunks=(600, 2)), y
+        )
+    sa, sb = a.regularization_selection_, b.regularization_selection_
+    assert sa["n_features"] == sb["n_features"] < X.shape[0]  # not the exact root
+    np.testing.assert_allclose(sb["scores"], sa["scores"], rtol=1e-6, atol=1e-9)
+    assert (sa["gamma_a"], sa["gamma_i"]) == (sb["gamma_a"], sb["gamma_i"])
+    np.testing.assert_allclose(
+        b.decision_function(X), a.decision_function(X), atol=1e-5
+    )
 
 
 def test_feature_gram_equals_in_process_intrinsic_gram(client):
@@ -513,18 +617,35 @@ def test_scheduler_in_a_separate_process(tmp_path):
                 p.kill()
 
 
+def _refuse_all_of_x(n):
+    """A wrapper of a task function that fails when an array argument has n rows."""
+
+    def wrap(fn):
+        def guarded(*args, **kwargs):
+            for a in args:
+                if isinstance(a, np.ndarray) and a.ndim == 2 and a.shape[0] >= n:
+                    raise AssertionError(f"a task received all of X: {a.shape}")
+            return fn(*args, **kwargs)
+
+        return guarded
+
+    return wrap
+
+
 def test_exact_graph_never_ships_all_of_x(client, monkeypatch):
     """Issue 30, point 5: the exact graph by a partitioned search with candidate
     exchange (pairs of blocks, merged on the workers) equals the in-process kNN
-    graph, and no task receives all of X."""
+    graph, and no task receives all of X (every task function is wrapped to fail
+    on an argument with n rows)."""
     import semisvm.graph._distributed as gd
 
-    def refuse(*args, **kwargs):
-        raise AssertionError("all of X was assembled on a worker")
-
-    monkeypatch.setattr(gd, "_all_rows_future", refuse)
     X = np.random.default_rng(3).normal(size=(900, 5))
-    for chunks in (900, 250, 97):
+    guard = _refuse_all_of_x(900)
+    for name in ("_pair_neighbours", "_merge_two"):
+        monkeypatch.setattr(gd, name, guard(getattr(gd, name)))
+    with pytest.raises(Exception, match="all of X"):
+        knn_graph_distributed(da.from_array(X, chunks=(900, 5)), 9)
+    for chunks in (250, 97):
         Xd = da.from_array(X, chunks=(chunks, 5))
         for weight in ("binary", "heat", "local"):
             W1 = knn_graph_distributed(Xd, 9, weight=weight)

@@ -12,14 +12,20 @@ blocks and (n_b, k) candidates; each block travels to the workers that pair it
 Laplacian of the gathered graph (:math:`O(n k)` numbers) is small next to the
 kernel and stays on the client, where the solver applies it.
 
-``method='approx'``: each worker builds an HNSW index (hnswlib, Malkov & Yashunin
-2018; ``pip install semisvm[approx]``) over its own block :math:`X_c` and answers
-the k+1 nearest of every point among :math:`X_c`; the client keeps, for every
-point, the k+1 best of the P candidate lists (the cross-partition merge).  A
-point's true neighbour in block c is found whenever block c's index finds it, so
-the recall is that of hnswlib on blocks of n/P points (the benchmark measures it);
-each worker holds one index of :math:`O(n d / P)` plus all of X for the queries,
-and the client receives :math:`P n (k+1)` candidates.
+``method='approx'``: the same partitioned plan with an HNSW index (hnswlib, Malkov &
+Yashunin 2018; ``pip install semisvm[approx]``) in place of the exact pair search.
+Each worker builds one index over its own block :math:`X_b`, once; for every pair
+(b, c) a task queries the rows of :math:`X_c` against block b's index, and block
+c's P candidate lists are merged pairwise on the workers as above.  A point's true
+neighbour in block b is found whenever block b's index finds it, so the recall is
+that of hnswlib on blocks of n/P points (the tests and the benchmark measure it).
+Wide rows (``pca_components``, ``'auto'`` as in process: 64 principal directions
+above 128 features) are searched on their projection, the directions computed once
+on the client from the same sample as :func:`semisvm.graph.pca_project`; each pair
+task takes ``CANDIDATE_FACTOR`` (k+1) candidates on the projection and keeps the
+k+1 nearest in exact distance, from the two full blocks it holds, so the returned
+distances are exact, as in process.  As for the exact search, a task holds an index
+and two blocks, never all of X.
 """
 
 from __future__ import annotations
@@ -29,7 +35,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from .._dask import _all_rows_future, _row_block_futures, get_dask_client
+from .._dask import _row_block_futures, get_dask_client
 from ._graph import (
     _drop_self,
     _graph_from_kernel_values,
@@ -37,6 +43,7 @@ from ._graph import (
     _symmetrize,
     _to_weights,
 )
+from ._knn import CANDIDATE_FACTOR, auto_pca_components
 
 __all__ = ["knn_graph_distributed", "knn_graph_from_distributed_kernel"]
 
@@ -107,53 +114,189 @@ def _partitioned_exact(
             )
             for c, Xc in enumerate(futures)
         ]
-        while len(parts) > 1:
-            nxt = [
-                client.submit(_merge_two, parts[i], parts[i + 1], k, pure=False)
-                for i in range(0, len(parts) - 1, 2)
-            ]
-            if len(parts) % 2:
-                nxt.append(parts[-1])
-            parts = nxt
-        out.append(parts[0])
+        out.append(_merge_tree(client, parts, k))
     res = client.gather(out)
     return np.vstack([r[0] for r in res]), np.vstack([r[1] for r in res])
 
 
-def _block_index_query(
-    Xc: np.ndarray, offset: int, X: np.ndarray, k: int, ef: int, seed: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """The k nearest of every row of X among the rows of Xc (an HNSW index of Xc)."""
+def _block_index(
+    Xb: np.ndarray, mean: np.ndarray | None, Vt: np.ndarray | None, ef: int, seed: int
+) -> Any:
+    """An HNSW index over the rows of Xb (on their projection when Vt is given)."""
     import hnswlib
 
-    Xc = np.ascontiguousarray(Xc, dtype=np.float32)
-    kk = min(k, Xc.shape[0])
-    index = hnswlib.Index(space="l2", dim=Xc.shape[1])
+    Pb = _project(Xb, mean, Vt)
+    index = hnswlib.Index(space="l2", dim=Pb.shape[1])
     index.init_index(
-        max_elements=Xc.shape[0], ef_construction=ef, M=16, random_seed=seed
+        max_elements=Pb.shape[0], ef_construction=ef, M=16, random_seed=seed
     )
     index.set_num_threads(1)
-    index.add_items(Xc, np.arange(Xc.shape[0]))
-    index.set_ef(max(ef, kk))
-    lab, d2 = index.knn_query(np.ascontiguousarray(X, dtype=np.float32), k=kk)
-    return d2.astype(np.float64), lab.astype(np.int64) + offset
+    index.add_items(Pb, np.arange(Pb.shape[0]))
+    return index
 
 
-def _merge_candidates(
-    parts: list[tuple[np.ndarray, np.ndarray]], k: int
+def _project(
+    X: np.ndarray, mean: np.ndarray | None, Vt: np.ndarray | None
+) -> np.ndarray:
+    if Vt is None:
+        return np.ascontiguousarray(X, dtype=np.float32)
+    return np.ascontiguousarray(((X - mean) @ Vt.T).astype(np.float32, copy=False))
+
+
+def _pair_index_query(
+    index: Any,
+    Xb: np.ndarray,
+    offset: int,
+    Xc: np.ndarray,
+    mean: np.ndarray | None,
+    Vt: np.ndarray | None,
+    k: int,
+    ef: int,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Per row, the k smallest distances over the blocks' candidate lists."""
-    d2 = np.hstack([p[0] for p in parts])
-    ind = np.hstack([p[1] for p in parts])
-    top = (
-        np.argpartition(d2, k - 1, axis=1)[:, :k]
-        if d2.shape[1] > k
-        else (np.broadcast_to(np.arange(d2.shape[1]), d2.shape))
-    )
-    d2 = np.take_along_axis(d2, top, axis=1)
-    ind = np.take_along_axis(ind, top, axis=1)
-    order = np.argsort(d2, axis=1, kind="stable")
-    return np.take_along_axis(d2, order, axis=1), np.take_along_axis(ind, order, axis=1)
+    """The k nearest rows of Xb (global indices) of every row of Xc, by block b's index.
+
+    On a projection (Vt given) ``CANDIDATE_FACTOR * k`` candidates are re-ranked by
+    their exact squared distance in the full rows (:func:`rerank_pair`).
+    """
+    nb = Xb.shape[0]
+    kk = min(k if Vt is None else CANDIDATE_FACTOR * k, nb)
+    index.set_num_threads(1)
+    index.set_ef(max(ef, kk))
+    lab, d2 = index.knn_query(_project(Xc, mean, Vt), k=kk)
+    lab = lab.astype(np.int64)
+    if Vt is None:
+        return d2.astype(np.float64), lab + offset
+    d2, lab = _rerank_pair(Xb, Xc, lab, min(k, nb))
+    return d2, lab + offset
+
+
+def _rerank_pair(
+    Xb: np.ndarray, Xc: np.ndarray, cand: np.ndarray, k: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per row of Xc, the k candidates (rows of Xb) nearest in exact squared distance."""
+    Xb = np.asarray(Xb, dtype=np.float64)
+    Xc = np.asarray(Xc, dtype=np.float64)
+    sqb = np.einsum("ij,ij->i", Xb, Xb)
+    sqc = np.einsum("ij,ij->i", Xc, Xc)
+    n, c = cand.shape
+    rows = max(1, (32 * 2**20) // max(1, 8 * c * Xb.shape[1]))
+    d2 = np.empty((n, k))
+    ind = np.empty((n, k), dtype=np.int64)
+    for s in range(0, n, rows):
+        e = min(n, s + rows)
+        cs = cand[s:e]
+        G = np.matmul(Xb[cs], Xc[s:e, :, None])[:, :, 0]
+        D = np.maximum(sqc[s:e, None] + sqb[cs] - 2.0 * G, 0.0)
+        order = np.argsort(D, axis=1, kind="stable")[:, :k]
+        d2[s:e] = np.take_along_axis(D, order, axis=1)
+        ind[s:e] = np.take_along_axis(cs, order, axis=1)
+    return d2, ind
+
+
+def _pca_directions(
+    X: Any, n_components: int, random_state: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and principal directions of :func:`~semisvm.graph.pca_project`, same sample."""
+    from sklearn.utils.extmath import randomized_svd
+
+    from .._dask import is_distributed_array
+
+    n = X.shape[0]
+    rng = np.random.default_rng(random_state)
+    idx = np.sort(rng.choice(n, size=min(n, 20_000), replace=False))
+    sub = X[idx]
+    sub = np.asarray(sub.compute() if is_distributed_array(sub) else sub)
+    if sub.dtype not in (np.float32, np.float64):
+        sub = sub.astype(np.float64)
+    mean = sub.mean(axis=0)
+    _, _, Vt = randomized_svd(sub - mean, n_components, random_state=random_state)
+    return mean, Vt
+
+
+def _partitioned_approx(
+    client: Any,
+    futures: list,
+    offsets: np.ndarray,
+    k: int,
+    ef: int,
+    random_state: int,
+    pca: tuple[np.ndarray, np.ndarray] | None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The approximate twin of :func:`_partitioned_exact`: one HNSW index per
+    partition, queried by every partition; candidates merged on the workers.
+
+    The partitions are the dask chunks grouped into one run of consecutive rows
+    per worker (:func:`_worker_groups`): every partition's index answers all n
+    queries, so the query work grows with the number of partitions; with one per
+    worker each worker answers n queries, as one in-process index would.
+    """
+    futures, offsets = _worker_groups(client, futures, offsets)
+    mean, Vt = pca if pca is not None else (None, None)
+    if Vt is not None:
+        mean, Vt = (
+            client.scatter(mean, broadcast=True),
+            client.scatter(Vt, broadcast=True),
+        )
+    indexes = [
+        client.submit(_block_index, f, mean, Vt, ef, random_state + b, pure=False)
+        for b, f in enumerate(futures)
+    ]
+    out = []
+    for Xc in futures:
+        parts = [
+            client.submit(
+                _pair_index_query,
+                indexes[b],
+                Xb,
+                int(offsets[b]),
+                Xc,
+                mean,
+                Vt,
+                k,
+                ef,
+                pure=False,
+            )
+            for b, Xb in enumerate(futures)
+        ]
+        out.append(_merge_tree(client, parts, k))
+    res = client.gather(out)
+    return np.vstack([r[0] for r in res]), np.vstack([r[1] for r in res])
+
+
+def _worker_groups(
+    client: Any, futures: list, offsets: np.ndarray
+) -> tuple[list, np.ndarray]:
+    """The row blocks stacked into one partition of consecutive rows per worker.
+
+    Groups of near-equal row counts (cut at block boundaries), each stacked on a
+    worker: :math:`n d / P` numbers per worker, its share of X.
+    """
+    from .._dask import _n_workers, _stack
+
+    n_groups = min(len(futures), _n_workers(client))
+    if n_groups == len(futures):
+        return futures, offsets
+    n = int(offsets[-1])
+    cuts = np.searchsorted(offsets, np.arange(1, n_groups) * n / n_groups)
+    bounds = [0, *sorted({int(c) for c in cuts} - {0, len(futures)}), len(futures)]
+    groups = [
+        client.submit(_stack, *futures[a:b], pure=False) if b - a > 1 else futures[a]
+        for a, b in zip(bounds[:-1], bounds[1:], strict=True)
+    ]
+    return groups, np.asarray([offsets[a] for a in bounds], dtype=np.int64)
+
+
+def _merge_tree(client: Any, parts: list, k: int) -> Any:
+    """Merge candidate-list futures pairwise on the workers; one future remains."""
+    while len(parts) > 1:
+        nxt = [
+            client.submit(_merge_two, parts[i], parts[i + 1], k, pure=False)
+            for i in range(0, len(parts) - 1, 2)
+        ]
+        if len(parts) % 2:
+            nxt.append(parts[-1])
+        parts = nxt
+    return parts[0]
 
 
 def knn_graph_distributed(
@@ -168,6 +311,7 @@ def knn_graph_distributed(
     method: str = "exact",
     ef: int | None = None,
     random_state: int = 0,
+    pca_components: int | str | None = None,
 ) -> sp.csr_array:
     """Symmetric kNN adjacency of the rows of a dask array, built on the cluster.
 
@@ -190,7 +334,11 @@ def knn_graph_distributed(
     ef : int, default=None
         hnswlib construction/search breadth (default ``max(100, 2 k)``).
     random_state : int, default=0
-        Seed of the HNSW indexes.
+        Seed of the HNSW indexes and of the PCA sample.
+    pca_components : int or 'auto', default=None
+        ``method='approx'`` only: search on this many principal directions and
+        re-rank the candidates by exact distance (``'auto'``: as
+        :func:`semisvm.graph.knn_search`, 64 directions above 128 features).
 
     Returns
     -------
@@ -210,29 +358,20 @@ def knn_graph_distributed(
     if method == "exact":
         dist2, ind = _partitioned_exact(client, futures, offsets, k + 1, algorithm)
     else:
-        Xf = _all_rows_future(futures, client)
         try:
             import hnswlib  # noqa: F401
         except ImportError:
             raise ImportError(
                 "method='approx' needs hnswlib: pip install 'semisvm[approx]'."
             ) from None
+        if pca_components == "auto":
+            pca_components = auto_pca_components(X.shape[1], "approx")
+        pca = None
+        if pca_components is not None and int(pca_components) < X.shape[1]:
+            pca = _pca_directions(X, int(pca_components), random_state)
         e = int(ef) if ef is not None else max(100, 2 * (k + 1))
-        parts = client.gather(
-            [
-                client.submit(
-                    _block_index_query,
-                    f,
-                    int(offsets[c]),
-                    Xf,
-                    k + 1,
-                    e,
-                    random_state + c,
-                    pure=False,
-                )
-                for c, f in enumerate(futures)
-            ]
+        dist2, ind = _partitioned_approx(
+            client, futures, offsets, k + 1, e, random_state, pca
         )
-        dist2, ind = _merge_candidates(parts, k + 1)
     dist2, ind = _drop_self(dist2, ind, k)
     return _to_weights(_symmetrize(ind, dist2, n), weight, t, _local_scales(dist2))

@@ -727,6 +727,137 @@ def distributed_kernel_dot(
     return _sum(client.gather(tasks))
 
 
+def distributed_graph_gram(C: DistributedRowBlocks, L: Any) -> np.ndarray:
+    r""":math:`\tilde C^T L \tilde C` ((m+1) x (m+1), float64) with :math:`\tilde C =
+    [C, 1]` and C as row blocks on the workers.
+
+    :math:`\sum_b \tilde C_b^T P_b` with :math:`P_b = \sum_c L_{bc} \tilde C_c`: for
+    each block b, the rows of every block c that b's rows of L reach (and only
+    those) go to b's worker, where :math:`P_b` is accumulated one block at a time;
+    then one :math:`\tilde C_b^T P_b` per block and a pairwise sum on the workers.
+    The flops are the in-process :math:`2 n m^2 + \mathrm{nnz}(L)\, m` (a product
+    per block pair would cost P times that); a worker holds its block, its
+    :math:`P_b` (n_b x (m+1) doubles) and one block's rows at a time; the sparse rows
+    of L (O(n k) numbers in all) go out from the client and only the (m+1)^2 sums
+    come back.
+    """
+    import scipy.sparse as sp
+
+    client = C.client
+    Ls = sp.csr_array(L.tocsr() if hasattr(L, "tocsr") else L)
+    off = C.offsets
+    grams = []
+    for b, fb in enumerate(C.futures):
+        Lb = Ls[off[b] : off[b + 1]]
+        J = np.unique(Lb.indices)
+        blk = np.searchsorted(off, J, side="right") - 1
+        Pb = None
+        for c in np.unique(blk):
+            Jc = J[blk == c]
+            if Jc.size == off[c + 1] - off[c]:
+                part = C.futures[c]  # every row of block c: no copy
+            else:
+                part = client.submit(
+                    _take_rows, C.futures[c], Jc - off[c], pure=False, **C._pin(c)
+                )
+            Pb = client.submit(
+                _accumulate_lc, Pb, part, Lb[:, Jc], True, pure=False, **C._pin(b)
+            )
+        if Pb is not None:
+            grams.append(
+                client.submit(_block_gram, fb, Pb, True, pure=False, **C._pin(b))
+            )
+    m = C.shape[1]
+    return _tree_sum(client, grams) if grams else np.zeros((m + 1, m + 1))
+
+
+def _block_features(Cb: np.ndarray, T: np.ndarray) -> np.ndarray:
+    return np.asarray(Cb, dtype=np.float64) @ T
+
+
+class DistributedFeatures:
+    r"""LOO features :math:`\Phi = k(X, X_I)\,T` (n x r, float64) kept as row blocks.
+
+    The distributed twin of :func:`semisvm.solvers._loo.loo_features` above its
+    exact-root size: :math:`\Phi` is formed on the workers, block by block, as in
+    process (the float64 kernel columns times T), and stays there (:math:`n r`
+    numbers that a gathered :math:`\Phi` would hold on the client: 48 GB at
+    n = 10M, r = 600).  The LOO engine reads only what it uses: the rows of the
+    labeled and sampled unlabeled points (``Phi[idx]``) and
+    :math:`\Phi^T L \Phi` (:meth:`graph_gram`, by :func:`distributed_graph_gram`:
+    the in-process numbers up to the order of the sums).  :meth:`with_ones` is
+    :math:`[\Phi, 1]`, the intrinsic-bias engine's features, sharing one gram.
+    """
+
+    def __init__(self, Phi: DistributedRowBlocks, *, ones: bool = False) -> None:
+        self.Phi = Phi
+        self.ones = bool(ones)
+        self.shape = (Phi.shape[0], Phi.shape[1] + int(self.ones))
+        self._gram: dict = {}
+
+    def __getitem__(self, idx: Any) -> np.ndarray:
+        F = self.Phi.rows(np.asarray(idx, dtype=np.int64))
+        return np.c_[F, np.ones(F.shape[0])] if self.ones else F
+
+    def with_ones(self) -> DistributedFeatures:
+        out = DistributedFeatures(self.Phi, ones=True)
+        out._gram = self._gram  # one block gram for both
+        return out
+
+    def graph_gram(self, L: Any) -> np.ndarray:
+        key = id(L)
+        if key not in self._gram:
+            self._gram.clear()
+            self._gram[key] = distributed_graph_gram(self.Phi, L)
+        G = self._gram[key]
+        r = self.Phi.shape[1]
+        M = G if self.ones else G[:r, :r]
+        return 0.5 * (M + M.T)
+
+
+class DistributedKernelColumns:
+    """``idx -> k(X, X_idx)`` of a dask array X, for the LOO features.
+
+    Called, it gathers the columns to the client (:func:`distributed_kernel_columns`);
+    :meth:`features` keeps them on the workers (:class:`DistributedFeatures`).
+    """
+
+    def __init__(self, X: Any, *, client: Any = None, **params: Any) -> None:
+        self.X, self.client, self.params = X, client, params
+
+    def __call__(self, idx: Any) -> np.ndarray:
+        return distributed_kernel_columns(
+            self.X, idx, client=self.client, **self.params
+        )
+
+    def features(self, idx: Any, transform: Callable) -> DistributedFeatures:
+        r""":math:`\Phi = k(X, X_{idx})\,T` with ``T = transform(K_{idx, idx})``, formed
+        and kept on the workers; the landmark block is read off the workers' rows
+        (the in-process numbers)."""
+        idx = np.asarray(idx, dtype=np.int64)
+        X = self.X
+        Z = X[idx]
+        Z = np.asarray(Z.compute() if is_distributed_array(Z) else Z)
+        dtype = np.float32 if X.dtype == np.float32 else np.float64
+        C = distributed_row_blocks(X, Z, client=self.client, dtype=dtype, **self.params)
+        W = C.rows(idx)
+        T = transform(0.5 * (W + W.T))
+        client = C.client
+        Tf = client.scatter(T, broadcast=True)
+        blocks = [
+            client.submit(_block_features, f, Tf, pure=False, **C._pin(b))
+            for b, f in enumerate(C.futures)
+        ]
+        Phi = DistributedRowBlocks(
+            blocks, C.offsets, (C.shape[0], T.shape[1]), np.float64, client
+        )
+        from distributed import wait
+
+        wait(blocks)
+        C.release()
+        return DistributedFeatures(Phi)
+
+
 def distributed_kernel_columns(
     X: Any, idx: Any, *, client: Any = None, **params: Any
 ) -> np.ndarray:
@@ -887,36 +1018,43 @@ def distributed_kernel(
 
 
 # ------------------------------------------------------------ Nyström factor
-def _pair_gram(
-    Cb: np.ndarray,
-    Cc: np.ndarray,
-    Lbc: Any,
+def _accumulate_lc(
+    Pb: np.ndarray | None,
+    Cpart: np.ndarray,
+    Lpart: Any,
     with_ones: bool,
     slab: int = 256,
-    rows: int = 16384,
 ) -> np.ndarray:
-    r""":math:`\tilde C_b^T L_{bc} \tilde C_c` with :math:`\tilde C = [C, 1]` (float64).
+    r""":math:`P_b \mathrel{+}= L_{b,J} \tilde C_J` (float64), in slabs of columns.
 
-    Computed in slabs of ``slab`` columns of :math:`\tilde C_c` and ``rows`` rows of
-    :math:`\tilde C_b`, so the worker's extra memory is
-    :math:`8(n_b\,\text{slab} + \text{rows}\,(m+1))` bytes, never a float64 copy
-    of a whole block.
+    ``Cpart`` holds the rows J of one block of C that block b's rows of L reach
+    (``Lpart`` is :math:`L_{b,J}`, its columns compressed to J); the float64 copy
+    is made ``slab`` columns at a time, so the extra memory is
+    :math:`8 |J|\,\text{slab}` bytes.
     """
-    m = Cb.shape[1]
+    m = Cpart.shape[1]
     M = m + 1 if with_ones else m
-    nb = Cb.shape[0]
-    G = np.zeros((M, M))
-    for j0 in range(0, M, slab):
-        j1 = min(M, j0 + slab)
-        B = np.asarray(Cc[:, j0 : min(j1, m)], dtype=np.float64)
-        if j1 > m:  # the column of ones
-            B = np.c_[B, np.ones(Cc.shape[0])]
-        P = np.asarray(Lbc @ B)  # (n_b, j1 - j0)
-        for r0 in range(0, nb, rows):
-            A = np.asarray(Cb[r0 : r0 + rows], dtype=np.float64)
-            G[:m, j0:j1] += A.T @ P[r0 : r0 + rows]
-            if with_ones:
-                G[m, j0:j1] += P[r0 : r0 + rows].sum(axis=0)
+    if Pb is None:
+        Pb = np.zeros((Lpart.shape[0], M))
+    for j0 in range(0, m, slab):
+        j1 = min(m, j0 + slab)
+        Pb[:, j0:j1] += Lpart @ np.asarray(Cpart[:, j0:j1], dtype=np.float64)
+    if with_ones:
+        Pb[:, m] += np.asarray(Lpart.sum(axis=1)).ravel()
+    return Pb
+
+
+def _block_gram(
+    Cb: np.ndarray, Pb: np.ndarray, with_ones: bool, rows: int = 16384
+) -> np.ndarray:
+    r""":math:`\tilde C_b^T P_b` with :math:`\tilde C = [C, 1]`, in row chunks (float64)."""
+    m = Cb.shape[1]
+    G = np.zeros((Pb.shape[1], Pb.shape[1]))
+    for r0 in range(0, Cb.shape[0], rows):
+        P = Pb[r0 : r0 + rows]
+        G[:m] += np.asarray(Cb[r0 : r0 + rows], dtype=np.float64).T @ P
+        if with_ones:
+            G[m] += P.sum(axis=0)
     return G
 
 
@@ -944,11 +1082,8 @@ class DistributedNystroemFactor:
 
     * the labeled rows ``C_[lab]`` (l x m, gathered once);
     * the intrinsic Gram :math:`\tilde C^T L \tilde C` ((m+1) x (m+1),
-      :meth:`feature_gram`), as :math:`\sum_{b,c} \tilde C_b^T L_{bc} \tilde C_c`
-      over the block pairs with an edge between them: the blocks move from worker
-      to worker, the sparse blocks :math:`L_{bc}` (O(n k) numbers in all) go out
-      from the client, and the partial sums are added on the workers, so only the
-      final (m+1)^2 numbers reach the client.
+      :meth:`feature_gram`), summed where C lives by :func:`distributed_graph_gram`
+      (in-process flops; only the (m+1)^2 sums reach the client).
 
     The transduction :math:`C\beta + b` is one distributed product.
 
@@ -1041,21 +1176,8 @@ class DistributedNystroemFactor:
         features (bias last; without ``intrinsic_bias`` the bias row and column
         are zero).
         """
-        import scipy.sparse as sp
-
-        client = self.client
-        Ls = sp.csr_array(L.tocsr() if hasattr(L, "tocsr") else L)
-        off = self.C_.offsets
-        parts = []
-        for b, fb in enumerate(self.C_.futures):
-            Lb = Ls[off[b] : off[b + 1]]
-            for c, fc in enumerate(self.C_.futures):
-                Lbc = Lb[:, off[c] : off[c + 1]]
-                if Lbc.nnz == 0:
-                    continue
-                parts.append(client.submit(_pair_gram, fb, fc, Lbc, True, pure=False))
+        G = distributed_graph_gram(self.C_, L)
         m = self.landmarks_.shape[0]
-        G = _tree_sum(client, parts) if parts else np.zeros((m + 1, m + 1))
         if not intrinsic_bias:
             G[m, :] = 0.0
             G[:, m] = 0.0

@@ -363,7 +363,7 @@ def _loo_engines(
     if L is None or not intrinsic_bias or not _rows_do_not_sum_to_zero(L, n):
         return engine, None
     engine_ib = SpectralLOO(
-        np.c_[Phi, np.ones(n)],
+        Phi.with_ones() if hasattr(Phi, "with_ones") else np.c_[Phi, np.ones(n)],
         L,
         lab,
         Yl,

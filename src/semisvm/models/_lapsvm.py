@@ -295,11 +295,9 @@ class _PrimalMixin(ManifoldClassifierMixin):
             # the same columns as in process, read or computed on the workers
             if hasattr(K, "columns"):
                 return K.columns
-            from ..kernels._distributed import distributed_kernel_columns
+            from ..kernels._distributed import DistributedKernelColumns
 
-            return lambda idx: distributed_kernel_columns(
-                X, idx, **fitted_kernel_params(self)
-            )
+            return DistributedKernelColumns(X, **fitted_kernel_params(self))
 
         def columns(idx: np.ndarray) -> np.ndarray:
             return np.asarray(prediction_kernel(self, X, X[idx]), dtype=np.float64)

@@ -396,6 +396,7 @@ def distributed_adjacency(
         weight=_graph_weight(est, X),
         t=opts.heat_t,
         method=method,
+        pca_components=opts.graph_pca if method == "approx" else None,
     )
 
 

@@ -97,6 +97,10 @@ def loo_features(
     ----------
     columns : callable
         ``columns(idx)`` returns the (n, len(idx)) block ``K[:, idx]`` in float64.
+        An object with a ``features(idx, transform)`` method (the columns of a
+        dask array, :class:`semisvm.kernels._distributed.DistributedKernelColumns`)
+        builds :math:`\Phi` where the columns are and returns it (an object with
+        ``shape``, row indexing and ``graph_gram(L)``).
     n : int
         Number of training points.
     labeled_idx : ndarray of int
@@ -123,6 +127,9 @@ def loo_features(
         rest = np.setdiff1d(np.arange(n), labeled_idx)
         extra = max(max_features - labeled_idx.size, 0)
         idx = np.concatenate([labeled_idx, rng.choice(rest, size=extra, replace=False)])
+    if idx.size < n and hasattr(columns, "features"):
+        # columns kept where they are (a cluster's workers): Phi = C T there
+        return columns.features(idx, landmark_transform)
     Cm = np.asarray(columns(idx), dtype=np.float64)
     Wm = Cm[idx]
     Wm = 0.5 * (Wm + Wm.T)
@@ -138,12 +145,11 @@ def loo_features(
                 return R
         except np.linalg.LinAlgError:
             pass
-    lam, V = np.linalg.eigh(Wm)
     if idx.size == n:
+        lam, V = np.linalg.eigh(Wm)
         keep = lam > 1e-10 * max(float(lam[-1]), 1e-300)
         return V[:, keep] * np.sqrt(lam[keep])
-    keep = lam > 1e-10 * max(float(lam[-1]), 1e-300)
-    T = V[:, keep] / np.sqrt(lam[keep])
+    T = landmark_transform(Wm)
     # C W^{-1/2} in place, row block by row block: no second n x r array (4.8 GB
     # at n = 1,000,000, r = 600)
     rk = T.shape[1]
@@ -153,6 +159,15 @@ def loo_features(
     for s in range(0, n, step):
         Cm[s : s + step, :rk] = Cm[s : s + step] @ T
     return Cm[:, :rk]
+
+
+def landmark_transform(W: np.ndarray) -> np.ndarray:
+    r""":math:`T = V_+ \Lambda_+^{-1/2}` of the landmark block :math:`W = V\Lambda V^T`
+    (eigenvalues below :math:`10^{-10}\lambda_{\max}` dropped): :math:`\Phi = C T`
+    has :math:`\Phi\Phi^T = C W^+ C^T`, the Nyström approximation of K."""
+    lam, V = np.linalg.eigh(W)
+    keep = lam > 1e-10 * max(float(lam[-1]), 1e-300)
+    return V[:, keep] / np.sqrt(lam[keep])
 
 
 def gram_product(Phi: np.ndarray, LPhi: np.ndarray) -> np.ndarray:
@@ -175,6 +190,8 @@ def graph_gram(Phi: np.ndarray, L: Any) -> np.ndarray:
     square Cholesky root, else in row blocks
     (:func:`~semisvm.solvers._lowrank.intrinsic_gram`), never an n x r float64
     :math:`L\Phi` (10.7 GB at n = 1,000,000, r = 1,334)."""
+    if hasattr(Phi, "graph_gram"):  # features kept on a cluster's workers
+        return Phi.graph_gram(L)
     n, r = Phi.shape
     if n == r:
         return gram_product(Phi, np.asarray(L @ Phi, dtype=np.float64))

@@ -1,0 +1,336 @@
+"""Cost model of a default fit on a Dask cluster, checked against measured runs.
+
+Issue 30, point 3: a model of the time and memory of ``LapSVM(random_state=0).fit``
+on a dask array too large for one worker (the ``'distributed'`` plan with the
+Nyström factor, :mod:`semisvm.models._cluster_plan`), its unit costs measured on
+this machine in one process, its predictions compared with measured runs on
+LocalClusters of several workers with scaled-down memory limits, then used for
+n = 10M.
+
+Stages and the work each does (n points, d features, m Nyström landmarks, r LOO
+features, k neighbours, P workers, d' = 64 when the search projects wide rows):
+
+* **kernel**: C = k(X, Z) on the workers: n m d multiply-adds and n m exp.
+* **graph**: partitioned HNSW search (:mod:`semisvm.graph._distributed`): P
+  indexes of n/P points (build ~ n log(n/P) in all), each answering all n
+  queries (P n log(n/P) in all: a worker answers n queries whatever P), plus the
+  exact re-ranking of 3(k+1) candidates per query and partition when projected;
+  the client merges nothing (the merges run on the workers) and builds the
+  sparse graph and Laplacian from n (k+1) lists.
+* **selection**: the LOO features Phi = k(X, X_I) T (n r d + n r^2) and
+  Phi^T L Phi (2 n r^2) on the workers; r x r factorizations on the client.
+* **solver**: C^T L C (2 n m^2) on the workers; the m-space Newton solve
+  (m^3) on the client.
+* **transduction**: C beta on the workers (n m).
+
+Wall time of a stage = its worker-seconds / min(P, cores) (the workers of a
+LocalCluster share this machine's cores; on a real cluster cores = P) + its
+client-seconds.  Memory per worker: its share of X, C (float32), Phi and the
+gram's accumulator P_b (float64), the HNSW index and the dask baseline.
+
+Usage::
+
+    python benchmarks/dask/cost_model.py --check 100000:2 200000:2 200000:4 \
+        [--memory-gib 3] [--predict 10000000:16 10000000:64]
+
+Appends its tables to ``benchmarks/results/dask.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import append_results, machine_description, markdown_table  # noqa: E402
+from bench_dask import manifold_data  # noqa: E402
+
+K_NEIGH = 10
+CAND = 3  # CANDIDATE_FACTOR of the projected search
+
+
+def sizes(n: int, d: int, m: int | None = None) -> dict:
+    """m, r, d' as the defaults resolve them for n points."""
+    from semisvm.graph._knn import auto_pca_components
+    from semisvm.models._autoreg import feature_count
+
+    if m is None:
+        m = min(2000, math.ceil(math.sqrt(n) * math.log(n)))
+    dp = auto_pca_components(d, "approx") or d
+    return {"m": m, "r": min(n, feature_count(n)), "dp": dp}
+
+
+# ------------------------------------------------------------------ unit costs
+def calibrate(d: int) -> dict:
+    """Seconds per unit of work, one thread, in this process."""
+    import hnswlib
+
+    from semisvm.kernels import kernel_matrix
+
+    rng = np.random.default_rng(0)
+    u = {}
+    X = rng.normal(size=(20000, d)).astype(np.float32)
+    Z = X[:1000]
+    t = _best(lambda: kernel_matrix(X, Z, gamma=1.0 / d))
+    u["kernel"] = t / (20000 * 1000 * d)  # per multiply-add (exp folded in)
+    A = rng.normal(size=(20000, 600))
+    B = rng.normal(size=(20000, 600))
+    t = _best(lambda: A.T @ B)
+    u["gemm64"] = t / (2 * 20000 * 600 * 600)  # per flop, float64
+    dp = sizes(10**6, d)["dp"]
+    P_ = rng.normal(size=(20000, dp)).astype(np.float32)
+    t0 = time.perf_counter()
+    idx = hnswlib.Index(space="l2", dim=dp)
+    idx.init_index(max_elements=20000, ef_construction=100, M=16, random_seed=0)
+    idx.set_num_threads(1)
+    idx.add_items(P_)
+    u["build"] = (time.perf_counter() - t0) / (20000 * math.log2(20000))
+    kk = CAND * (K_NEIGH + 1) if dp < d else K_NEIGH + 1
+    idx.set_ef(max(100, kk))
+    t0 = time.perf_counter()
+    idx.knn_query(P_, k=kk)
+    u["query"] = (time.perf_counter() - t0) / (20000 * math.log2(20000))
+    # exact re-ranking: gathered rows times the query row, per candidate x feature
+    cand = rng.integers(0, 20000, size=(20000, kk))
+    t0 = time.perf_counter()
+    for s in range(0, 20000, 2000):
+        np.matmul(X[cand[s : s + 2000]], X[s : s + 2000, :, None])
+    u["rerank"] = (time.perf_counter() - t0) / (20000 * kk * d)
+    # client: graph and Laplacian from (n, k+1) lists, per edge
+    from semisvm.graph._graph import _symmetrize, _to_weights
+
+    nn = 200000
+    ind = rng.integers(0, nn, size=(nn, K_NEIGH))
+    d2 = rng.random((nn, K_NEIGH))
+    t0 = time.perf_counter()
+    _to_weights(_symmetrize(ind, d2, nn), "binary", None)
+    u["client_graph"] = 2 * (time.perf_counter() - t0) / (nn * K_NEIGH)
+    M = rng.normal(size=(600, 600))
+    M = M @ M.T
+    u["eigh"] = _best(lambda: np.linalg.eigh(M)) / 600**3
+    return u
+
+
+def _best(fn, repeat: int = 3) -> float:
+    out = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        out.append(time.perf_counter() - t0)
+    return min(out)
+
+
+def predict(u: dict, n: int, d: int, P: int, cores: int, m: int | None = None) -> dict:
+    """Predicted wall seconds per stage and memory per worker / on the client."""
+    s = sizes(n, d, m)
+    m, r, dp = s["m"], s["r"], s["dp"]
+    par = min(P, cores)
+    lg = math.log2(max(n / P, 2))
+    kk = CAND * (K_NEIGH + 1) if dp < d else 0
+    w = {
+        "kernel": u["kernel"] * n * m * d,
+        "graph": (u["build"] + P * u["query"]) * n * lg
+        + u["rerank"] * P * n * kk * d,
+        "selection": u["kernel"] * n * r * d + u["gemm64"] * (2 * n * r * r) * 2,
+        "solver": u["gemm64"] * 2 * n * m * m,
+    }
+    c = {
+        "kernel": 0.0,
+        "graph": u["client_graph"] * n * K_NEIGH,
+        "selection": u["eigh"] * r**3 * 2,
+        "solver": u["eigh"] * m**3 * 2,
+    }
+    t = {k: w[k] / par + c[k] for k in w}
+    t["total"] = sum(t.values())
+    nb = n / P
+    mem_w = (
+        nb * d * 4 * 2  # X share (+ its stacked partition)
+        + nb * m * 4  # C share, float32
+        + nb * r * 8  # Phi share
+        + nb * (max(m, r) + 1) * 8  # the gram's accumulator P_b
+        + nb * (dp * 4 + 16 * 2 * 4 + 64)  # HNSW index
+        + 0.25 * 2**30  # dask worker baseline
+    )
+    mem_c = n * (K_NEIGH + 1) * 16 + n * 2 * K_NEIGH * 12 * 3 + n * 8 * 12
+    t["mem_worker"] = mem_w
+    t["mem_client"] = mem_c
+    t.update(s)
+    return t
+
+
+# ------------------------------------------------------------------ measured runs
+class RSSSampler(threading.Thread):
+    """Peak resident memory of a set of processes, sampled every 0.2 s."""
+
+    def __init__(self, pids: list[int]) -> None:
+        super().__init__(daemon=True)
+        import psutil
+
+        self.procs = [psutil.Process(p) for p in pids]
+        self.peak = dict.fromkeys(pids, 0)
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            for p in self.procs:
+                try:
+                    self.peak[p.pid] = max(self.peak[p.pid], p.memory_info().rss)
+                except Exception:  # noqa: BLE001 - a worker restarting
+                    pass
+            time.sleep(0.2)
+
+
+def measure(n: int, d: int, P: int, memory_gib: float, chunk: int) -> dict:
+    """One default fit on a P-worker LocalCluster, distributed plan, by stage."""
+    import dask.array as da
+    import psutil
+    from distributed import Client, LocalCluster
+
+    from semisvm import LapSVM
+    from semisvm.models._cluster_plan import cluster_plan
+
+    X, y, _ = manifold_data(n, d=d)
+    with (
+        LocalCluster(
+            n_workers=P,
+            threads_per_worker=1,
+            processes=True,
+            memory_limit=f"{memory_gib}GiB",
+            dashboard_address=None,
+            silence_logs=50,
+        ) as cluster,
+        Client(cluster) as client,
+        cluster_plan("distributed"),
+    ):
+        pids = list(client.run(os.getpid).values())
+        base = {p: psutil.Process(p).memory_info().rss for p in pids}
+        sampler = RSSSampler([*pids, os.getpid()])
+        client_base = psutil.Process().memory_info().rss
+        sampler.start()
+        Xd = da.from_array(X, chunks=(chunk, d))
+        est = LapSVM(random_state=0)
+        t0 = time.perf_counter()
+        est.fit(Xd, y)
+        total = time.perf_counter() - t0
+        sampler.stop.set()
+        sampler.join()
+    ft = dict(est.fit_times_)
+    out = {k: ft.get(k, 0.0) for k in ("kernel", "graph", "selection", "solver")}
+    out["transduction"] = ft.get("transduction", 0.0)
+    out["total"] = total
+    out["mem_worker"] = max(sampler.peak[p] - base[p] for p in pids) + 0.25 * 2**30
+    out["mem_worker_abs"] = max(sampler.peak[p] for p in pids)
+    out["mem_client"] = sampler.peak[os.getpid()] - client_base
+    out["m"] = int(est.landmarks_.shape[0])
+    out["r"] = int(est.regularization_selection_.get("n_features", 0))
+    out["plan"] = est.cluster_plan_["plan"] + "/" + est.cluster_plan_["operator"]
+    return out
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--check", nargs="+", default=["100000:2", "200000:2", "200000:4"])
+    p.add_argument("--predict", nargs="+", default=["10000000:16", "10000000:64"])
+    p.add_argument("--d", type=int, default=50)
+    p.add_argument("--memory-gib", type=float, default=3.0)
+    p.add_argument("--chunk", type=int, default=25000)
+    p.add_argument("--cores", type=int, default=os.cpu_count() or 1)
+    p.add_argument("--no-append", action="store_true")
+    args = p.parse_args()
+    machine = machine_description()
+    load0 = os.getloadavg()
+    u = calibrate(args.d)
+    print({k: f"{v:.3g}" for k, v in u.items()}, flush=True)
+    stages = ["kernel", "graph", "selection", "solver", "total"]
+    rows = []
+    for spec in args.check:
+        n, P = (int(v) for v in spec.split(":"))
+        meas = measure(n, args.d, P, args.memory_gib, args.chunk)
+        pred = predict(u, n, args.d, P, args.cores, m=meas["m"])
+        print(spec, meas, flush=True)
+        rows.append(
+            [
+                f"{n:,}",
+                P,
+                meas["plan"],
+                f"{meas['m']} / {meas['r']}",
+                *(f"{meas[s]:.1f} / {pred[s]:.1f}" for s in stages),
+                f"{meas['total'] / pred['total']:.2f}",
+                f"{meas['mem_worker'] / 2**30:.2f} / {pred['mem_worker'] / 2**30:.2f}",
+                f"{meas['mem_client'] / 2**30:.2f} / {pred['mem_client'] / 2**30:.2f}",
+            ]
+        )
+    head = [
+        "n",
+        "workers",
+        "plan",
+        "m / r",
+        *(f"{s} s (meas. / model)" for s in stages),
+        "total meas. / model",
+        "worker GiB (meas. / model)",
+        "client GiB (meas. / model)",
+    ]
+    body = (
+        "### Cost model of the distributed plan against measured runs\n\n"
+        f"`LapSVM(random_state=0)` on a dask array (synthetic manifold, d = {args.d}, "
+        f"50 labels, chunks of {args.chunk} rows) forced to the distributed plan, "
+        f"LocalCluster of P single-thread worker processes with "
+        f"memory_limit={args.memory_gib} GiB on this {args.cores}-core machine; the "
+        "model's wall time is worker-seconds / min(P, cores) + client seconds, with "
+        "unit costs measured in one process before the runs "
+        f"({', '.join(f'{k} {v:.3g}' for k, v in u.items())}).  Worker memory: the "
+        "largest rise of a worker's resident set during the fit + 0.25 GiB of dask "
+        "baseline; client: the rise of this process.  Load average before: "
+        f"{', '.join(f'{v:.2f}' for v in load0)}.\n\n" + markdown_table(head, rows)
+    )
+    prow = []
+    for spec in args.predict:
+        n, P = (int(v) for v in spec.split(":"))
+        for d in (args.d, 784):
+            ud = u if d == args.d else calibrate(d)
+            pr = predict(ud, n, d, P, P)
+            prow.append(
+                [
+                    f"{n:,}",
+                    d,
+                    P,
+                    f"{pr['m']} / {pr['r']} / {pr['dp']}",
+                    *(f"{pr[s]:.0f}" for s in stages),
+                    f"{pr['mem_worker'] / 2**30:.1f}",
+                    f"{pr['mem_client'] / 2**30:.1f}",
+                ]
+            )
+    body += (
+        "\n\n### Predicted: n = 10M on a cluster of P one-core workers\n\n"
+        "Same model, cores = P, this machine's unit costs (a faster core scales "
+        "every worker term).\n\n"
+        + markdown_table(
+            [
+                "n",
+                "d",
+                "P",
+                "m / r / d'",
+                *(f"{s} s" for s in stages),
+                "GiB per worker",
+                "client GiB",
+            ],
+            prow,
+        )
+    )
+    print(body)
+    if not args.no_append:
+        cmd = "python benchmarks/dask/cost_model.py " + " ".join(sys.argv[1:])
+        path = append_results("dask", "Dask", cmd, body, machine)
+        print(f"appended to {path}")
+
+
+if __name__ == "__main__":
+    main()
