@@ -127,3 +127,39 @@ def test_verbose_states_the_power_and_the_dimension(capsys):
     LapRLS(verbose=1, laplacian_power=2).fit(Z, _labels(t, 2))
     out = capsys.readouterr().out
     assert "Laplacian power 2" in out and "intrinsic dimension" not in out
+
+
+def test_sample_search_runs_once_for_the_defaults(monkeypatch):
+    """Width, length ratio and dimension read the same 2,000-row sample: its kNN
+    search runs once (the cache keyed by the sample's rows); a smaller k reads the
+    first columns, equal to a search with that k; other rows search again."""
+    import sklearn.neighbors
+
+    from semisvm import _sample
+
+    calls = []
+
+    class Counting(sklearn.neighbors.NearestNeighbors):
+        def kneighbors(self, *a, **kw):
+            calls.append(self.n_neighbors)
+            return super().kneighbors(*a, **kw)
+
+    _sample._CACHE.clear()
+    X = np.random.default_rng(0).normal(size=(3000, 6))
+    ref7 = _sample.sample_knn_distances(X, 7)  # before the counting class
+    _sample._CACHE.clear()
+    monkeypatch.setattr(sklearn.neighbors, "NearestNeighbors", Counting)
+    d10 = _sample.sample_knn_distances(X, 10)
+    d7 = _sample.sample_knn_distances(X, 7)
+    assert calls == [11]
+    np.testing.assert_array_equal(d7, ref7)
+    np.testing.assert_array_equal(d10[:, :7], d7)
+    d7[:] = -1.0  # a copy: the cache is not the caller's array
+    assert (_sample.sample_knn_distances(X, 7) >= 0).all() and calls == [11]
+    Y = X.copy()
+    Y[_sample.sample_indices(3000, 2000)[0]] += 1.0  # one sampled row moved
+    _sample.sample_knn_distances(Y, 7)
+    assert calls == [11, 8]
+    # a larger k than cached searches again
+    _sample.sample_knn_distances(X, 12)
+    assert calls == [11, 8, 13]

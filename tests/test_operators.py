@@ -166,6 +166,44 @@ def test_lowrank_solver_matches_pcg_on_the_same_kernel(loss, C, intrinsic_bias):
     np.testing.assert_allclose(fT, f, atol=1e-6 * np.abs(f).max())
 
 
+@pytest.mark.parametrize("gamma_a", [1e-6, 1e-2])
+@pytest.mark.parametrize("intrinsic_bias", [False, True])
+def test_error_set_systems_by_woodbury_equal_the_direct_solve(gamma_a, intrinsic_bias):
+    """Every error set's Newton system solved from the one shared factorisation
+    (Woodbury on A = R + P^T P) equals its direct Cholesky / least-squares solve:
+    random error sets, the full and the empty one (the direct fallback when the
+    bias is unregularised), small and large gamma_A."""
+    from semisvm.solvers._lowrank import _ErrorSetSolver, _solve_spd
+
+    F = NystroemFactor(60, gamma=0.3, random_state=1).fit(X)
+    Phi = F.features_.astype(np.float64)
+    L = graph_laplacian(knn_graph(X, 6), normalized=True)
+    M = intrinsic_gram(Phi, L, intrinsic_bias=intrinsic_bias)
+    r = Phi.shape[1]
+    R = 0.7 * M
+    R[np.arange(r), np.arange(r)] += gamma_a
+    lab = np.random.default_rng(5).choice(240, 40, replace=False)
+    P = np.c_[Phi[lab], np.ones(40)]
+    y = np.where(np.arange(40) % 2 == 0, 1.0, -1.0)
+    systems = _ErrorSetSolver(R, P)
+    assert systems.W is not None  # the shared path, not the fallback
+    g = np.random.default_rng(6)
+    sets = [np.ones(40, bool), np.zeros(40, bool)]
+    sets += [g.random(40) < q for q in (0.2, 0.5, 0.9, 0.97)]
+    for E in sets:
+        th = systems.solve(E, y)
+        ref = _solve_spd(R + P[E].T @ P[E], P[E].T @ y[E])
+        H = R + P[E].T @ P[E]
+        # compare the residuals of the system (the solution may not be unique
+        # when E is empty and the bias unregularised)
+        res = H @ th - P[E].T @ y[E]
+        assert np.linalg.norm(res) <= 1e-8 * max(1.0, np.linalg.norm(P[E].T @ y[E]))
+        if E.any() or intrinsic_bias:
+            np.testing.assert_allclose(
+                P @ th, P @ ref, atol=1e-7 * max(1.0, np.abs(P @ ref).max())
+            )
+
+
 def test_lowrank_squared_loss_closed_form():
     Phi = rng.normal(size=(50, 5))
     L = graph_laplacian(knn_graph(Phi, 4))

@@ -50,8 +50,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import append_results, machine_description, markdown_table  # noqa: E402
 from bench_dask import manifold_data  # noqa: E402
+
+from _common import append_results, machine_description, markdown_table  # noqa: E402
 
 K_NEIGH = 10
 CAND = 3  # CANDIDATE_FACTOR of the projected search
@@ -128,8 +129,25 @@ def _best(fn, repeat: int = 3) -> float:
     return min(out)
 
 
-def predict(u: dict, n: int, d: int, P: int, cores: int, m: int | None = None) -> dict:
-    """Predicted wall seconds per stage and memory per worker / on the client."""
+def predict(
+    u: dict,
+    n: int,
+    d: int,
+    P: int,
+    cores: int,
+    m: int | None = None,
+    graph_term: bool = True,
+    overhead: dict | None = None,
+    baseline: float = 0.3 * 2**30,
+) -> dict:
+    """Predicted wall seconds per stage and memory per worker / on the client.
+
+    ``graph_term``: the chosen model has gamma_I > 0 (the solver then forms
+    C^T L C; the auto rule may choose the supervised model, which does not).
+    ``overhead``: seconds per stage that do not grow with n (task scheduling, the
+    fixed 2,000-point samples of the width and dimension rules), read off a small
+    calibration run.
+    """
     s = sizes(n, d, m)
     m, r, dp = s["m"], s["r"], s["dp"]
     par = min(P, cores)
@@ -137,28 +155,32 @@ def predict(u: dict, n: int, d: int, P: int, cores: int, m: int | None = None) -
     kk = CAND * (K_NEIGH + 1) if dp < d else 0
     w = {
         "kernel": u["kernel"] * n * m * d,
-        "graph": (u["build"] + P * u["query"]) * n * lg
-        + u["rerank"] * P * n * kk * d,
+        "graph": (u["build"] + P * u["query"]) * n * lg + u["rerank"] * P * n * kk * d,
         "selection": u["kernel"] * n * r * d + u["gemm64"] * (2 * n * r * r) * 2,
-        "solver": u["gemm64"] * 2 * n * m * m,
+        "solver": u["gemm64"] * 2 * n * m * m if graph_term else 0.0,
     }
     c = {
-        "kernel": 0.0,
+        "kernel": u["eigh"] * m**3,  # the landmarks' eigendecomposition
         "graph": u["client_graph"] * n * K_NEIGH,
         "selection": u["eigh"] * r**3 * 2,
-        "solver": u["eigh"] * m**3 * 2,
+        "solver": u["eigh"] * m**3 * 2 if graph_term else 0.0,
     }
-    t = {k: w[k] / par + c[k] for k in w}
+    o = overhead or {}
+    t = {k: w[k] / par + c[k] + o.get(k, 0.0) for k in w}
     t["total"] = sum(t.values())
     nb = n / P
-    mem_w = (
+    kept = (
         nb * d * 4 * 2  # X share (+ its stacked partition)
         + nb * m * 4  # C share, float32
         + nb * r * 8  # Phi share
-        + nb * (max(m, r) + 1) * 8  # the gram's accumulator P_b
         + nb * (dp * 4 + 16 * 2 * 4 + 64)  # HNSW index
-        + 0.25 * 2**30  # dask worker baseline
     )
+    transient = max(
+        nb * m * 8,  # a kernel block's float64 temporary
+        nb * r * (4 + 8 + 8),  # LOO features: columns, their float64 copy, Phi
+        nb * (m + 1) * 8 + nb * m * 4 if graph_term else 0.0,  # P_b and a part
+    )
+    mem_w = baseline + kept + transient
     mem_c = n * (K_NEIGH + 1) * 16 + n * 2 * K_NEIGH * 12 * 3 + n * 8 * 12
     t["mem_worker"] = mem_w
     t["mem_client"] = mem_c
@@ -188,13 +210,20 @@ class RSSSampler(threading.Thread):
             time.sleep(0.2)
 
 
-def measure(n: int, d: int, P: int, memory_gib: float, chunk: int) -> dict:
-    """One default fit on a P-worker LocalCluster, distributed plan, by stage."""
+def measure(
+    n: int, d: int, P: int, memory_gib: float, chunk: int, graph: bool = False
+) -> dict:
+    """One default fit on a P-worker LocalCluster, distributed plan, by stage.
+
+    ``graph``: fix the graph-trusting weights (gamma_A, gamma_I) = (1e-6, 1) instead
+    of the auto rule (which chooses the supervised model on this family), so that
+    the solver forms C^T L C.
+    """
     import dask.array as da
     import psutil
-    from distributed import Client, LocalCluster
+    from distributed import Client, LocalCluster, wait
 
-    from semisvm import LapSVM
+    from semisvm import LapSVM, SolverOptions
     from semisvm.models._cluster_plan import cluster_plan
 
     X, y, _ = manifold_data(n, d=d)
@@ -215,8 +244,15 @@ def measure(n: int, d: int, P: int, memory_gib: float, chunk: int) -> dict:
         sampler = RSSSampler([*pids, os.getpid()])
         client_base = psutil.Process().memory_info().rss
         sampler.start()
-        Xd = da.from_array(X, chunks=(chunk, d))
-        est = LapSVM(random_state=0)
+        # the data loaded on the cluster, as a user's would be
+        Xd = client.persist(da.from_array(X, chunks=(chunk, d)))
+        wait(Xd)
+        # the operator of the defaults above the dense size, at every n
+        est = LapSVM(
+            random_state=0,
+            options=SolverOptions(kernel_approximation="nystroem"),
+            **({"gamma_a": 1e-6, "gamma_i": 1.0} if graph else {}),
+        )
         t0 = time.perf_counter()
         est.fit(Xd, y)
         total = time.perf_counter() - t0
@@ -226,18 +262,25 @@ def measure(n: int, d: int, P: int, memory_gib: float, chunk: int) -> dict:
     out = {k: ft.get(k, 0.0) for k in ("kernel", "graph", "selection", "solver")}
     out["transduction"] = ft.get("transduction", 0.0)
     out["total"] = total
-    out["mem_worker"] = max(sampler.peak[p] - base[p] for p in pids) + 0.25 * 2**30
-    out["mem_worker_abs"] = max(sampler.peak[p] for p in pids)
+    out["mem_worker"] = max(sampler.peak[p] for p in pids)
+    out["baseline"] = float(np.mean(list(base.values())))
     out["mem_client"] = sampler.peak[os.getpid()] - client_base
     out["m"] = int(est.landmarks_.shape[0])
     out["r"] = int(est.regularization_selection_.get("n_features", 0))
     out["plan"] = est.cluster_plan_["plan"] + "/" + est.cluster_plan_["operator"]
+    out["graph_term"] = bool(est.gamma_i_ > 0)
     return out
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--check", nargs="+", default=["100000:2", "200000:2", "200000:4"])
+    p.add_argument("--calibrate-run", default="20000:2", help="n:P of the small run")
+    p.add_argument(
+        "--check",
+        nargs="+",
+        default=["100000:2", "200000:2", "200000:4", "100000:2:g"],
+        help="n:P runs to check; n:P:g fixes the graph-trusting weights",
+    )
     p.add_argument("--predict", nargs="+", default=["10000000:16", "10000000:64"])
     p.add_argument("--d", type=int, default=50)
     p.add_argument("--memory-gib", type=float, default=3.0)
@@ -250,18 +293,40 @@ def main() -> None:
     u = calibrate(args.d)
     print({k: f"{v:.3g}" for k, v in u.items()}, flush=True)
     stages = ["kernel", "graph", "selection", "solver", "total"]
+    n0, P0 = (int(v) for v in args.calibrate_run.split(":"))
+    meas0 = measure(n0, args.d, P0, args.memory_gib, args.chunk)
+    pred0 = predict(
+        u, n0, args.d, P0, args.cores, m=meas0["m"], graph_term=meas0["graph_term"]
+    )
+    overhead = {s: max(meas0[s] - pred0[s], 0.0) for s in stages[:-1]}
+    print("overhead", overhead, flush=True)
     rows = []
-    for spec in args.check:
+    for spec in [args.calibrate_run, *args.check]:
         n, P = (int(v) for v in spec.split(":"))
-        meas = measure(n, args.d, P, args.memory_gib, args.chunk)
-        pred = predict(u, n, args.d, P, args.cores, m=meas["m"])
+        meas = (
+            meas0
+            if spec == args.calibrate_run
+            else measure(n, args.d, P, args.memory_gib, args.chunk)
+        )
+        pred = predict(
+            u,
+            n,
+            args.d,
+            P,
+            args.cores,
+            m=meas["m"],
+            graph_term=meas["graph_term"],
+            overhead=overhead,
+            baseline=meas["baseline"],
+        )
         print(spec, meas, flush=True)
         rows.append(
             [
-                f"{n:,}",
+                f"{n:,}" + (" (calibration)" if spec == args.calibrate_run else ""),
                 P,
                 meas["plan"],
                 f"{meas['m']} / {meas['r']}",
+                "yes" if meas["graph_term"] else "no",
                 *(f"{meas[s]:.1f} / {pred[s]:.1f}" for s in stages),
                 f"{meas['total'] / pred['total']:.2f}",
                 f"{meas['mem_worker'] / 2**30:.2f} / {pred['mem_worker'] / 2**30:.2f}",
@@ -273,6 +338,7 @@ def main() -> None:
         "workers",
         "plan",
         "m / r",
+        "graph term",
         *(f"{s} s (meas. / model)" for s in stages),
         "total meas. / model",
         "worker GiB (meas. / model)",
@@ -280,15 +346,19 @@ def main() -> None:
     ]
     body = (
         "### Cost model of the distributed plan against measured runs\n\n"
-        f"`LapSVM(random_state=0)` on a dask array (synthetic manifold, d = {args.d}, "
+        f"`LapSVM(random_state=0)` (the Nystroem operator forced, the defaults' choice above the dense size) on a dask array (synthetic manifold, d = {args.d}, "
         f"50 labels, chunks of {args.chunk} rows) forced to the distributed plan, "
         f"LocalCluster of P single-thread worker processes with "
         f"memory_limit={args.memory_gib} GiB on this {args.cores}-core machine; the "
         "model's wall time is worker-seconds / min(P, cores) + client seconds, with "
-        "unit costs measured in one process before the runs "
+        "unit costs measured in one process before the runs, and a constant "
+        "overhead per stage (task scheduling, the fixed-size samples of the width "
+        "and dimension rules) read off the calibration run "
+        f"({', '.join(f'{k} {v:.1f} s' for k, v in overhead.items())}); "
         f"({', '.join(f'{k} {v:.3g}' for k, v in u.items())}).  Worker memory: the "
-        "largest rise of a worker's resident set during the fit + 0.25 GiB of dask "
-        "baseline; client: the rise of this process.  Load average before: "
+        "largest resident set of a worker during the fit (the model: the worker's "
+        "resident set before the fit + its shares of X, C, Phi and the index + the "
+        "largest transient of a task); client: the rise of this process.  Load average before: "
         f"{', '.join(f'{v:.2f}' for v in load0)}.\n\n" + markdown_table(head, rows)
     )
     prow = []
@@ -296,7 +366,7 @@ def main() -> None:
         n, P = (int(v) for v in spec.split(":"))
         for d in (args.d, 784):
             ud = u if d == args.d else calibrate(d)
-            pr = predict(ud, n, d, P, P)
+            pr = predict(ud, n, d, P, P, overhead=overhead, baseline=meas0["baseline"])
             prow.append(
                 [
                     f"{n:,}",
