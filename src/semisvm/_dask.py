@@ -93,6 +93,38 @@ def _row_block_futures(
     return futures, offsets
 
 
+def worker_groups(client: Any, futures: list) -> list[tuple[str | None, list[int]]]:
+    """The row blocks grouped by the worker that holds them: [(address, blocks)].
+
+    A partition per worker that forms without moving data (the blocks already
+    live there); a block whose location is unknown joins the group with the
+    fewest blocks.  Groups in the order of their first block, blocks ascending.
+    """
+    from distributed import wait
+
+    wait(futures)
+    who = client.who_has(futures)
+    groups: dict[str | None, list[int]] = {}
+    loose = []
+    for b, f in enumerate(futures):
+        w = sorted(who.get(f.key, ()))
+        if w:
+            groups.setdefault(w[0], []).append(b)
+        else:
+            loose.append(b)
+    for b in loose:
+        if not groups:
+            groups[None] = []
+        key = min(groups, key=lambda k: len(groups[k]))
+        groups[key].append(b)
+    return sorted(((w, sorted(bs)) for w, bs in groups.items()), key=lambda g: g[1][0])
+
+
+def pin(address: str | None) -> dict:
+    """Submit options that run a task on ``address`` (none when unknown)."""
+    return {"workers": [address], "allow_other_workers": False} if address else {}
+
+
 def _stack(*blocks: np.ndarray) -> np.ndarray:
     return np.vstack(blocks)
 

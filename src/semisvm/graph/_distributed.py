@@ -146,14 +146,15 @@ def _project(
 def _pair_index_query(
     index: Any,
     Xb: np.ndarray,
-    offset: int,
+    ids: np.ndarray,
     Xc: np.ndarray,
     mean: np.ndarray | None,
     Vt: np.ndarray | None,
     k: int,
     ef: int,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The k nearest rows of Xb (global indices) of every row of Xc, by block b's index.
+    """The k nearest rows of Xb (global indices ``ids``) of every row of Xc, by the
+    index of Xb.
 
     On a projection (Vt given) ``CANDIDATE_FACTOR * k`` candidates are re-ranked by
     their exact squared distance in the full rows (:func:`rerank_pair`).
@@ -165,9 +166,9 @@ def _pair_index_query(
     lab, d2 = index.knn_query(_project(Xc, mean, Vt), k=kk)
     lab = lab.astype(np.int64)
     if Vt is None:
-        return d2.astype(np.float64), lab + offset
+        return d2.astype(np.float64), ids[lab]
     d2, lab = _rerank_pair(Xb, Xc, lab, min(k, nb))
-    return d2, lab + offset
+    return d2, ids[lab]
 
 
 def _rerank_pair(
@@ -225,65 +226,60 @@ def _partitioned_approx(
     """The approximate twin of :func:`_partitioned_exact`: one HNSW index per
     partition, queried by every partition; candidates merged on the workers.
 
-    The partitions are the dask chunks grouped into one run of consecutive rows
-    per worker (:func:`_worker_groups`): every partition's index answers all n
-    queries, so the query work grows with the number of partitions; with one per
+    A partition is the row blocks one worker holds (:func:`worker_groups`, stacked
+    there: no data moves to form it).  Every partition's index answers all n
+    queries, so the query work grows with the number of partitions: with one per
     worker each worker answers n queries, as one in-process index would.
     """
-    futures, offsets = _worker_groups(client, futures, offsets)
+    from .._dask import _stack, pin, worker_groups
+
     mean, Vt = pca if pca is not None else (None, None)
     if Vt is not None:
         mean, Vt = (
             client.scatter(mean, broadcast=True),
             client.scatter(Vt, broadcast=True),
         )
+    groups = worker_groups(client, futures)
+    parts_x, ids, where = [], [], []
+    for w, bs in groups:
+        fs = [futures[b] for b in bs]
+        parts_x.append(
+            client.submit(_stack, *fs, pure=False, **pin(w)) if len(fs) > 1 else fs[0]
+        )
+        ids.append(np.concatenate([np.arange(offsets[b], offsets[b + 1]) for b in bs]))
+        where.append(pin(w))
     indexes = [
-        client.submit(_block_index, f, mean, Vt, ef, random_state + b, pure=False)
-        for b, f in enumerate(futures)
+        client.submit(
+            _block_index, f, mean, Vt, ef, random_state + g, pure=False, **where[g]
+        )
+        for g, f in enumerate(parts_x)
     ]
     out = []
-    for Xc in futures:
+    for Xc in parts_x:
         parts = [
             client.submit(
                 _pair_index_query,
-                indexes[b],
+                indexes[g],
                 Xb,
-                int(offsets[b]),
+                ids[g],
                 Xc,
                 mean,
                 Vt,
                 k,
                 ef,
                 pure=False,
+                **where[g],
             )
-            for b, Xb in enumerate(futures)
+            for g, Xb in enumerate(parts_x)
         ]
         out.append(_merge_tree(client, parts, k))
     res = client.gather(out)
-    return np.vstack([r[0] for r in res]), np.vstack([r[1] for r in res])
-
-
-def _worker_groups(
-    client: Any, futures: list, offsets: np.ndarray
-) -> tuple[list, np.ndarray]:
-    """The row blocks stacked into one partition of consecutive rows per worker.
-
-    Groups of near-equal row counts (cut at block boundaries), each stacked on a
-    worker: :math:`n d / P` numbers per worker, its share of X.
-    """
-    from .._dask import _n_workers, _stack
-
-    n_groups = min(len(futures), _n_workers(client))
-    if n_groups == len(futures):
-        return futures, offsets
     n = int(offsets[-1])
-    cuts = np.searchsorted(offsets, np.arange(1, n_groups) * n / n_groups)
-    bounds = [0, *sorted({int(c) for c in cuts} - {0, len(futures)}), len(futures)]
-    groups = [
-        client.submit(_stack, *futures[a:b], pure=False) if b - a > 1 else futures[a]
-        for a, b in zip(bounds[:-1], bounds[1:], strict=True)
-    ]
-    return groups, np.asarray([offsets[a] for a in bounds], dtype=np.int64)
+    dist2 = np.empty((n, res[0][0].shape[1]))
+    ind = np.empty((n, res[0][1].shape[1]), dtype=np.int64)
+    for g, r in enumerate(res):
+        dist2[ids[g]], ind[ids[g]] = r
+    return dist2, ind
 
 
 def _merge_tree(client: Any, parts: list, k: int) -> Any:

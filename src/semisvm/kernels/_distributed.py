@@ -731,27 +731,33 @@ def distributed_graph_gram(C: DistributedRowBlocks, L: Any) -> np.ndarray:
     r""":math:`\tilde C^T L \tilde C` ((m+1) x (m+1), float64) with :math:`\tilde C =
     [C, 1]` and C as row blocks on the workers.
 
-    :math:`\sum_b \tilde C_b^T P_b` with :math:`P_b = \sum_c L_{bc} \tilde C_c`: for
-    each block b, the rows of every block c that b's rows of L reach (and only
-    those) go to b's worker, where :math:`P_b` is accumulated one block at a time;
-    then one :math:`\tilde C_b^T P_b` per block and a pairwise sum on the workers.
-    The flops are the in-process :math:`2 n m^2 + \mathrm{nnz}(L)\, m` (a product
-    per block pair would cost P times that); a worker holds its block, its
-    :math:`P_b` (n_b x (m+1) doubles) and one block's rows at a time; the sparse rows
-    of L (O(n k) numbers in all) go out from the client and only the (m+1)^2 sums
-    come back.
+    :math:`\sum_g \tilde C_g^T P_g` with :math:`P_g = \sum_c L_{gc} \tilde C_c`
+    over the partitions g = the blocks one worker holds (:func:`worker_groups`):
+    for each partition, the rows of every block c that g's rows of L reach (and
+    only those) go to g's worker, where :math:`P_g` is accumulated one block at a
+    time; then :math:`\tilde C_b^T P_g` for g's blocks there and a pairwise sum
+    on the workers.  The flops are the in-process :math:`2 n m^2 +
+    \mathrm{nnz}(L)\, m` (a product per block pair would cost P times that); the
+    traffic is, per worker, the rows its edges reach (at most the other workers'
+    rows, :math:`8 n m` bytes in all with random row order); a worker holds its
+    blocks, its :math:`P_g` (n_g x (m+1) doubles) and one block's rows at a time;
+    the sparse rows of L (O(n k) numbers in all) go out from the client and only
+    the (m+1)^2 sums come back.
     """
     import scipy.sparse as sp
+
+    from .._dask import pin, worker_groups
 
     client = C.client
     Ls = sp.csr_array(L.tocsr() if hasattr(L, "tocsr") else L)
     off = C.offsets
     grams = []
-    for b, fb in enumerate(C.futures):
-        Lb = Ls[off[b] : off[b + 1]]
-        J = np.unique(Lb.indices)
+    for w, bs in worker_groups(client, C.futures):
+        rows = np.concatenate([np.arange(off[b], off[b + 1]) for b in bs])
+        Lg = Ls[rows]
+        J = np.unique(Lg.indices)
         blk = np.searchsorted(off, J, side="right") - 1
-        Pb = None
+        Pg = None
         for c in np.unique(blk):
             Jc = J[blk == c]
             if Jc.size == off[c + 1] - off[c]:
@@ -760,15 +766,28 @@ def distributed_graph_gram(C: DistributedRowBlocks, L: Any) -> np.ndarray:
                 part = client.submit(
                     _take_rows, C.futures[c], Jc - off[c], pure=False, **C._pin(c)
                 )
-            Pb = client.submit(
-                _accumulate_lc, Pb, part, Lb[:, Jc], True, pure=False, **C._pin(b)
+            Pg = client.submit(
+                _accumulate_lc, Pg, part, Lg[:, Jc], True, pure=False, **pin(w)
             )
-        if Pb is not None:
+        if Pg is not None:
+            blocks = [C.futures[b] for b in bs]
             grams.append(
-                client.submit(_block_gram, fb, Pb, True, pure=False, **C._pin(b))
+                client.submit(_group_gram, Pg, True, *blocks, pure=False, **pin(w))
             )
     m = C.shape[1]
     return _tree_sum(client, grams) if grams else np.zeros((m + 1, m + 1))
+
+
+def _group_gram(Pg: np.ndarray, with_ones: bool, *blocks: np.ndarray) -> np.ndarray:
+    """:math:`\\sum_b \tilde C_b^T P_g[b]` over a partition's blocks (rows in order)."""
+    G = None
+    r0 = 0
+    for Cb in blocks:
+        nb = Cb.shape[0]
+        Gb = _block_gram(Cb, Pg[r0 : r0 + nb], with_ones)
+        G = Gb if G is None else G + Gb
+        r0 += nb
+    return G
 
 
 def _block_features(Cb: np.ndarray, T: np.ndarray) -> np.ndarray:
