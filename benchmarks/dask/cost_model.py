@@ -114,6 +114,15 @@ def calibrate(d: int) -> dict:
     t0 = time.perf_counter()
     _to_weights(_symmetrize(ind, d2, nn), "binary", None)
     u["client_graph"] = 2 * (time.perf_counter() - t0) / (nn * K_NEIGH)
+    # sparse L times a dense block: per stored entry and column
+    import scipy.sparse as sp
+
+    from semisvm.graph import graph_laplacian
+
+    W = _to_weights(_symmetrize(ind[:20000] % 20000, d2[:20000], 20000), "binary", None)
+    Lap = graph_laplacian(W, normalized=True)
+    V = rng.normal(size=(20000, 256))
+    u["spmm"] = _best(lambda: Lap @ V) / (sp.csr_array(Lap).nnz * 256)
     M = rng.normal(size=(600, 600))
     M = M @ M.T
     u["eigh"] = _best(lambda: np.linalg.eigh(M)) / 600**3
@@ -139,11 +148,13 @@ def predict(
     graph_term: bool = True,
     overhead: dict | None = None,
     baseline: float = 0.3 * 2**30,
+    selection: bool = True,
 ) -> dict:
     """Predicted wall seconds per stage and memory per worker / on the client.
 
     ``graph_term``: the chosen model has gamma_I > 0 (the solver then forms
     C^T L C; the auto rule may choose the supervised model, which does not).
+    ``selection``: the auto rule ran (not with fixed weights).
     ``overhead``: seconds per stage that do not grow with n (task scheduling, the
     fixed 2,000-point samples of the width and dimension rules), read off a small
     calibration run.
@@ -153,11 +164,16 @@ def predict(
     par = min(P, cores)
     lg = math.log2(max(n / P, 2))
     kk = CAND * (K_NEIGH + 1) if dp < d else 0
+    nnz = n * (1 + 1.5 * K_NEIGH)  # symmetric kNN graph's Laplacian, with the diagonal
     w = {
         "kernel": u["kernel"] * n * m * d,
         "graph": (u["build"] + P * u["query"]) * n * lg + u["rerank"] * P * n * kk * d,
-        "selection": u["kernel"] * n * r * d + u["gemm64"] * (2 * n * r * r) * 2,
-        "solver": u["gemm64"] * 2 * n * m * m if graph_term else 0.0,
+        "selection": u["kernel"] * n * r * d
+        + u["gemm64"] * (2 * n * r * r) * 2
+        + u.get("spmm", 0.0) * nnz * r,
+        "solver": u["gemm64"] * 2 * n * m * m + u.get("spmm", 0.0) * nnz * m
+        if graph_term
+        else 0.0,
     }
     c = {
         "kernel": u["eigh"] * m**3,  # the landmarks' eigendecomposition
@@ -166,7 +182,12 @@ def predict(
         "solver": u["eigh"] * m**3 * 2 if graph_term else 0.0,
     }
     o = overhead or {}
-    t = {k: w[k] / par + c[k] + o.get(k, 0.0) for k in w}
+    if not selection:
+        w["selection"] = c["selection"] = 0.0
+    t = {
+        k: w[k] / par + c[k] + (o.get(k, 0.0) if (k != "selection" or selection) else 0)
+        for k in w
+    }
     t["total"] = sum(t.values())
     nb = n / P
     kept = (
@@ -287,14 +308,40 @@ def main() -> None:
     p.add_argument("--chunk", type=int, default=25000)
     p.add_argument("--cores", type=int, default=os.cpu_count() or 1)
     p.add_argument("--no-append", action="store_true")
+    p.add_argument(
+        "--resume",
+        default=None,
+        help="a previous run's printed output: reuse its unit costs and runs",
+    )
     args = p.parse_args()
     machine = machine_description()
     load0 = os.getloadavg()
-    u = calibrate(args.d)
-    print({k: f"{v:.3g}" for k, v in u.items()}, flush=True)
+    done: dict = {}
+    if args.resume:  # the unit costs and runs a previous log printed
+        import ast
+
+        for line in Path(args.resume).read_text().splitlines():
+            if line.startswith("units "):
+                u = ast.literal_eval(line[6:])
+            elif line.startswith("run "):
+                spec, rec = line[4:].split(" ", 1)
+                done[spec] = ast.literal_eval(rec)
+    else:
+        u = calibrate(args.d)
+    print("units", repr(u), flush=True)
     stages = ["kernel", "graph", "selection", "solver", "total"]
+
+    def run(spec: str) -> dict:
+        if spec not in done:
+            n, P = (int(v) for v in spec.split(":")[:2])
+            done[spec] = measure(
+                n, args.d, P, args.memory_gib, args.chunk, graph=spec.endswith(":g")
+            )
+            print("run", spec, repr(done[spec]), flush=True)
+        return done[spec]
+
     n0, P0 = (int(v) for v in args.calibrate_run.split(":"))
-    meas0 = measure(n0, args.d, P0, args.memory_gib, args.chunk)
+    meas0 = run(args.calibrate_run)
     pred0 = predict(
         u, n0, args.d, P0, args.cores, m=meas0["m"], graph_term=meas0["graph_term"]
     )
@@ -302,12 +349,8 @@ def main() -> None:
     print("overhead", overhead, flush=True)
     rows = []
     for spec in [args.calibrate_run, *args.check]:
-        n, P = (int(v) for v in spec.split(":"))
-        meas = (
-            meas0
-            if spec == args.calibrate_run
-            else measure(n, args.d, P, args.memory_gib, args.chunk)
-        )
+        n, P = (int(v) for v in spec.split(":")[:2])
+        meas = run(spec)
         pred = predict(
             u,
             n,
@@ -318,8 +361,8 @@ def main() -> None:
             graph_term=meas["graph_term"],
             overhead=overhead,
             baseline=meas["baseline"],
+            selection=meas["r"] > 0,
         )
-        print(spec, meas, flush=True)
         rows.append(
             [
                 f"{n:,}" + (" (calibration)" if spec == args.calibrate_run else ""),
