@@ -241,7 +241,9 @@ def test_distributed_approximate_graph_recall(client):
         knn_graph_distributed(Xd, 8, method="fast")
 
 
-def test_distributed_approximate_graph_on_a_projection_has_exact_distances(client, monkeypatch):
+def test_distributed_approximate_graph_on_a_projection_has_exact_distances(
+    client, monkeypatch
+):
     """Wide rows: the partitioned HNSW search runs on 64 principal directions and
     each pair task re-ranks its candidates in the full rows, so the edges are the
     exact graph's (recall) and their heat weights are the exact distances' (a

@@ -780,12 +780,11 @@ def distributed_graph_gram(C: DistributedRowBlocks, L: Any) -> np.ndarray:
 
 def _group_gram(Pg: np.ndarray, with_ones: bool, *blocks: np.ndarray) -> np.ndarray:
     """:math:`\\sum_b \tilde C_b^T P_g[b]` over a partition's blocks (rows in order)."""
-    G = None
+    G = np.zeros((Pg.shape[1], Pg.shape[1]))
     r0 = 0
     for Cb in blocks:
         nb = Cb.shape[0]
-        Gb = _block_gram(Cb, Pg[r0 : r0 + nb], with_ones)
-        G = Gb if G is None else G + Gb
+        G += _block_gram(Cb, Pg[r0 : r0 + nb], with_ones)
         r0 += nb
     return G
 
