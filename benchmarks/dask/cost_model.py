@@ -13,7 +13,8 @@ features, k neighbours, P workers, d' = 64 when the search projects wide rows):
 * **kernel**: C = k(X, Z) on the workers: n m d multiply-adds and n m exp.
 * **graph**: partitioned HNSW search (:mod:`semisvm.graph._distributed`): P
   indexes of n/P points (build ~ n log(n/P) in all), each answering all n
-  queries (P n log(n/P) in all: a worker answers n queries whatever P), plus the
+  queries (P n log(n/P) in all: a worker answers n queries whatever P; from 16
+  workers on, clustered partitions: at most 6 n queries in all), plus the
   exact re-ranking of 3(k+1) candidates per query and partition when projected;
   the client merges nothing (the merges run on the workers) and builds the
   sparse graph and Laplacian from n (k+1) lists.
@@ -53,6 +54,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_dask import manifold_data  # noqa: E402
 
 from _common import append_results, machine_description, markdown_table  # noqa: E402
+from semisvm.graph._distributed import CLUSTERED_MIN_PARTITIONS, VISIT  # noqa: E402
 
 K_NEIGH = 10
 CAND = 3  # CANDIDATE_FACTOR of the projected search
@@ -165,9 +167,13 @@ def predict(
     lg = math.log2(max(n / P, 2))
     kk = CAND * (K_NEIGH + 1) if dp < d else 0
     nnz = n * (1 + 1.5 * K_NEIGH)  # symmetric kNN graph's Laplacian, with the diagonal
+    # partitions an average row is searched in: all P for row blocks, at most
+    # VISIT for the clustered partitions (from CLUSTERED_MIN_PARTITIONS workers)
+    visits = P if P < CLUSTERED_MIN_PARTITIONS else min(VISIT, P)
     w = {
         "kernel": u["kernel"] * n * m * d,
-        "graph": (u["build"] + P * u["query"]) * n * lg + u["rerank"] * P * n * kk * d,
+        "graph": (u["build"] + visits * u["query"]) * n * lg
+        + u["rerank"] * visits * n * kk * d,
         "selection": u["kernel"] * n * r * d
         + u["gemm64"] * (2 * n * r * r) * 2
         + u.get("spmm", 0.0) * nnz * r,
@@ -266,7 +272,8 @@ def measure(
         client_base = psutil.Process().memory_info().rss
         sampler.start()
         # the data loaded on the cluster, as a user's would be
-        Xd = client.persist(da.from_array(X, chunks=(chunk, d)))
+        # at least one chunk per worker
+        Xd = client.persist(da.from_array(X, chunks=(min(chunk, -(-n // P)), d)))
         wait(Xd)
         # the operator of the defaults above the dense size, at every n
         est = LapSVM(
