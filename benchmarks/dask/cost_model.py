@@ -19,9 +19,11 @@ features, k neighbours, P workers, d' = 64 when the search projects wide rows):
   the client merges nothing (the merges run on the workers) and builds the
   sparse graph and Laplacian from n (k+1) lists.
 * **selection**: the LOO features Phi = k(X, X_I) T (n r d + n r^2) and
-  Phi^T L Phi (2 n r^2) on the workers; r x r factorizations on the client.
-* **solver**: C^T L C (2 n m^2) on the workers; the m-space Newton solve
-  (m^3) on the client.
+  Phi^T L Phi (2 n r^2 + nnz(L) r) on the workers, each worker fetching the rows of
+  Phi its edges reach in the other workers' blocks (P min(n, 2 k n / P) rows in all
+  with random row order); r x r factorizations on the client.
+* **solver**: C^T L C (2 n m^2 + nnz(L) m, and the rows of C as above) on the
+  workers; the m-space Newton solve (m^3) on the client.
 * **transduction**: C beta on the workers (n m).
 
 Wall time of a stage = its worker-seconds / min(P, cores) (the workers of a
@@ -125,10 +127,38 @@ def calibrate(d: int) -> dict:
     Lap = graph_laplacian(W, normalized=True)
     V = rng.normal(size=(20000, 256))
     u["spmm"] = _best(lambda: Lap @ V) / (sp.csr_array(Lap).nnz * 256)
+    u["transfer"] = _transfer_cost()
     M = rng.normal(size=(600, 600))
     M = M @ M.T
     u["eigh"] = _best(lambda: np.linalg.eigh(M)) / 600**3
     return u
+
+
+def _transfer_cost() -> float:
+    """Seconds per byte moved from one worker to another (2-worker LocalCluster)."""
+    from distributed import Client, LocalCluster
+
+    with (
+        LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            silence_logs=50,
+        ) as cluster,
+        Client(cluster) as client,
+    ):
+        a, b = sorted(client.scheduler_info()["workers"])
+        out = []
+        for seed in range(3):
+            f = client.submit(
+                lambda s: np.full((2**25 // 8,), float(s)), seed, workers=[a]
+            )
+            f.result()
+            t0 = time.perf_counter()
+            client.submit(lambda x: float(x[0]), f, workers=[b]).result()
+            out.append(time.perf_counter() - t0)
+        return min(out) / 2**25
 
 
 def _best(fn, repeat: int = 3) -> float:
@@ -167,6 +197,9 @@ def predict(
     lg = math.log2(max(n / P, 2))
     kk = CAND * (K_NEIGH + 1) if dp < d else 0
     nnz = n * (1 + 1.5 * K_NEIGH)  # symmetric kNN graph's Laplacian, with the diagonal
+    # rows of Phi / C a worker fetches for (L Phi)_g: those its edges reach in the
+    # other workers' blocks (random row order), summed over the workers
+    moved = P * min(n - n / P, 2 * K_NEIGH * n / P) if P > 1 else 0.0
     # partitions an average row is searched in: all P for row blocks, at most
     # VISIT for the clustered partitions (from CLUSTERED_MIN_PARTITIONS workers)
     visits = P if P < CLUSTERED_MIN_PARTITIONS else min(VISIT, P)
@@ -176,8 +209,11 @@ def predict(
         + u["rerank"] * visits * n * kk * d,
         "selection": u["kernel"] * n * r * d
         + u["gemm64"] * (2 * n * r * r) * 2
-        + u.get("spmm", 0.0) * nnz * r,
-        "solver": u["gemm64"] * 2 * n * m * m + u.get("spmm", 0.0) * nnz * m
+        + u.get("spmm", 0.0) * nnz * r
+        + u.get("transfer", 0.0) * moved * r * 8,
+        "solver": u["gemm64"] * 2 * n * m * m
+        + u.get("spmm", 0.0) * nnz * m
+        + u.get("transfer", 0.0) * moved * m * 4
         if graph_term
         else 0.0,
     }
