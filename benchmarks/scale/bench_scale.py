@@ -44,7 +44,7 @@ if ds == "moons":
     X, yt = make_moons(n, seed=0)
 else:
     X, yt = make_manifold(n, int(ds[len("manifold"):]), seed=0)
-y = label_subset(yt, cfg["labels"] // 2, seed=0)
+y = label_subset(yt, cfg["labels"] // 2, seed=cfg.get("label_seed", 0))
 out = dict(cfg)
 out["t_data"] = time.perf_counter() - t0
 unl = y == -1
@@ -182,6 +182,9 @@ def main() -> None:
     )
     ap.add_argument("--labels", type=int, default=50)
     ap.add_argument(
+        "--label-seed", type=int, default=0, help="seed of the labeled points' draw"
+    )
+    ap.add_argument(
         "--m", type=int, default=None, help="Nystroem landmarks (default: rule)"
     )
     ap.add_argument(
@@ -238,6 +241,7 @@ def main() -> None:
                     method=name,
                     name=name,
                     labels=args.labels,
+                    label_seed=args.label_seed,
                     **METHODS[name],
                 )
                 if name != "labelspreading":
