@@ -222,6 +222,24 @@ def _pca_directions(
     return mean, Vt
 
 
+def _indexes(
+    client: Any,
+    parts: list,
+    where: list[dict],
+    mean: Any,
+    Vt: Any,
+    ef: int,
+    random_state: int,
+) -> list:
+    """One HNSW index per partition future, built on the partition's worker."""
+    return [
+        client.submit(
+            _block_index, f, mean, Vt, ef, random_state + q, pure=False, **where[q]
+        )
+        for q, f in enumerate(parts)
+    ]
+
+
 def _partitioned_approx(
     client: Any,
     futures: list,
@@ -256,12 +274,7 @@ def _partitioned_approx(
         )
         ids.append(np.concatenate([np.arange(offsets[b], offsets[b + 1]) for b in bs]))
         where.append(pin(w))
-    indexes = [
-        client.submit(
-            _block_index, f, mean, Vt, ef, random_state + g, pure=False, **where[g]
-        )
-        for g, f in enumerate(parts_x)
-    ]
+    indexes = _indexes(client, parts_x, where, mean, Vt, ef, random_state)
     out = []
     for Xc in parts_x:
         parts = [
@@ -421,12 +434,7 @@ def _clustered_approx(
         parts_x.append(client.submit(_stack, *pieces, pure=False, **pin(w)))
         ids.append(np.concatenate(gid))
         where.append(pin(w))
-    indexes = [
-        client.submit(
-            _block_index, f, mf, vf, ef, random_state + q, pure=False, **where[q]
-        )
-        for q, f in enumerate(parts_x)
-    ]
+    indexes = _indexes(client, parts_x, where, mf, vf, ef, random_state)
     out = []
     for b, f in enumerate(futures):
         visits = owner[near[b]]  # (n_b, visit) partitions

@@ -823,11 +823,12 @@ class DistributedFeatures:
         return out
 
     def graph_gram(self, L: Any) -> np.ndarray:
-        key = id(L)
-        if key not in self._gram:
+        # one gram per Laplacian object; the cache holds L itself, so an identity
+        # test cannot match a new L that reuses a freed one's address
+        if self._gram.get("L") is not L:
             self._gram.clear()
-            self._gram[key] = distributed_graph_gram(self.Phi, L)
-        G = self._gram[key]
+            self._gram.update(L=L, G=distributed_graph_gram(self.Phi, L))
+        G = self._gram["G"]
         r = self.Phi.shape[1]
         M = G if self.ones else G[:r, :r]
         return 0.5 * (M + M.T)
