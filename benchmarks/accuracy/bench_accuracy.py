@@ -495,7 +495,8 @@ def _selection_note(est) -> str:
     chose = "defaults" if sel["gamma_i"] == pairs[0][1] else "alternative"
     return (
         f"z={sel['z']:.3f} loo_def={err[0]:.4f} loo_alt={e_alt:.4f} "
-        f"l={sel.get('n_loo_labels', '')} chose={chose}"
+        f"l={sel.get('n_loo_labels', '')} chose={chose} "
+        f"zerr={sel.get('z_errors', float('nan')):.3f}"
     )
 
 

@@ -237,7 +237,12 @@ def select_regularization(
     )
     k, z, k_best, why = choose(ev, 0, Z_SWITCH)
     info.update(
-        ev.summary(), rule="loo", reason=why, z=float(z), best_alternative=pairs[k_best]
+        ev.summary(),
+        rule="loo",
+        reason=why,
+        z=float(z),
+        z_errors=error_z(ev, k_best, 0),
+        best_alternative=pairs[k_best],
     )
     return pairs[k][0], pairs[k][1], info
 
@@ -549,9 +554,7 @@ def choose(
     if ev.point_errors is None:
         more_errors = bool(ev.errors[k_best] > ev.errors[k_default])
     else:
-        more_errors = (
-            _paired_z(ev.point_errors[k_best] - ev.point_errors[k_default]) > z_switch
-        )
+        more_errors = error_z(ev, k_best, k_default) > z_switch
     switch = z > z_switch and not more_errors
     desc = (
         f"{ev.scores[k_best]:.4g} (LOO error {ev.errors[k_best]:.1%}) vs "
@@ -569,6 +572,15 @@ def choose(
             f"only when z > {z_switch:.3g} without significantly more errors)"
         ),
     )
+
+
+def error_z(ev: LOOEvidence, k: int, k_default: int) -> float:
+    """How many more LOO errors candidate ``k`` makes than ``k_default``, in
+    standard errors of the paired per-point 0-1 differences (nan without
+    per-point errors)."""
+    if ev.point_errors is None:
+        return float("nan")
+    return _paired_z(ev.point_errors[k] - ev.point_errors[k_default])
 
 
 def _paired_z(diff: np.ndarray) -> float:
