@@ -497,6 +497,11 @@ def _selection_note(est) -> str:
         f"z={sel['z']:.3f} loo_def={err[0]:.4f} loo_alt={e_alt:.4f} "
         f"l={sel.get('n_loo_labels', '')} chose={chose} "
         f"zerr={sel.get('z_errors', float('nan')):.3f}"
+        + (
+            f" rcut_est={sel['cut_ratio']:.4f} zneed={sel['z_needed']:.3f}"
+            if "cut_ratio" in sel
+            else ""
+        )
     )
 
 

@@ -34,9 +34,16 @@ import pandas as pd
 
 THRESHOLDS = (-np.inf, 0.0, 0.5, 1.0, 1.5, 1.645, 2.0, 2.5, 3.0, np.inf)
 NOTE = re.compile(r"z=(\S+) loo_def=(\S+) loo_alt=(\S+) l=(\S*) chose=(\w+)")
-
-
+ZERR = re.compile(r"zerr=(\S+)")
+ZNEED = re.compile(r"zneed=(\S+)")
 REPLAYED = re.compile(r"err_def=(\S+) err_alt=(\S+)")
+CUTS = re.compile(r"cut_def=(\S+) cut_alt=(\S+)")
+#: the cut-ratio modifiers replayed: leave the defaults at z > 0 (even odds)
+#: where rcut = cut_alt / cut_def is below R, at z > Z_SWITCH elsewhere
+RCUTS = (1.05, 1.1, 1.15, 1.2, 1.3)
+Z_SWITCH = 1.6448536269514722
+#: slopes a of the graded threshold z > a ln(rcut)
+SLOPES = (1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 12.0)
 
 
 def _draws(frames: list[pd.DataFrame], method: str) -> list[dict]:
@@ -57,6 +64,12 @@ def _draws(frames: list[pd.DataFrame], method: str) -> list[dict]:
         if m is None or pd.isna(row.get("SVC")):
             continue
         r = REPLAYED.search(note)
+        ze = ZERR.search(note)
+        cu = CUTS.search(note)
+        rcut = np.nan
+        if cu is not None:
+            c_def, c_alt = float(cu[1]), float(cu[2])
+            rcut = c_alt / c_def if c_def > 0 else np.inf
         if r is not None:
             graph, sup = float(r[1]), float(r[2])
         elif pd.isna(row.get("LapSVM-graph")) or pd.isna(row.get("LapSVM-sup")):
@@ -67,8 +80,17 @@ def _draws(frames: list[pd.DataFrame], method: str) -> list[dict]:
             dict(
                 cell=f"{idx[0]} {idx[1]}",
                 z=float(m[1]),
-                fewer=float(m[3]) <= float(m[2]),
+                # the veto: its paired z where logged, else the old "no more
+                # LOO errors" (a superset of its vetoes)
+                fewer=(
+                    float(ze[1]) <= Z_SWITCH
+                    if ze is not None and ze[1] != "nan"
+                    else float(m[3]) <= float(m[2])
+                ),
+                rcut=rcut,
                 logged_alt=m[5] == "alternative",
+                # the z the logged rule needed (graded rule: a ln(rcut))
+                zneed=float(zn[1]) if (zn := ZNEED.search(note)) else None,
                 err=row[method],
                 graph=graph,
                 sup=sup,
@@ -78,11 +100,23 @@ def _draws(frames: list[pd.DataFrame], method: str) -> list[dict]:
     return out
 
 
-def replay(rows: list[dict], threshold: float) -> dict[str, list[float]]:
-    """Per cell: the errors of the replayed choice, the oracle, SVC."""
+def replay(
+    rows: list[dict],
+    threshold: float,
+    rcut_below: float | None = None,
+    slope: float | None = None,
+) -> dict[str, list[float]]:
+    """Per cell: the errors of the replayed choice, the oracle, SVC.  With
+    ``rcut_below``, draws whose cut ratio is below it switch at z > 0; with
+    ``slope`` the threshold is ``slope * ln(rcut)`` (at least 0)."""
     cells: dict[str, list[list[float]]] = defaultdict(lambda: [[], [], []])
     for r in rows:
-        alt = r["z"] > threshold and r["fewer"]
+        t = threshold
+        if rcut_below is not None and r["rcut"] < rcut_below:
+            t = min(t, 0.0)
+        if slope is not None:
+            t = slope * max(float(np.log(r["rcut"])), 0.0)
+        alt = r["z"] > t and r["fewer"]
         e = r["sup"] if alt else r["graph"]
         c = cells[r["cell"]]
         c[0].append(e)
@@ -96,12 +130,33 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("csv", nargs="+")
     ap.add_argument("--method", default="LapSVM")
     ap.add_argument("--cells", action="store_true", help="per-cell table too")
+    ap.add_argument(
+        "--graded",
+        action="store_true",
+        help="the logged runs used the graded rule (z > 6 ln rcut; rows with "
+        "z <= 0 log no rcut)",
+    )
+    ap.add_argument(
+        "--logged-threshold",
+        type=float,
+        default=Z_SWITCH,
+        help="the threshold the logged runs used (2 before session 8)",
+    )
     args = ap.parse_args(argv)
     rows = _draws([pd.read_csv(p) for p in args.csv], args.method)
     ok = [
         r
         for r in rows
-        if (r["z"] > 2.0 and r["fewer"]) == r["logged_alt"]
+        if (
+            r["z"]
+            > (
+                r["zneed"]
+                if r["zneed"] is not None
+                else (0.0 if args.graded and r["z"] <= 0 else args.logged_threshold)
+            )
+            and r["fewer"]
+        )
+        == r["logged_alt"]
         and np.isclose(r["err"], r["sup"] if r["logged_alt"] else r["graph"])
     ]
     print(
@@ -124,9 +179,46 @@ def main(argv: list[str] | None = None) -> None:
             f"| {t:g} | {100 * err:.2f} | {100 * orc:.2f} | {far} of {len(res)} | "
             f"{bad} | {n_sw} of {len(ok)} |"
         )
+    with_cut = [r for r in ok if np.isfinite(r["rcut"]) or r["rcut"] == np.inf]
+    if with_cut:
+        print(
+            f"\nCut-ratio modifier ({len(with_cut)} draws with the signals): z > 0 "
+            f"where rcut < R, else z > {Z_SWITCH:.3g}\n"
+        )
+        print(
+            "| R | mean error | cells > oracle + 1 | cells > SVC + 1 | switched draws |"
+        )
+        print("|---|---|---|---|---|")
+        for R in (None, *RCUTS):
+            res = replay(with_cut, Z_SWITCH, R)
+            err = np.mean([v[0] for v in res.values()])
+            far = sum(v[0] > v[1] + 0.01 for v in res.values())
+            bad = sum(v[0] > v[2] + 0.01 for v in res.values())
+            n_sw = sum(
+                r["z"] > (0.0 if R is not None and r["rcut"] < R else Z_SWITCH)
+                and r["fewer"]
+                for r in with_cut
+            )
+            print(
+                f"| {'-' if R is None else R} | {100 * err:.2f} | {far} of "
+                f"{len(res)} | {bad} | {n_sw} of {len(with_cut)} |"
+            )
+    if with_cut:
+        print(
+            "\nGraded: z > a ln(rcut) (a = Z_SWITCH / ln 1.5 = 4.06 agrees with the "
+            "fixed threshold at rcut = 1.5)\n"
+        )
+        print("| a | mean error | cells > oracle + 1 | cells > SVC + 1 |")
+        print("|---|---|---|---|")
+        for a in SLOPES:
+            res = replay(with_cut, Z_SWITCH, slope=a)
+            err = np.mean([v[0] for v in res.values()])
+            far = sum(v[0] > v[1] + 0.01 for v in res.values())
+            bad = sum(v[0] > v[2] + 0.01 for v in res.values())
+            print(f"| {a:g} | {100 * err:.2f} | {far} of {len(res)} | {bad} |")
     if args.cells:
-        print("\n| cell | z per draw | graph | sup | SVC | oracle |")
-        print("|---|---|---|---|---|---|")
+        print("\n| cell | z per draw | graph | sup | SVC | oracle | rcut (median) |")
+        print("|---|---|---|---|---|---|---|")
         by = defaultdict(list)
         for r in ok:
             by[r["cell"]].append(r)
@@ -134,9 +226,10 @@ def main(argv: list[str] | None = None) -> None:
             zs = " ".join(f"{r['z']:.1f}{'' if r['fewer'] else '*'}" for r in rs)
             m = {k: 100 * np.mean([r[k] for r in rs]) for k in ("graph", "sup", "svc")}
             o = 100 * np.mean([min(r["graph"], r["sup"], r["svc"]) for r in rs])
+            rc = np.median([r["rcut"] for r in rs])
             print(
                 f"| {cell} | {zs} | {m['graph']:.1f} | {m['sup']:.1f} | "
-                f"{m['svc']:.1f} | {o:.1f} |"
+                f"{m['svc']:.1f} | {o:.1f} | {rc:.2f} |"
             )
 
 

@@ -353,6 +353,7 @@ class _LOOScorer:
                 pairs=sup,
                 features=Phi,
                 max_unlabeled=u_max,
+                with_labelers=r is None,
             )
             self.rows.append(({**kc, "graph": None}, ev))
         for gc in graphs:
@@ -376,6 +377,7 @@ class _LOOScorer:
                 # one factorization per ratio gamma_i / gamma_a of the grid
                 by_ratio=True,
                 gram=self.gram(Phi, L, gc),
+                with_labelers=r is None,
             )
             self.rows.append(({**kc, "graph": gc, "gamma_": est.gamma_}, ev))
             self.progress.step(
@@ -413,7 +415,7 @@ def _loo_choice(
     candidates, same test); the best candidate replaces it when the z test of
     :func:`~semisvm.models._autoreg.choose` over ``n_candidates`` says so.
     """
-    from ..models._autoreg import GRID_A, Z_SWITCH, LOOEvidence, choose, z_threshold
+    from ..models._autoreg import GRID_A, Z_SWITCH, choose, z_threshold
 
     k_def = next(
         i
@@ -433,17 +435,8 @@ def _loo_choice(
         and conf["kernel"] == kconf0["kernel"]
         and conf.get("gamma") == kconf0.get("gamma")
     ]
-    sub = LOOEvidence(
-        [flat2[i][1] for i in auto],
-        ev2.per_point[auto],
-        ev2.scores[auto],
-        ev2.errors[auto],
-        ev2.n_features,
-        ev2.n_unlabeled,
-        0.0,
-        point_errors=None if ev2.point_errors is None else ev2.point_errors[auto],
-    )
-    k_prior = auto[choose(sub, 0, Z_SWITCH)[0]]
+    sub = ev2.subset(auto)
+    k_prior = auto[choose(sub, 0, Z_SWITCH, graded=True)[0]]
     k, z, _, why = choose(
         ev2,
         k_prior,

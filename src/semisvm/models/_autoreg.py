@@ -84,6 +84,7 @@ from ..solvers._loo import (
     balanced_loo,
     loo_features,
     margins,
+    mass_shifts,
     scale_free_squared_hinge,
 )
 from ._adaptive import paper_regularization, resolve_class_prior
@@ -123,6 +124,13 @@ MAX_RATIOS = 12
 #: good as the two-sided 2.0 where the graph is right and 0.3-0.4 points better
 #: where it misleads
 Z_SWITCH = 1.6448536269514722
+#: slope a of the graded threshold z > a ln(r) on the cut ratio r
+#: (:func:`graded_threshold`); the best of the slopes 1-12 replayed on the 43
+#: tuning cells (benchmarks/accuracy/study_switch.py), then checked on 24 held-out
+#: ones (BENCHMARKS.md, issue 27)
+CUT_SLOPE = 6.0
+#: the most z the graded threshold asks for
+Z_MAX = 5.0
 
 
 def feature_count(n: int) -> int:
@@ -234,10 +242,13 @@ def select_regularization(
         sample_weight=sample_weight,
         loss=loss,
         pairs=pairs,
+        with_labelers=True,
     )
-    k, z, k_best, why = choose(ev, 0, Z_SWITCH)
+    cut: dict = {}
+    k, z, k_best, why = choose(ev, 0, Z_SWITCH, graded=True, report=cut)
+    info.update(ev.summary())
+    info.update(cut)
     info.update(
-        ev.summary(),
         rule="loo",
         reason=why,
         z=float(z),
@@ -278,6 +289,13 @@ class LOOEvidence:
     point_errors : ndarray of shape (k, l)
         Each candidate's per-point LOO error (0 or the point's weight over the
         mean weight): ``errors`` is its mean.
+    labelers : list of callables or None
+        Per candidate, ``labelers[k](idx)``: the class indices its fit on every
+        label gives rows ``idx``, balanced as the estimator balances them (the
+        unlabeled points' evidence, :func:`cut_ratio`).
+    edges : list of (ndarray, ndarray) or None
+        Per candidate, the edges of its graph on which cut fractions are
+        measured (:func:`graph_edges`; None for a candidate without a graph).
     """
 
     def __init__(
@@ -291,6 +309,8 @@ class LOOEvidence:
         seconds,
         n_labels=None,
         point_errors=None,
+        labelers=None,
+        edges=None,
     ):
         self.pairs = list(pairs)
         self.per_point = np.asarray(per_point)
@@ -302,6 +322,25 @@ class LOOEvidence:
         self.n_labels = self.per_point.shape[1] if n_labels is None else n_labels
         self.point_errors = (
             None if point_errors is None else np.asarray(point_errors, dtype=np.float64)
+        )
+        k = len(self.pairs)
+        self.labelers = list(labelers) if labelers is not None else [None] * k
+        self.edges = list(edges) if edges is not None else [None] * k
+
+    def subset(self, rows: list[int]) -> LOOEvidence:
+        """The evidence of the candidates ``rows`` only (same labeled points)."""
+        return LOOEvidence(
+            [self.pairs[i] for i in rows],
+            self.per_point[rows],
+            self.scores[rows],
+            self.errors[rows],
+            self.n_features,
+            self.n_unlabeled,
+            0.0,
+            n_labels=self.n_labels,
+            point_errors=None if self.point_errors is None else self.point_errors[rows],
+            labelers=[self.labelers[i] for i in rows],
+            edges=[self.edges[i] for i in rows],
         )
 
     @classmethod
@@ -319,6 +358,8 @@ class LOOEvidence:
                 if any(e.point_errors is None for e in parts)
                 else np.concatenate([e.point_errors for e in parts])
             ),
+            labelers=[f for e in parts for f in e.labelers],
+            edges=[g for e in parts for g in e.edges],
         )
 
     def summary(self) -> dict:
@@ -409,6 +450,7 @@ def loo_evidence(
     max_unlabeled: int = MAX_UNLABELED,
     by_ratio: bool = False,
     gram: np.ndarray | None = None,
+    with_labelers: bool = False,
 ) -> LOOEvidence:
     """Balanced scale-free LOO of every normalized ``(gamma_a, gamma_i)`` pair.
 
@@ -424,7 +466,9 @@ def loo_evidence(
     each held-out fit is balanced on.  ``by_ratio``: share one solve per ratio
     gamma_i / gamma_a between the pairs (``SpectralLOO(spectral='ratio')``) when
     they have at most :data:`MAX_RATIOS` ratios (the searches' geometric grids),
-    with ``gram`` as :math:`\\Phi^T L \\Phi` when given.
+    with ``gram`` as :math:`\\Phi^T L \\Phi` when given.  ``with_labelers``:
+    also keep, per pair, the labels its fit on every label gives (and the
+    graph's edges) for :func:`cut_ratio` (the engines stay referenced).
     """
     t0 = time.perf_counter()
     n = Y.shape[0]
@@ -524,6 +568,23 @@ def loo_evidence(
         per_point.append(pts * ww / ww.mean())
         errors.append(float(ww[m <= 0].sum() / ww.sum()))
         point_errors.append((m <= 0) * ww / ww.mean())
+    labelers = edges = None
+    if with_labelers:
+        e = graph_edges(L, n) if need_graph else None
+        edges = [e] * len(pairs)
+        labelers = [
+            _Labeler(
+                engine_ib if (engine_ib is not None and gi > 0) else engine,
+                Phi,
+                engine_ib is not None and gi > 0,
+                (ga, gi),
+                loss,
+                unl,
+                balance,
+                targets,
+            )
+            for ga, gi in raw
+        ]
     return LOOEvidence(
         pairs,
         per_point,
@@ -533,17 +594,146 @@ def loo_evidence(
         int(unl.size),
         time.perf_counter() - t0,
         point_errors=point_errors,
+        labelers=labelers,
+        edges=edges,
     )
 
 
+class _Labeler:
+    """The class indices one candidate's fit on every label gives any rows: the
+    engine's outputs (:meth:`SpectralLOO.outputs`), shifted by the class-mass
+    offsets of its outputs on the unlabeled sample as the estimator shifts its
+    own (``class_balance``), then thresholded (two classes) or argmax."""
+
+    def __init__(self, engine, Phi, ones, pair, loss, unl, balance, targets):
+        self.engine, self.Phi, self.ones = engine, Phi, ones
+        self.pair, self.loss = pair, loss
+        self.unl, self.balance, self.targets = unl, balance, targets
+        self._offsets: np.ndarray | None = None
+
+    def _rows(self, idx: np.ndarray) -> np.ndarray:
+        if not self.ones:
+            return np.asarray(self.Phi[idx], dtype=np.float64)
+        if hasattr(self.Phi, "with_ones"):
+            return np.asarray(self.Phi.with_ones()[idx], dtype=np.float64)
+        return np.c_[np.asarray(self.Phi[idx], dtype=np.float64), np.ones(idx.size)]
+
+    def _outputs(self, idx: np.ndarray) -> np.ndarray:
+        return self.engine.outputs(self._rows(idx), *self.pair, self.loss)
+
+    def __call__(self, idx: np.ndarray) -> np.ndarray:
+        idx = np.asarray(idx, dtype=np.intp)
+        balance = self.balance is not None and self.unl.size > 0
+        if balance and self._offsets is None:  # one pass over rows and sample
+            FF = self._outputs(np.r_[idx, self.unl])
+            F, FU = FF[: idx.size], FF[idx.size :]
+        else:
+            F = self._outputs(idx)
+        if balance:
+            if self._offsets is None:
+                t = self.targets
+                self._offsets = np.array(
+                    [
+                        t[c] - FU[:, c].mean()
+                        if self.balance == "mean"
+                        else mass_shifts(FU[:, c][:, None], t[c])[0]
+                        for c in range(F.shape[1])
+                    ]
+                )
+            F = F + self._offsets
+        return F.argmax(axis=1) if F.shape[1] > 1 else (F[:, 0] > 0).astype(np.intp)
+
+
+#: rows whose incident graph edges measure the cut fractions (evenly spaced)
+CUT_ROWS = 2000
+
+
+def graph_edges(L: Any, n: int, max_rows: int = CUT_ROWS) -> tuple | None:
+    """Edges ``(i, j)`` of the graph behind the Laplacian ``L`` incident to up to
+    ``max_rows`` evenly spaced rows (all edges, each both ways, when ``n <=
+    max_rows``): the off-diagonal nonzeros of L (of its base for a power).
+    None when L is not a sparse matrix (an operator, a distributed graph)."""
+    import scipy.sparse as sp
+
+    base = getattr(L, "base", L)
+    if not sp.issparse(base):
+        return None
+    A = sp.csr_array(base)
+    rows = (
+        np.arange(n)
+        if n <= max_rows
+        else np.unique(np.linspace(0, n - 1, max_rows).round().astype(np.intp))
+    )
+    sub = A[rows].tocoo()
+    i, j = rows[sub.row], np.asarray(sub.col, dtype=np.intp)
+    keep = (i != j) & (sub.data != 0)
+    return i[keep], j[keep]
+
+
+def cut_ratio(ev: LOOEvidence, k_default: int, k_alt: int) -> dict | None:
+    r"""What the unlabeled points say: the fraction of graph edges each
+    candidate's labels cut, and their ratio :math:`r = c_{alt} / c_{def}`.
+
+    A boundary through a sparse region of the data cuts few edges of the kNN
+    graph, one through a dense region many.  The graph-trusting model is worth
+    its prior only when the data have such a gap *where the labels put the
+    boundary*: then the supervised candidate, whose boundary ignores the
+    unlabeled points, cuts more edges (two moons: r = 30, USPST 5 labels per
+    class: 1.6), while where the classes cross the clusters both boundaries cut
+    alike (:math:`r pprox 1`: tanh, noise_hd, linear boundaries through uniform
+    mass; BENCHMARKS.md, issue 27).  Measured on the edges of the defaults'
+    graph (:func:`graph_edges`).  None without labelers or edges.
+    """
+    f_def, f_alt = ev.labelers[k_default], ev.labelers[k_alt]
+    edges = ev.edges[k_default]
+    if f_def is None or f_alt is None or edges is None or edges[0].size == 0:
+        return None
+    i, j = edges
+    idx = np.unique(np.r_[i, j])
+    pi, pj = np.searchsorted(idx, i), np.searchsorted(idx, j)
+    cuts = []
+    for f in (f_def, f_alt):
+        lab = f(idx)
+        cuts.append(float(np.mean(lab[pi] != lab[pj])))
+    c_def, c_alt = cuts
+    if c_def > 0:
+        r = c_alt / c_def
+    else:
+        r = float(np.inf) if c_alt > 0 else 1.0
+    return {"cut_default": c_def, "cut_alternative": c_alt, "cut_ratio": r}
+
+
+def graded_threshold(r: float) -> float:
+    r"""The z needed to leave the graph-trusting defaults given the cut ratio r:
+    :math:`\min(Z_{max}, \max(0, a \ln r))` with a = :data:`CUT_SLOPE`.
+
+    The prior log-odds of the graph grow with the evidence the unlabeled points
+    give for it: none at r <= 1 (the defaults' boundary is no sparser than the
+    labels-only one: even odds, z > 0), the fixed :data:`Z_SWITCH` at r = 1.31,
+    z > 4.2 at r = 2; capped at :data:`Z_MAX` (labels that beat the defaults by
+    5 standard errors always win: a degenerate cut of 0 cannot lock them out).
+    """
+    return float(min(Z_MAX, max(0.0, CUT_SLOPE * np.log(r)))) if r > 0 else 0.0
+
+
 def choose(
-    ev: LOOEvidence, k_default: int, z_switch: float, prior_name: str = "the defaults"
+    ev: LOOEvidence,
+    k_default: int,
+    z_switch: float,
+    prior_name: str = "the defaults",
+    graded: bool = False,
+    report: dict | None = None,
 ) -> tuple[int, float, int, str]:
     r"""The candidate to fit: the default unless the best other one is better by
     more than ``z_switch`` standard errors of the paired per-point differences
     of the criterion, and does not make *significantly* more LOO errors (its
     paired per-point 0-1 differences are not above the default's by more than
     ``z_switch`` standard errors; without per-point errors: no more errors).
+
+    With ``graded`` and labelers in ``ev`` (``loo_evidence(with_labelers=True)``)
+    the z needed is :func:`graded_threshold` of the :func:`cut_ratio` of the two
+    (``z_switch`` when it cannot be measured); the veto keeps ``z_switch``.  The
+    cut figures go into ``report`` when given.
 
     Returns ``(chosen index, z, best alternative index, reason)``.  The best
     alternative has the lowest criterion, then fewest errors, then comes first.
@@ -555,21 +745,39 @@ def choose(
         more_errors = bool(ev.errors[k_best] > ev.errors[k_default])
     else:
         more_errors = error_z(ev, k_best, k_default) > z_switch
+    cut = None
+    if graded and z > 0 and not more_errors:
+        cut = cut_ratio(ev, k_default, k_best)
+    if cut is not None:
+        z_switch = graded_threshold(cut["cut_ratio"])
+        cut["z_needed"] = z_switch
+        if report is not None:
+            report.update(cut)
     switch = z > z_switch and not more_errors
     desc = (
         f"{ev.scores[k_best]:.4g} (LOO error {ev.errors[k_best]:.1%}) vs "
         f"{ev.scores[k_default]:.4g} ({ev.errors[k_default]:.1%}) for "
         f"{prior_name}, z = {z:.2f}"
     )
+    if cut is not None:
+        desc += (
+            f"; graph edges cut {cut['cut_alternative']:.2%} vs "
+            f"{cut['cut_default']:.2%} (ratio {cut['cut_ratio']:.2f})"
+        )
     if switch:
         return k_best, z, k_best, f"{CRITERION} {desc} > {z_switch:.3g}"
+    needed = f"z > {z_switch:.3g}"
+    if graded and cut is None and z <= 0:
+        needed = f"z > max(0, {CUT_SLOPE:g} ln(cut ratio))"
+    elif cut is not None:
+        needed = f"z > {z_switch:.3g} = {CUT_SLOPE:g} ln(cut ratio)"
     return (
         k_default,
         z,
         k_best,
         (
             f"{prior_name} kept: best alternative scores {desc} (leaves {prior_name} "
-            f"only when z > {z_switch:.3g} without significantly more errors)"
+            f"only when {needed} without significantly more errors)"
         ),
     )
 

@@ -278,6 +278,10 @@ class SpectralLOO:
             else None
         )
         self.B: np.ndarray | None = None
+        #: the spectral basis U of the rows (None: the features' own basis)
+        self._basis: np.ndarray | None = None
+        #: the squared-hinge fits' error sets, per (gamma_a, gamma_i, column)
+        self._error_sets: dict = {}
         self._factor: dict = {}
         r = Phi.shape[1]
         # the ambient diagonal E; in the spectral basis the penalty is
@@ -310,6 +314,7 @@ class SpectralLOO:
                 self.mu, self.p = beta, 1.0 - beta
             self.A = A0 @ U
             self.AU = None if AU0 is None else AU0 @ U
+            self._basis = U
         else:
             self.mu = np.zeros(Phi.shape[1])
             self.A = A0
@@ -447,11 +452,62 @@ class SpectralLOO:
             )
         D = []
         for j in range(Y.shape[1]):
-            O[:, j], FU[:, j], Dj = self._l2svm_fold_column(
+            O[:, j], FU[:, j], Dj, E = self._l2svm_fold_column(
                 G, GU, Y[:, j], F[:, j], max_iter
             )
+            self._error_sets[(gamma_a, gamma_i, j)] = E
             D.append(Dj)
         return O, FU, D
+
+    def outputs(
+        self,
+        rows: np.ndarray,
+        gamma_a: float,
+        gamma_i: float,
+        loss: str,
+        max_iter: int = 50,
+    ) -> np.ndarray:
+        r"""Outputs of the fit on every label at feature rows ``rows`` (m, r).
+
+        The model of :meth:`rls` / :meth:`l2svm` (:math:`f = \Phi w + b`):
+        LapRLS in closed form, LapSVM on the error set its fixed point settles
+        on (the active-set iteration of :meth:`l2svm`).  Rows are given in the
+        features' own basis (``Phi[idx]``, with the column of ones for an
+        engine built on ``[Phi, 1]``).
+
+        Returns
+        -------
+        F : ndarray of shape (m, C)
+        """
+        R = np.asarray(rows, dtype=np.float64)
+        if self._basis is not None:
+            R = R @ self._basis
+        G = self.gram(gamma_a, gamma_i)
+        GR = self._cross(R, gamma_a, gamma_i)
+        l = self.Y.shape[0]
+        if loss == "squared":
+            return self._maps(G, GR, np.ones(l, dtype=bool))[1] @ self.Y
+        F = None
+        out = np.zeros((R.shape[0], self.Y.shape[1]))
+        for j in range(self.Y.shape[1]):
+            y = self.Y[:, j]
+            E = self._error_sets.get((gamma_a, gamma_i, j))
+            if E is None:
+                if F is None:
+                    F, _ = self.rls(gamma_a, gamma_i)
+                E = y * F[:, j] < 1.0
+                for _ in range(max_iter):
+                    if not E.any():
+                        break
+                    f, _ = self._fit_on(G, y, E)
+                    E_new = y * f < 1.0
+                    if np.array_equal(E_new, E):
+                        break
+                    E = E_new
+                self._error_sets[(gamma_a, gamma_i, j)] = E
+            if E.any():
+                out[:, j] = self._maps(G, GR, E)[1] @ y[E]
+        return out
 
     def _l2svm_fold_column(self, G, GU, y, f0, max_iter):
         E = y * f0 < 1.0
@@ -468,15 +524,16 @@ class SpectralLOO:
             E = E_new
         o = f.copy()
         D = np.zeros((GU.shape[0], y.size))
+        E_full = E.copy()
         if not E.any():
-            return o, fU, D
+            return o, fU, D, E_full
         iE = np.flatnonzero(E)
         Hf, HU = self._maps(G, GU, E)
         h = np.minimum(np.diag(Hf[iE]), 1.0 - 1e-10)
         o[iE] = f[iE] - h / (1.0 - h) * (y[iE] - f[iE])
         D[:, iE] = -HU * (y[iE] - o[iE])[None, :]
         if y.size > self.exact_max:
-            return o, fU, D
+            return o, fU, D, E_full
         for k, i in enumerate(iE):
             f_loo = f - Hf[:, k] * (y[i] - o[i])
             E_loo = y * f_loo < 1.0
@@ -486,7 +543,7 @@ class SpectralLOO:
             if not np.array_equal(E_loo, E_wo):
                 o[i], fU_i = self._solve_without(G, y, E_loo, int(i), max_iter, GU)
                 D[:, i] = fU_i - fU
-        return o, fU, D
+        return o, fU, D, E_full
 
     def _maps(
         self, G: np.ndarray, GU: np.ndarray, E: np.ndarray
