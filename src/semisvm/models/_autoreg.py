@@ -30,16 +30,29 @@ once there are enough of them, *if* they are asked the right question.
      the supervised fit on full USPS, 19-23% error against 7-8%);
 
 3. keep the defaults unless the best supervised candidate's criterion is lower
-   by more than :data:`Z_SWITCH` (1.645) standard errors of the paired per-point
-   differences -- a one-sided test at the 5% level -- *and* it does not make
-   significantly more LOO errors (the same one-sided test on the paired
-   per-point 0-1 errors; the plain "no more errors" of the last version vetoed
-   the switch on two LOO errors in 50 where the graph misled, tanh50: 32% error
-   kept instead of 19%).  The graph-trusting model is
-   the prior: a semi-supervised estimator gives up the unlabeled points only on
-   clear evidence, and a near-tie (floating-point noise in the criterion) never
-   moves the choice.  Ties between supervised candidates go to the first in
-   :data:`GRID_A` order.
+   by more than :math:`z^*` standard errors of the paired per-point differences
+   *and* it does not make significantly more LOO errors (the one-sided 5% test,
+   :data:`Z_SWITCH` = 1.645, on the paired per-point 0-1 errors; the plain "no
+   more errors" of an earlier version vetoed the switch on two LOO errors in 50
+   where the graph misled, tanh50: 32% error kept instead of 19%).  The
+   graph-trusting model is the prior, and its odds are set by **what the
+   unlabeled points say** (:func:`cut_ratio`): both candidates' fits on every
+   label (the LOO engine's, :meth:`SpectralLOO.outputs`, balanced as the
+   estimator balances) label the ends of the estimator's graph edges, and
+   :math:`r` = (fraction cut by the supervised labels) / (fraction cut by the
+   graph-trusting ones).  The cluster assumption predicts a boundary through a
+   sparse region, which cuts fewer edges than the labels-only boundary
+   (:math:`r \gg 1`); where the classes cross the clusters the two cut alike
+   (:math:`r \approx 1`) and the unlabeled points give no reason to prefer the
+   graph.  Hence :math:`z^* = \min(Z_{max}, \max(0, a \ln r))`
+   (:func:`graded_threshold`, a = :data:`CUT_SLOPE` = 6, :math:`Z_{max}` = 5):
+   even odds at :math:`r \le 1`, 1.645 at :math:`r = 1.32`, 4.2 at
+   :math:`r = 2`.  Without a sparse Laplacian to cut (an operator) :math:`z^*`
+   = :data:`Z_SWITCH`.  A near-tie (floating-point noise in the criterion)
+   never moves the choice (:math:`z > z^* \ge 0`).  Ties between supervised
+   candidates go to the first in :data:`GRID_A` order.  Evidence (replayed
+   thresholds on 43 tuning cells, then 24 held-out cells of families fixed
+   before their first run): BENCHMARKS.md, issue 27.
 
 With ``gamma_a="auto"`` and a number for ``gamma_i`` only :math:`\lambda_A` is
 chosen (the user's :math:`\lambda_I` kept), with the same test against the
