@@ -108,9 +108,9 @@ def loo_features(
         features reproduce their kernel rows exactly.
     max_features : int, default=600
         With ``n <= max_features`` every point is a landmark and :math:`\Phi` is
-        an exact square root of K: its Cholesky factor, or
-        :math:`V\Lambda^{1/2}` (eigenvalues below :math:`10^{-10}\lambda_{\max}`
-        dropped) when K is numerically singular; otherwise the landmarks are
+        an exact square root of K: its Cholesky factor, or when K is
+        numerically singular its pivoted Cholesky factor truncated at the
+        numerical rank (:func:`_pivoted_root`); otherwise the landmarks are
         the labeled points and uniformly drawn others (``random_state``, 0 when
         None).
     random_state : int, RandomState or None
@@ -136,7 +136,8 @@ def loo_features(
     if idx.size == n:
         # every point a landmark: any square root of K is exact; the Cholesky
         # factor (K = R R^T, Phi = R) costs a sixth of an eigendecomposition.
-        # Numerically singular K (duplicate points) falls back to eigh below.
+        # Numerically singular K (duplicate points, a wide kernel on 2-d data)
+        # falls back to the pivoted factor below.
         try:
             R = sla.cholesky(Wm, lower=True, check_finite=False)
             if np.all(np.isfinite(R)) and np.diag(R).min() > 1e-7 * np.sqrt(
@@ -146,9 +147,7 @@ def loo_features(
         except np.linalg.LinAlgError:
             pass
     if idx.size == n:
-        lam, V = np.linalg.eigh(Wm)
-        keep = lam > 1e-10 * max(float(lam[-1]), 1e-300)
-        return V[:, keep] * np.sqrt(lam[keep])
+        return _pivoted_root(Wm)
     T = landmark_transform(Wm)
     # C W^{-1/2} in place, row block by row block: no second n x r array (4.8 GB
     # at n = 1,000,000, r = 600)
@@ -159,6 +158,30 @@ def loo_features(
     for s in range(0, n, step):
         Cm[s : s + step, :rk] = Cm[s : s + step] @ T
     return Cm[:, :rk]
+
+
+def _pivoted_root(W: np.ndarray) -> np.ndarray:
+    r"""A square root :math:`\Phi` (n x k) of a numerically singular PSD matrix,
+    :math:`W \approx \Phi\Phi^T`, by the pivoted Cholesky factorization (LAPACK
+    ``dpstrf``): it stops at the numerical rank k, when every remaining pivot of
+    the Schur complement is below :math:`10^{-10} \max_i W_{ii}` (so
+    :math:`\|W - \Phi\Phi^T\|_2 \le \operatorname{tr}(S) \le
+    (n - k)\,10^{-10} \max_i W_{ii}`), at the cost of a Cholesky factorization
+    (an eigendecomposition costs about six: two moons, n = 2,000, 0.4 s
+    against 4.6 s).  Rows in the original order: :math:`\Phi_{p_i} = R_i`."""
+    from scipy.linalg.lapack import dpstrf
+
+    n = W.shape[0]
+    tol = 1e-10 * max(float(np.max(np.diag(W))), 1e-300)
+    c, piv, rank, info = dpstrf(
+        np.array(W, dtype=np.float64, order="F"), lower=1, tol=tol
+    )
+    if info < 0:  # pragma: no cover - an argument error inside LAPACK
+        raise RuntimeError(f"dpstrf failed (info={info}).")
+    rank = max(int(rank), 1)
+    Phi = np.empty((n, rank))
+    Phi[np.asarray(piv, dtype=np.intp) - 1] = np.tril(c[:, :rank])
+    return Phi
 
 
 def landmark_transform(W: np.ndarray) -> np.ndarray:
