@@ -648,8 +648,13 @@ class LapSVM(_PrimalMixin):
     regularization_selection_ : dict
         What ``gamma_a='auto'`` / ``gamma_i='auto'`` chose and why: ``gamma_a``,
         ``gamma_i`` (normalized), ``rule`` ('loo' or 'defaults'), ``reason``, and
-        for the LOO rule the grid ``pairs``, their mean LOO loss ``loo_loss``,
-        ``default_loss`` and ``time`` (:mod:`semisvm.models._autoreg`).
+        for the LOO rule the grid ``pairs``, their criterion ``scores`` and
+        ``loo_error``, ``default_score``, ``z`` (the best alternative against the
+        defaults, in paired standard errors), ``z_errors`` (the veto's z),
+        ``best_alternative`` and ``time``; when the switch was in question
+        (z > 0, no veto) the unlabeled points' evidence ``cut_default``,
+        ``cut_alternative`` (fractions of graph edges each candidate's labels
+        cut), ``cut_ratio`` and ``z_needed`` (:mod:`semisvm.models._autoreg`).
     proba_slope_ : float
         Slope :math:`a` of :meth:`predict_proba`.
     transduction_ : ndarray of shape (n_samples,)
