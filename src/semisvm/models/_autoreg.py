@@ -51,7 +51,7 @@ once there are enough of them, *if* they are asked the right question.
    = :data:`Z_SWITCH`.  A near-tie (floating-point noise in the criterion)
    never moves the choice (:math:`z > z^* \ge 0`).  Ties between supervised
    candidates go to the first in :data:`GRID_A` order.  Evidence (replayed
-   thresholds on 43 tuning cells, then 24 held-out cells of families fixed
+   thresholds on 34 tuning cells, then 24 held-out cells of families fixed
    before their first run): BENCHMARKS.md, issue 27.
 
 With ``gamma_a="auto"`` and a number for ``gamma_i`` only :math:`\lambda_A` is
@@ -138,7 +138,7 @@ MAX_RATIOS = 12
 #: where it misleads
 Z_SWITCH = 1.6448536269514722
 #: slope a of the graded threshold z > a ln(r) on the cut ratio r
-#: (:func:`graded_threshold`); the best of the slopes 1-12 replayed on the 43
+#: (:func:`graded_threshold`); the best of the slopes 1-12 replayed on the 34
 #: tuning cells (benchmarks/accuracy/study_switch.py), then checked on 24 held-out
 #: ones (BENCHMARKS.md, issue 27)
 CUT_SLOPE = 6.0
