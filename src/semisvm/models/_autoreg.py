@@ -545,17 +545,7 @@ def loo_evidence(
         intrinsic_bias=bool(opts.intrinsic_bias),
     )
     balance = opts.class_balance if unl.size else None
-    targets = None
-    if balance is not None:
-        n_cls = max(2, Yl.shape[1])
-        y_idx = Yl.argmax(axis=1) if Yl.shape[1] > 1 else (Yl[:, 0] > 0).astype(int)
-        prior = resolve_class_prior(
-            None if isinstance(opts.class_prior, str) else opts.class_prior,
-            y_idx,
-            n_cls,
-        )
-        prior = np.asarray(prior, dtype=np.float64)
-        targets = 2.0 * (prior[1:2] if Yl.shape[1] == 1 else prior) - 1.0
+    targets = None if balance is None else _balance_targets(opts, Yl)
     per_point, scores, errors, point_errors = [], [], [], []
     ww = np.ones(lab.size) if w is None else w
     for ga, gi in raw:
@@ -583,8 +573,7 @@ def loo_evidence(
         point_errors.append((m <= 0) * ww / ww.mean())
     labelers = edges = None
     if with_labelers:
-        e = graph_edges(L, n) if need_graph else None
-        edges = [e] * len(pairs)
+        edges = [graph_edges(L, n) if need_graph else None] * len(pairs)
         labelers = [
             _Labeler(
                 engine_ib if (engine_ib is not None and gi > 0) else engine,
@@ -592,9 +581,7 @@ def loo_evidence(
                 engine_ib is not None and gi > 0,
                 (ga, gi),
                 loss,
-                unl,
-                balance,
-                targets,
+                (unl, balance, targets),
             )
             for ga, gi in raw
         ]
@@ -612,16 +599,30 @@ def loo_evidence(
     )
 
 
+def _balance_targets(opts: Any, Yl: np.ndarray) -> np.ndarray:
+    r"""The class-mass targets :math:`2\pi_c - 1` the estimator balances its
+    unlabeled outputs to (one column for two classes)."""
+    n_cls = max(2, Yl.shape[1])
+    y_idx = Yl.argmax(axis=1) if Yl.shape[1] > 1 else (Yl[:, 0] > 0).astype(int)
+    prior = resolve_class_prior(
+        None if isinstance(opts.class_prior, str) else opts.class_prior,
+        y_idx,
+        n_cls,
+    )
+    prior = np.asarray(prior, dtype=np.float64)
+    return 2.0 * (prior[1:2] if Yl.shape[1] == 1 else prior) - 1.0
+
+
 class _Labeler:
     """The class indices one candidate's fit on every label gives any rows: the
     engine's outputs (:meth:`SpectralLOO.outputs`), shifted by the class-mass
     offsets of its outputs on the unlabeled sample as the estimator shifts its
     own (``class_balance``), then thresholded (two classes) or argmax."""
 
-    def __init__(self, engine, Phi, ones, pair, loss, unl, balance, targets):
+    def __init__(self, engine, Phi, ones, pair, loss, balancing):
         self.engine, self.Phi, self.ones = engine, Phi, ones
         self.pair, self.loss = pair, loss
-        self.unl, self.balance, self.targets = unl, balance, targets
+        self.unl, self.balance, self.targets = balancing
         self._offsets: np.ndarray | None = None
 
     def _rows(self, idx: np.ndarray) -> np.ndarray:
