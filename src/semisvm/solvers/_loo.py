@@ -518,15 +518,7 @@ class SpectralLOO:
             if E is None:
                 if F is None:
                     F, _ = self.rls(gamma_a, gamma_i)
-                E = y * F[:, j] < 1.0
-                for _ in range(max_iter):
-                    if not E.any():
-                        break
-                    f, _ = self._fit_on(G, y, E)
-                    E_new = y * f < 1.0
-                    if np.array_equal(E_new, E):
-                        break
-                    E = E_new
+                E, _ = self._settle(G, y, F[:, j], max_iter)
                 self._error_sets[(gamma_a, gamma_i, j)] = E
             if E.any():
                 out[:, j] = self._maps(G, GR, E)[1] @ y[E]
@@ -600,9 +592,12 @@ class SpectralLOO:
             F[:, j], O[:, j] = self._l2svm_column(G, self.Y[:, j], F[:, j], max_iter)
         return F, O
 
-    def _l2svm_column(
+    def _settle(
         self, G: np.ndarray, y: np.ndarray, f0: np.ndarray, max_iter: int
     ) -> tuple[np.ndarray, np.ndarray]:
+        """The squared-hinge fit's fixed point from the outputs ``f0``: the error
+        set E (the points with y f < 1) that reproduces itself, and the outputs
+        of the ridge fit on E (``f0`` when E is empty at the start)."""
         E = y * f0 < 1.0
         f = f0
         for _ in range(max_iter):
@@ -613,6 +608,12 @@ class SpectralLOO:
             if np.array_equal(E_new, E):
                 break
             E = E_new
+        return E, f
+
+    def _l2svm_column(
+        self, G: np.ndarray, y: np.ndarray, f0: np.ndarray, max_iter: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        E, f = self._settle(G, y, f0, max_iter)
         o = f.copy()
         if not E.any():
             return f, o
