@@ -694,7 +694,7 @@ def cut_ratio(ev: LOOEvidence, k_default: int, k_alt: int) -> dict | None:
     boundary*: then the supervised candidate, whose boundary ignores the
     unlabeled points, cuts more edges (two moons: r = 30, USPST 5 labels per
     class: 1.6), while where the classes cross the clusters both boundaries cut
-    alike (:math:`r pprox 1`: tanh, noise_hd, linear boundaries through uniform
+    alike (:math:`r \approx 1`: tanh, noise_hd, linear boundaries through uniform
     mass; BENCHMARKS.md, issue 27).  Measured on the edges of the defaults'
     graph (:func:`graph_edges`).  None without labelers or edges.
     """
