@@ -142,6 +142,67 @@ def test_mass_shifts_equal_brentq(t):
     np.testing.assert_allclose(mass_shifts(V, t), ref, atol=1e-9)
 
 
+def test_mass_shifts_with_a_target_per_column_equal_brentq():
+    """Several classes' columns solved together (each with its own target, a
+    shared start) give each column's own root: a target read from the wrong
+    column, or a settled column moved again, fails."""
+    rng = np.random.default_rng(11)
+    V = rng.normal(size=(250, 12)) * rng.uniform(1e-2, 4, 12) + rng.normal(size=12)
+    t = rng.uniform(-0.9, 0.9, size=12)
+    ref = np.array([_mass_shift(V[:, k], t[k]) for k in range(12)])
+    np.testing.assert_allclose(mass_shifts(V, t), ref, atol=1e-9)
+    start = ref + rng.normal(scale=0.5, size=12)
+    np.testing.assert_allclose(mass_shifts(V, t, start=start), ref, atol=1e-9)
+
+
+@pytest.mark.parametrize("intercept", [True, False])
+def test_fit_at_equals_the_hat_maps(intercept):
+    """The vector path of the error-set fits (one solve, two right-hand sides)
+    gives the outputs of the hat maps it replaces, on the labeled and the
+    unlabeled rows, for weighted points and any error set."""
+    K, L, lab, Yl, c = _problem(classes=2)
+    unl = np.setdiff1d(np.arange(K.shape[0]), lab)
+    Phi = loo_features(lambda idx: K[:, idx], K.shape[0], lab)
+    eng = SpectralLOO(
+        Phi, L, lab, Yl, weights=c, unlabeled_idx=unl, fit_intercept=intercept
+    )
+    G, GU = eng.gram(1e-2, 0.5), eng.gram_u(1e-2, 0.5)
+    y = Yl[:, 0]
+    rng = np.random.default_rng(3)
+    for _ in range(5):
+        E = rng.random(y.size) < 0.6
+        E[0] = True
+        P, PU = eng._maps(G, GU, E)
+        np.testing.assert_allclose(eng._fit_at(G, G, y, E), P @ y[E], atol=1e-10)
+        np.testing.assert_allclose(eng._fit_at(GU, G, y, E), PU @ y[E], atol=1e-10)
+
+
+def test_the_selection_runs_on_one_blas_thread(monkeypatch):
+    """The LOO engine's thousands of small l x l steps run on one BLAS thread
+    (two threads made the selection 4x slower on the 2-core machine)."""
+    from threadpoolctl import threadpool_info
+
+    import semisvm.models._autoreg as autoreg
+
+    seen = []
+    real = autoreg.loo_evidence
+
+    def spy(*args, **kwargs):
+        seen.extend(
+            m["num_threads"] for m in threadpool_info() if m["user_api"] == "blas"
+        )
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(autoreg, "loo_evidence", spy)
+    X, yt = make_moons(120, noise=0.1, random_state=0)
+    y = np.full(120, -1)
+    for c in (0, 1):
+        y[np.flatnonzero(yt == c)[:8]] = c
+    est = LapSVM().fit(X, y)
+    assert est.regularization_selection_["rule"] == "loo"
+    assert seen and set(seen) == {1}
+
+
 def test_scale_free_squared_hinge_is_the_minimum_and_scale_free():
     rng = np.random.default_rng(2)
     for _ in range(20):

@@ -26,6 +26,7 @@ from .._validation import (
     resolve_seed,
     validate_params,
 )
+from ..kernels._operators import on_one_blas_thread
 from ..models import LapRLS, LapSVM
 from ..models._autoreg import MIN_LABELS_PER_CLASS
 from ..models._options import check_options, resolved_options
@@ -876,6 +877,7 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
         ]
         return kconfs, gconfs
 
+    @on_one_blas_thread
     def _search_loo(
         self, template: Any, X: Any, y: np.ndarray, lab_mask: np.ndarray
     ) -> None:

@@ -92,6 +92,7 @@ import numpy as np
 
 from .. import _defaults
 from .._validation import as_generator, resolve_seed
+from ..kernels._operators import on_one_blas_thread
 from ..solvers._loo import (
     SpectralLOO,
     balanced_loo,
@@ -179,6 +180,7 @@ def _candidates(
     return out
 
 
+@on_one_blas_thread
 def select_regularization(
     est: Any,
     *,

@@ -521,22 +521,13 @@ class SpectralLOO:
                 E, _ = self._settle(G, y, F[:, j], max_iter)
                 self._error_sets[(gamma_a, gamma_i, j)] = E
             if E.any():
-                out[:, j] = self._maps(G, GR, E)[1] @ y[E]
+                out[:, j] = self._fit_at(GR, G, y, E)
         return out
 
     def _l2svm_fold_column(self, G, GU, y, f0, max_iter):
-        E = y * f0 < 1.0
-        f = f0
-        fU = np.zeros(GU.shape[0])
-        for _ in range(max_iter):
-            if not E.any():
-                break
-            Hf, HU = self._maps(G, GU, E)
-            f, fU = Hf @ y[E], HU @ y[E]
-            E_new = y * f < 1.0
-            if np.array_equal(E_new, E):
-                break
-            E = E_new
+        E, f, E_fit = self._settle_set(G, y, y * f0 < 1.0, max_iter)
+        f = f0 if f is None else f
+        fU = np.zeros(GU.shape[0]) if E_fit is None else self._fit_at(GU, G, y, E_fit)
         o = f.copy()
         D = np.zeros((GU.shape[0], y.size))
         E_full = E.copy()
@@ -568,7 +559,7 @@ class SpectralLOO:
         iE = np.flatnonzero(E)
         cE = self.c[iE]
         M = cE[:, None] * G[np.ix_(iE, iE)] + np.eye(iE.size)
-        T = sla.solve(M, np.diag(cE), check_finite=False)  # (C_E G_EE + I)^{-1} C_E
+        T = np.linalg.solve(M, np.diag(cE))  # (C_E G_EE + I)^{-1} C_E
         P, PU = G[:, iE] @ T, GU[:, iE] @ T
         if self.fit_intercept:
             HR_E = P[iE]
@@ -598,17 +589,33 @@ class SpectralLOO:
         """The squared-hinge fit's fixed point from the outputs ``f0``: the error
         set E (the points with y f < 1) that reproduces itself, and the outputs
         of the ridge fit on E (``f0`` when E is empty at the start)."""
-        E = y * f0 < 1.0
-        f = f0
+        E, f, _ = self._settle_set(G, y, y * f0 < 1.0, max_iter)
+        return E, (f0 if f is None else f)
+
+    def _settle_set(
+        self,
+        G: np.ndarray,
+        y: np.ndarray,
+        E: np.ndarray,
+        max_iter: int,
+        keep: np.ndarray | None = None,
+    ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+        """The active-set iteration from the error set ``E`` (restricted to
+        ``keep``): the final set, the outputs of the last ridge fit (None when
+        none was fitted) and the set that fit was made on."""
+        f = None
+        E_fit = None
         for _ in range(max_iter):
             if not E.any():
                 break
-            f, _ = self._fit_on(G, y, E)
+            f, E_fit = self._fit_at(G, G, y, E), E
             E_new = y * f < 1.0
+            if keep is not None:
+                E_new &= keep
             if np.array_equal(E_new, E):
                 break
             E = E_new
-        return E, f
+        return E, f, E_fit
 
     def _l2svm_column(
         self, G: np.ndarray, y: np.ndarray, f0: np.ndarray, max_iter: int
@@ -648,23 +655,40 @@ class SpectralLOO:
         (and, with ``GU``, the fit's unlabeled outputs)."""
         keep = np.ones(y.size, dtype=bool)
         keep[i] = False
-        E = E & keep
-        f = None
-        fU = None if GU is None else np.zeros(GU.shape[0])
-        for _ in range(max_iter):
-            if not E.any():
-                break
-            if GU is None:
-                f, _ = self._fit_on(G, y, E)
-            else:
-                Hf, HU = self._maps(G, GU, E)
-                f, fU = Hf @ y[E], HU @ y[E]
-            E_new = (y * f < 1.0) & keep
-            if np.array_equal(E_new, E):
-                break
-            E = E_new
+        _, f, E_fit = self._settle_set(G, y, E & keep, max_iter, keep)
         fi = 0.0 if f is None else float(f[i])
-        return fi if GU is None else (fi, fU)
+        if GU is None:
+            return fi
+        if E_fit is None:
+            return fi, np.zeros(GU.shape[0])
+        return fi, self._fit_at(GU, G, y, E_fit)
+
+    def _fit_at(
+        self, GR: np.ndarray, G: np.ndarray, y: np.ndarray, E: np.ndarray
+    ) -> np.ndarray:
+        r"""Outputs at the rows of ``GR`` (:math:`\Phi_R (\cdot)^{-1}\Phi_L^T`) of
+        the weighted ridge fit (+ intercept) on the labeled points E.
+
+        The fit of :meth:`_fit_on` / :meth:`_maps` applied to ``y[E]`` without
+        forming their maps: with :math:`M = C_E G_{EE} + I`,
+        :math:`a = M^{-1} C_E y_E` and :math:`e = M^{-1} C_E 1` (one solve, two
+        right-hand sides), the intercept is
+        :math:`b = c_E^T (y_E - G_{EE} a) / c_E^T (1 - G_{EE} e)` and
+        :math:`f_R = G_{RE} (a - b e) + b` (:math:`b = 0` without intercept or
+        when the denominator vanishes, as there).
+        """
+        iE = np.flatnonzero(E)
+        cE = self.c[iE]
+        GEE = G[np.ix_(iE, iE)]
+        M = cE[:, None] * GEE + np.eye(iE.size)
+        rhs = np.stack([cE * y[iE], cE], axis=1)
+        a, e = np.linalg.solve(M, rhs).T
+        b = 0.0
+        if self.fit_intercept:
+            den = float(cE @ (1.0 - GEE @ e))
+            if den > 1e-14 * float(cE.sum()):
+                b = float(cE @ (y[iE] - GEE @ a)) / den
+        return GR[:, iE] @ (a - b * e) + b
 
     def _fit_on(
         self, G: np.ndarray, y: np.ndarray, E: np.ndarray
@@ -679,7 +703,7 @@ class SpectralLOO:
         GEE = G[np.ix_(iE, iE)]
         # w = (C_E G_EE + I)^{-1} C_E (y_E - b), f = G[:, E] w + b
         M = cE[:, None] * GEE + np.eye(iE.size)
-        T = sla.solve(M, np.diag(cE), check_finite=False)  # (C_E G_EE + I)^{-1} C_E
+        T = np.linalg.solve(M, np.diag(cE))  # (C_E G_EE + I)^{-1} C_E
         P = G[:, iE] @ T
         Hf = P
         if self.fit_intercept:
@@ -743,7 +767,7 @@ def pointwise_loss(O: np.ndarray, Y: np.ndarray, loss: str) -> np.ndarray:
 
 
 def mass_shifts(
-    V: np.ndarray, t: float, *, max_iter: int = 100, start: Any = None
+    V: np.ndarray, t: Any, *, max_iter: int = 100, start: Any = None
 ) -> np.ndarray:
     r"""Column-wise roots :math:`\delta_k` of
     :math:`g_k(\delta) = \mathrm{mean}(V_{:k} + \delta) - t\,\mathrm{mean}|V_{:k} + \delta|`.
@@ -759,8 +783,9 @@ def mass_shifts(
     Parameters
     ----------
     V : ndarray of shape (u, m)
-    t : float
-        :math:`2\pi_c - 1`, clipped to :math:`(-1, 1)`.
+    t : float or ndarray of shape (m,)
+        :math:`2\pi_c - 1`, clipped to :math:`(-1, 1)`; one per column when
+        columns of several classes are solved together.
     start : float or ndarray, optional
         Starting shifts (default: minus the column medians); the shift of the
         full fit is a good start for its held-out fits.
@@ -769,9 +794,12 @@ def mass_shifts(
     -------
     delta : ndarray of shape (m,)
     """
-    t = float(np.clip(t, -1.0 + 1e-9, 1.0 - 1e-9))
     V = np.asarray(V, dtype=np.float64)
     u = V.shape[0]
+    t = np.broadcast_to(
+        np.clip(np.asarray(t, dtype=np.float64), -1.0 + 1e-9, 1.0 - 1e-9),
+        (V.shape[1],),
+    )
     scale = np.maximum(V.max(axis=0), -V.min(axis=0)) + 1.0
     d = (
         -np.median(V, axis=0)
@@ -785,21 +813,31 @@ def mass_shifts(
     # passes instead of three temporaries (4x faster at 1,000 x 50)
     total = V.sum(axis=0)
     done = np.zeros(V.shape[1], dtype=bool)
+    # the columns still moving (settled columns leave the passes: most settle
+    # in one or two steps)
+    act = np.arange(V.shape[1])
+    Va = V
     for _ in range(max_iter):
-        count = np.count_nonzero(V > -d, axis=0)
-        abs_sum = 2.0 * (np.maximum(V, -d).sum(axis=0) + u * d) - (total + u * d)
-        g = (total / u + d) - t * abs_sum / u
-        done = np.abs(g) <= 1e-13 * scale
-        if done.all():
+        da, ta = d[act], total[act]
+        count = np.count_nonzero(Va > -da, axis=0)
+        abs_sum = 2.0 * (np.maximum(Va, -da).sum(axis=0) + u * da) - (ta + u * da)
+        tt = t[act]
+        g = (ta / u + da) - tt * abs_sum / u
+        ok = np.abs(g) <= 1e-13 * scale[act]
+        done[act] = ok
+        if ok.all():
             return d
-        slope = 1.0 - t * (2.0 * count - u) / u
-        d = np.where(done, d, d - g / slope)
+        slope = 1.0 - tt * (2.0 * count - u) / u
+        d[act] = np.where(ok, da, da - g / slope)
+        if ok.any():
+            act = act[~ok]
+            Va = V[:, act]
     for k in np.flatnonzero(~done):  # pragma: no cover - safeguard
         lo, hi = -scale[k] - 1.0, scale[k] + 1.0
         for _ in range(200):
             mid = 0.5 * (lo + hi)
             w = V[:, k] + mid
-            if w.mean() - t * np.abs(w).mean() > 0:
+            if w.mean() - t[k] * np.abs(w).mean() > 0:
                 hi = mid
             else:
                 lo = mid
@@ -827,12 +865,26 @@ def balanced_loo(
         The full fit's unlabeled outputs plus its offsets.
     """
     O_bal = np.array(O, dtype=np.float64)
-    FU_bal = np.array(FU, dtype=np.float64)
-    for c in range(O.shape[1]):
-        d0 = mass_shifts(FU[:, c][:, None], targets[c])[0]
-        O_bal[:, c] += mass_shifts(FU[:, c][:, None] + D[c], targets[c], start=d0)
-        FU_bal[:, c] += d0
-    return O_bal, FU_bal
+    FU = np.asarray(FU, dtype=np.float64)
+    targets = np.asarray(targets, dtype=np.float64)
+    d0 = mass_shifts(FU, targets)
+    # every class's held-out fits in one Newton run (the column's own target);
+    # a held-out fit whose unlabeled outputs equal the full fit's (D's column
+    # 0: LapSVM outside the error set) keeps the full fit's shift
+    l, C = O.shape
+    moved = [np.flatnonzero(D[c].any(axis=0)) for c in range(C)]
+    shift = np.repeat(d0[None, :], l, axis=0)
+    if any(m.size for m in moved):
+        V = np.concatenate(
+            [FU[:, c][:, None] + D[c][:, moved[c]] for c in range(C)], axis=1
+        )
+        cls = np.concatenate([np.full(m.size, c) for c, m in enumerate(moved)])
+        delta = mass_shifts(V, targets[cls], start=d0[cls])
+        at = 0
+        for c, m in enumerate(moved):
+            shift[m, c] = delta[at : at + m.size]
+            at += m.size
+    return O_bal + shift, FU + d0[None, :]
 
 
 def margins(O: np.ndarray, Y: np.ndarray) -> np.ndarray:
