@@ -22,6 +22,7 @@ Usage::
     python benchmarks/bench_cv_cost.py --quick         # moons n = 600 only
     python benchmarks/bench_cv_cost.py --only moons,digits --repeat 3
     python benchmarks/bench_cv_cost.py --code before=/tmp/old/src --code after=src
+    python benchmarks/bench_cv_cost.py --blas-threads default   # as a user runs it
 """
 
 from __future__ import annotations
@@ -107,11 +108,21 @@ def _worker(args: Any) -> int:
     return 0
 
 
+#: BLAS threads of the timed processes: "1" (OPENBLAS_NUM_THREADS=1, the
+#: comparable setting of every earlier run) or "default" (what a user gets)
+BLAS_THREADS = "1"
+
+
 def _spawn(problem: str, estimator: str, src: str, quick: bool, timeout: float) -> dict:
     import json
     import subprocess
 
-    env = dict(os.environ, PYTHONPATH=src, OPENBLAS_NUM_THREADS="1")
+    env = dict(os.environ, PYTHONPATH=src)
+    if BLAS_THREADS == "default":
+        for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+            env.pop(k, None)
+    else:
+        env["OPENBLAS_NUM_THREADS"] = BLAS_THREADS
     cmd = [sys.executable, __file__, "--worker", "--problem", problem]
     cmd += ["--estimator", estimator] + (["--quick"] if quick else [])
     try:
@@ -199,7 +210,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--repeat-large", type=int, default=1, help="rounds at n > 5000")
     ap.add_argument("--label", default="", help="a note for the results section")
+    ap.add_argument(
+        "--blas-threads",
+        default="1",
+        help="BLAS threads of the timed fits: a number (default 1, as in every "
+        "earlier run) or 'default' (the library's default, what a user gets)",
+    )
     args = ap.parse_args(argv)
+    global BLAS_THREADS
+    BLAS_THREADS = args.blas_threads
     if args.worker:
         return _worker(args)
     here = str(Path(__file__).resolve().parents[1] / "src")
