@@ -628,30 +628,3 @@ def test_loo_features_of_a_singular_kernel_are_an_exact_root(kind):
     np.testing.assert_allclose(Phi @ Phi.T, K, atol=1e-9 * np.abs(K).max())
     lam = np.linalg.eigvalsh(K)
     assert Phi.shape[1] <= np.sum(lam > 1e-13 * lam[-1])
-
-
-def test_outer_blas_threads_inside_a_one_thread_region():
-    """The selection's large products get the threads of outside its one-thread
-    region back (and only inside such a region)."""
-    from threadpoolctl import ThreadpoolController
-
-    from semisvm.kernels._operators import on_one_blas_thread, outer_blas_threads
-
-    ctl = ThreadpoolController()
-
-    def count():
-        return max(c.num_threads for c in ctl.select(user_api="blas").lib_controllers)
-
-    @on_one_blas_thread
-    def region():
-        inner = count()
-        with outer_blas_threads():
-            outer = count()
-        return inner, outer, count()
-
-    with ctl.limit(limits=2, user_api="blas"):
-        assert region() == (1, 2, 1)
-        with outer_blas_threads():  # outside a region: nothing changes
-            assert count() == 2
-    with ctl.limit(limits=1, user_api="blas"):
-        assert region() == (1, 1, 1)

@@ -26,8 +26,6 @@ __all__ = [
     "blas_threads_for",
     "single_blas_thread",
     "on_one_blas_thread",
-    "outer_blas_threads",
-    "on_outer_blas_threads",
     "SymmetricOperator",
     "DenseKernelOperator",
     "SparseOperator",
@@ -88,43 +86,10 @@ def on_one_blas_thread(func: F) -> F:
 
     @functools.wraps(func)
     def run(*args: Any, **kwargs: Any) -> Any:
-        ctl = _blas_controller()
-        if ctl is None:  # pragma: no cover - threadpoolctl comes with sklearn
-            return func(*args, **kwargs)
-        counts = [c.num_threads for c in ctl.select(user_api="blas").lib_controllers]
-        _OUTER_THREADS.append(max(counts, default=1))
-        try:
-            with ctl.limit(limits=1, user_api="blas"):
-                return func(*args, **kwargs)
-        finally:
-            _OUTER_THREADS.pop()
-
-    return cast(F, run)
-
-
-#: the BLAS thread counts outside the active :func:`on_one_blas_thread` regions
-_OUTER_THREADS: list[int] = []
-
-
-def on_outer_blas_threads(func: F) -> F:
-    """Decorator: run ``func`` in :func:`outer_blas_threads`."""
-
-    @functools.wraps(func)
-    def run(*args: Any, **kwargs: Any) -> Any:
-        with outer_blas_threads():
+        with single_blas_thread():
             return func(*args, **kwargs)
 
     return cast(F, run)
-
-
-def outer_blas_threads() -> Any:
-    """Context manager: inside an :func:`on_one_blas_thread` region, give the
-    large products (:math:`n r^2` Gram products, :math:`r^3` factorizations) back
-    the BLAS threads of outside the region; a no-op elsewhere."""
-    ctl = _blas_controller()
-    if ctl is None or not _OUTER_THREADS or _OUTER_THREADS[-1] <= 1:
-        return nullcontext()
-    return ctl.limit(limits=_OUTER_THREADS[-1], user_api="blas")
 
 
 def blas_threads_for(nbytes: int) -> int | None:

@@ -61,7 +61,6 @@ Cost per grid point: :math:`O(l^2 r + l^3)` (LapRLS, all classes at once) and
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from contextlib import nullcontext
 from typing import Any
 
 import numpy as np
@@ -69,7 +68,6 @@ import scipy.linalg as sla
 
 from .._memory import block_rows
 from .._validation import as_generator
-from ..kernels._operators import on_outer_blas_threads, outer_blas_threads
 from ._lowrank import intrinsic_gram
 
 __all__ = [
@@ -85,7 +83,6 @@ __all__ = [
 ]
 
 
-@on_outer_blas_threads
 def loo_features(
     columns: Callable[[np.ndarray], np.ndarray],
     n: int,
@@ -196,21 +193,6 @@ def landmark_transform(W: np.ndarray) -> np.ndarray:
     return V[:, keep] / np.sqrt(lam[keep])
 
 
-#: factorizations of at least this order get the BLAS threads of outside the
-#: selection's one-thread region (measured on 2 cores: r = 600 no faster on two
-#: threads, r = 2,000 1.6x faster)
-OUTER_THREADS_MIN_ORDER = 1000
-
-
-def _cho_solve(M: np.ndarray, rhs: np.ndarray) -> np.ndarray:
-    """:math:`M^{-1}` rhs by Cholesky (LinAlgError when M is not positive definite)."""
-    big = M.shape[0] >= OUTER_THREADS_MIN_ORDER
-    with outer_blas_threads() if big else nullcontext():
-        cf = sla.cho_factor(M, lower=True, check_finite=False)
-        return sla.cho_solve(cf, rhs, check_finite=False)
-
-
-@on_outer_blas_threads
 def gram_product(Phi: np.ndarray, LPhi: np.ndarray) -> np.ndarray:
     r""":math:`\Phi^T (L\Phi)`, half the flops when :math:`\Phi` is the lower
     triangular Cholesky root of K (:func:`loo_features` with every point a
@@ -226,7 +208,6 @@ def gram_product(Phi: np.ndarray, LPhi: np.ndarray) -> np.ndarray:
     return Phi.T @ LPhi
 
 
-@on_outer_blas_threads
 def graph_gram(Phi: np.ndarray, L: Any) -> np.ndarray:
     r""":math:`\Phi^T L \Phi` (float64): through :func:`gram_product` for the
     square Cholesky root, else in row blocks
@@ -348,12 +329,10 @@ class SpectralLOO:
             B = graph_gram(Phi, L)
             B = 0.5 * (B + B.T)
             if ambient_mask is None:
-                with outer_blas_threads():
-                    mu, U = np.linalg.eigh(B)
+                mu, U = np.linalg.eigh(B)
                 self.mu = np.maximum(mu, 0.0)
             else:  # the pencil (B, E + B): V^T (E + B) V = I, V^T B V = diag(beta)
-                with outer_blas_threads():
-                    beta, U = sla.eigh(B, B + np.diag(self.mask), check_finite=False)
+                beta, U = sla.eigh(B, B + np.diag(self.mask), check_finite=False)
                 beta = np.clip(beta, 0.0, 1.0)
                 self.mu, self.p = beta, 1.0 - beta
             self.A = A0 @ U
@@ -379,7 +358,8 @@ class SpectralLOO:
             assert self.B is not None, "the Cholesky path needs B (spectral=False)"
             M = gamma_i * self.B
             M[np.diag_indices_from(M)] += gamma_a * self.mask
-            self._factor = {key: _cho_solve(M, self.A.T)}
+            cf = sla.cho_factor(M, lower=True, check_finite=False)
+            self._factor = {key: sla.cho_solve(cf, self.A.T, check_finite=False)}
         return self._factor[key]
 
     def _solved_ratio(self, rho: float) -> np.ndarray:
@@ -391,7 +371,8 @@ class SpectralLOO:
             M = rho * self.B
             M[np.diag_indices_from(M)] += self.mask
             try:
-                self._factor[key] = _cho_solve(M, self.A.T)
+                cf = sla.cho_factor(M, lower=True, check_finite=False)
+                self._factor[key] = sla.cho_solve(cf, self.A.T, check_finite=False)
             except np.linalg.LinAlgError:  # B numerically indefinite: its
                 # spectrum clipped at 0, as the spectral path does (with a mask:
                 # the pencil (B, E + B), V^T (E + rho B) V = diag(1 - beta + rho beta))
