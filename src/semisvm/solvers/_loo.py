@@ -625,7 +625,7 @@ class SpectralLOO:
         if not E.any():
             return f, o
         iE = np.flatnonzero(E)
-        _, Hf = self._fit_on(G, y, E)
+        Hf = self._maps(G, G[:0], E)[0]  # the hat map of E's fit, labeled rows
         h = np.minimum(np.diag(Hf[iE]), 1.0 - 1e-10)
         o[iE] = f[iE] - h / (1.0 - h) * (y[iE] - f[iE])
         if y.size > self.exact_max:
@@ -669,7 +669,7 @@ class SpectralLOO:
         r"""Outputs at the rows of ``GR`` (:math:`\Phi_R (\cdot)^{-1}\Phi_L^T`) of
         the weighted ridge fit (+ intercept) on the labeled points E.
 
-        The fit of :meth:`_fit_on` / :meth:`_maps` applied to ``y[E]`` without
+        The fit of :meth:`_maps` applied to ``y[E]`` without
         forming their maps: with :math:`M = C_E G_{EE} + I`,
         :math:`a = M^{-1} C_E y_E` and :math:`e = M^{-1} C_E 1` (one solve, two
         right-hand sides), the intercept is
@@ -689,32 +689,6 @@ class SpectralLOO:
             if den > 1e-14 * float(cE.sum()):
                 b = float(cE @ (y[iE] - GEE @ a)) / den
         return GR[:, iE] @ (a - b * e) + b
-
-    def _fit_on(
-        self, G: np.ndarray, y: np.ndarray, E: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """Outputs on every labeled point of the ridge fit on E, and its hat map.
-
-        Returns ``f`` (l,) and ``Hf`` (l, |E|) with ``f = Hf @ y[E]``; the rows of
-        E in ``Hf`` are E's own hat matrix.
-        """
-        iE = np.flatnonzero(E)
-        cE = self.c[iE]
-        GEE = G[np.ix_(iE, iE)]
-        # w = (C_E G_EE + I)^{-1} C_E (y_E - b), f = G[:, E] w + b
-        M = cE[:, None] * GEE + np.eye(iE.size)
-        T = np.linalg.solve(M, np.diag(cE))  # (C_E G_EE + I)^{-1} C_E
-        P = G[:, iE] @ T
-        Hf = P
-        if self.fit_intercept:
-            HR_E = P[iE]
-            one = np.ones(iE.size)
-            v = one - HR_E @ one
-            r = cE - HR_E.T @ cE
-            den = float(cE @ v)
-            if den > 1e-14 * float(cE.sum()):
-                Hf = P + np.outer(1.0 - P @ one, r) / den
-        return Hf @ y[iE], Hf
 
 
 def loo_losses(
