@@ -210,8 +210,56 @@ def test_one_factorization_per_ratio_equals_the_spectral_engine(loss):
             np.testing.assert_allclose(
                 np.asarray(b), np.asarray(a), rtol=1e-7, atol=1e-9 * np.abs(a).max()
             )
-    # the first two pairs share one ratio: 3 factorizations for 4 graph pairs
+    # the first two pairs share one ratio: 3 factorizations for 4 graph pairs,
+    # and one product with the labeled and the unlabeled rows per ratio (and for
+    # the supervised pair, rho = 0)
     assert len(rat._factor) == 3
+    assert sorted(rat._unit) == sorted(
+        (w, rho) for w in ("A", "U") for rho in (0.0, 1.0, 1e3, 1e2)
+    )
+
+
+def test_round_two_rescores_the_best_pairs_of_each_graph():
+    # round 2 re-scores, per graph, the ROUND2_PAIRS pairs round 1 ranks first
+    # (ties in grid order) and, on the defaults' graph, the defaults' pair
+    class Ev:
+        def __init__(self, pairs, scores):
+            self.pairs, self.scores = pairs, np.asarray(scores, dtype=float)
+
+    grid = [(a, i) for a in (1e-6, 1e-3, 1.0) for i in (1e-3, 1.0, 10.0)]
+    rng = np.random.default_rng(0)
+    k1 = {"kernel": "rbf", "gamma": 1.0}
+    k2 = {"kernel": "linear"}
+    g = [{"n_neighbors": k} for k in (5, 10, 20)]
+    rows = [
+        ({**k1, "graph": None}, Ev([(1e-6, 0.0)], [0.5])),
+        # the defaults' graph: its best pairs exclude (1e-6, 1.0)
+        ({**k1, "graph": g[0]}, Ev(grid, [0.1, 9, 9, 0.2, 0.3, 0.4, 0.5, 9, 9])),
+        ({**k1, "graph": g[1]}, Ev(grid, rng.uniform(0.6, 1.0, 9))),
+        ({**k2, "graph": g[2]}, Ev(grid, [0.05] * 9)),
+        ({**k2, "graph": g[1]}, Ev(grid, rng.uniform(0.1, 0.2, 9))),
+        ({**k2, "graph": g[0]}, Ev(grid, rng.uniform(0.3, 0.4, 9))),
+        ({**k1, "graph": g[2]}, Ev(grid, rng.uniform(2.0, 3.0, 9))),
+    ]
+    out = _search._round2_kernels(rows, (1e-6, 1.0), top=3)
+    key1, key2 = tuple(sorted(k1.items())), tuple(sorted(k2.items()))
+    assert list(out) == [key1, key2]
+    # kernel 1: the supervised row (all pairs) and the defaults' graph with its
+    # three best pairs in grid order and the defaults' pair in front; rows 2 and
+    # 6 are not among the three best others
+    assert out[key1] == [
+        (None, None),
+        (g[0], [(1e-6, 1.0), (1e-6, 1e-3), (1e-3, 1e-3), (1e-3, 1.0)]),
+    ]
+    # kernel 2: the three best other graphs; equal scores keep grid order
+    assert [gc for gc, _ in out[key2]] == [g[2], g[1], g[0]]
+    assert out[key2][0][1] == grid[:3]
+    for gc, pairs in out[key2]:
+        ev = next(
+            e for c, e in rows if c.get("kernel") == "linear" and c["graph"] == gc
+        )
+        best = np.sort(ev.scores)[:3]
+        assert sorted(ev.scores[[grid.index(p) for p in pairs]]) == list(best)
 
 
 def test_gram_of_the_second_power_reuses_the_first():

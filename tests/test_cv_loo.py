@@ -86,9 +86,22 @@ def test_the_default_candidate_is_scored_by_the_auto_engine(base, cls):
 
 
 @pytest.mark.parametrize("cls", [LapRLSCV, LapSVMCV])
-def test_refit_is_the_plain_estimator_with_the_best_parameters(cls):
+def test_refit_is_the_plain_estimator_with_the_best_parameters(cls, monkeypatch):
+    from semisvm.models import _factorized
+
+    calls = []
+    solve = _factorized.factorized_solve
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return solve(*args, **kwargs)
+
+    monkeypatch.setattr(_factorized, "factorized_solve", counted)
     X, y, _ = _moons(seed=2)
-    cv = cls(gamma_a=(1e-6, 1e-2), gamma_i=(0.0, 1.0)).fit(X, y)
+    # a graph-term pair only: the refit must reuse the search's K and L (it did
+    # not while graph_pca='auto' counted as a projection)
+    cv = cls(gamma_a=(1e-6, 1e-2), gamma_i=(1.0,)).fit(X, y)
+    assert calls, "the refit did not use the search's factorization"
     ref = clone(cv.best_estimator_).set_params(**cv.best_params_).fit(X, y)
     # the refit solves with the search's K and L, through one factorization of
     # I + rLK (models._factorized): the same minimiser, to rounding
@@ -118,3 +131,14 @@ def test_cv_loo_is_deterministic():
     b = LapSVMCV(gamma_a=(1e-6, 1e-2), gamma_i=(0.0, 1.0)).fit(X, y)
     assert a.best_params_ == b.best_params_
     assert a.decision_function(X).tobytes() == b.decision_function(X).tobytes()
+
+
+@pytest.mark.parametrize("cls", [LapRLSCV, LapSVMCV])
+def test_grid_without_the_supervised_model(cls):
+    # gamma_i = 0 left out of the grid: no supervised candidate is scored, the
+    # prior is the defaults' pair (this crashed with "min() arg is an empty
+    # sequence"), and the choice stays in the user's grid
+    X, y, _ = _moons(seed=2)
+    cv = cls(gamma_a=(1e-6, 1e-2), gamma_i=(0.1, 1.0), n_neighbors=(6,)).fit(X, y)
+    assert cv.best_params_["gamma_i"] in (0.1, 1.0)
+    assert all(p["gamma_i"] > 0 for p in cv.cv_results_["params"])
