@@ -872,9 +872,14 @@ def balanced_loo(
     moved = [np.flatnonzero(D[c].any(axis=0)) for c in range(C)]
     shift = np.repeat(d0[None, :], l, axis=0)
     if any(m.size for m in moved):
-        V = np.concatenate(
-            [FU[:, c][:, None] + D[c][:, moved[c]] for c in range(C)], axis=1
-        )
+        # the moved fits' unlabeled outputs, written in place (no copy of D's
+        # columns when all of them moved: the squared loss)
+        V = np.empty((FU.shape[0], sum(m.size for m in moved)))
+        at = 0
+        for c, m in enumerate(moved):
+            Dc = D[c] if m.size == D[c].shape[1] else D[c][:, m]
+            np.add(FU[:, c][:, None], Dc, out=V[:, at : at + m.size])
+            at += m.size
         cls = np.concatenate([np.full(m.size, c) for c, m in enumerate(moved)])
         delta = mass_shifts(V, targets[cls], start=d0[cls])
         at = 0
