@@ -816,7 +816,6 @@ def mass_shifts(
     Va = V
     for _ in range(max_iter):
         da, ta = d[act], total[act]
-        count = np.count_nonzero(Va > -da, axis=0)
         abs_sum = 2.0 * (np.maximum(Va, -da).sum(axis=0) + u * da) - (ta + u * da)
         tt = t[act]
         g = (ta / u + da) - tt * abs_sum / u
@@ -824,11 +823,13 @@ def mass_shifts(
         done[act] = ok
         if ok.all():
             return d
-        slope = 1.0 - tt * (2.0 * count - u) / u
-        d[act] = np.where(ok, da, da - g / slope)
-        if ok.any():
-            act = act[~ok]
+        if ok.any():  # the slope only where a step is taken
+            keep = ~ok
+            act, da, g, tt = act[keep], da[keep], g[keep], tt[keep]
             Va = V[:, act]
+        count = np.count_nonzero(Va > -da, axis=0)
+        slope = 1.0 - tt * (2.0 * count - u) / u
+        d[act] = da - g / slope
     for k in np.flatnonzero(~done):  # pragma: no cover - safeguard
         lo, hi = -scale[k] - 1.0, scale[k] + 1.0
         for _ in range(200):
