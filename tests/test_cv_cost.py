@@ -278,3 +278,45 @@ def test_gram_of_the_second_power_reuses_the_first():
             np.testing.assert_allclose(
                 B, ref, rtol=1e-10, atol=1e-12 * np.abs(ref).max()
             )
+
+
+@pytest.mark.parametrize("power", [1, 2])
+def test_intrinsic_bias_engine_borders_the_search_gram(power):
+    # the normalized Laplacian with the intrinsic bias needs a second engine on
+    # [Phi, 1]: its graph Gram bordered from the search's B equals the product
+    from semisvm.graph import graph_laplacian
+    from semisvm.models._autoreg import _loo_engines
+
+    X, y, _ = _moons(n=150, per=8, seed=8)
+    scorer, kconfs, gconfs = _scorer(LapRLSCV, X, y)
+    est, K = scorer.kernel(kconfs[0])
+    gc = dict(gconfs[0], normalize_laplacian=True, laplacian_power=power)
+    _, L = scorer.graph(est, K, gc)
+    lab, unl = np.flatnonzero(y != -1), np.flatnonzero(y == -1)
+    Yl = np.where(y[lab] == 1, 1.0, -1.0)[:, None]
+    Phi = loo_features(lambda idx: K[:, idx], X.shape[0], lab, max_features=60)
+    B = scorer.gram(Phi, L, gc)
+    assert B is not None
+    kw = dict(spectral="ratio", intrinsic_bias=True)
+    _, shared = _loo_engines(Phi, L, lab, Yl, None, unl, gram=B, **kw)
+    _, plain = _loo_engines(Phi, L, lab, Yl, None, unl, gram=None, **kw)
+    Lp = graph_laplacian(
+        scorer._adjacency[next(iter(scorer._adjacency))],
+        normalized=True,
+        power=power,
+    )
+    P1 = np.c_[Phi, np.ones(X.shape[0])]
+    ref = P1.T @ (Lp @ P1)
+    for eng in (shared, plain):
+        np.testing.assert_allclose(
+            eng.B, 0.5 * (ref + ref.T), rtol=1e-9, atol=1e-11 * np.abs(ref).max()
+        )
+    for ga, gi in [(1e-3, 1e-2), (1e-1, 1.0)]:
+        for a, b in zip(
+            shared.fold_outputs(ga, gi, "squared"),
+            plain.fold_outputs(ga, gi, "squared"),
+            strict=True,
+        ):
+            np.testing.assert_allclose(
+                np.asarray(a), np.asarray(b), rtol=1e-7, atol=1e-9 * np.abs(b).max()
+            )

@@ -1129,9 +1129,11 @@ _CV_DOC = r"""
     closed form, LapSVM re-solved error sets), each held-out fit balanced on its
     own unlabeled outputs, scored by the squared hinge after the best rescaling.
     Round 1 screens every configuration on a 600-landmark factor (LapSVM
-    candidates with the LapRLS closed form); round 2 re-scores, exactly as the
-    ``"auto"`` rule does, the defaults' configuration, the supervised models and
-    the three best configurations.  The prior is what the plain estimator fits
+    candidates with the LapRLS closed form, each held-out fit balanced on 250
+    unlabeled points); round 2 re-scores, exactly as the ``"auto"`` rule does,
+    the defaults' configuration, the supervised models and the three best
+    configurations, each graph with the five (gamma_a, gamma_i) pairs round 1
+    ranks first (and the defaults' pair on the defaults' graph).  The prior is what the plain estimator fits
     (its ``"auto"`` choice on its default kernel and graph); another candidate
     replaces it only when its criterion is lower by more than
     :func:`~semisvm.models._autoreg.z_threshold` standard errors of the paired

@@ -405,10 +405,15 @@ def _loo_engines(
     gram: np.ndarray | None,
     intrinsic_bias: bool,
 ) -> tuple[SpectralLOO, SpectralLOO | None]:
-    """The LOO engine of the free-intercept model and, when the fitted model has
+    r"""The LOO engine of the free-intercept model and, when the fitted model has
     its bias inside a graph term that sees it (``intrinsic_bias`` on a Laplacian
     whose rows do not sum to 0, the normalized one), the engine of that model:
-    features ``[Phi, 1]`` with the bias out of the ambient penalty."""
+    features ``[Phi, 1]`` with the bias out of the ambient penalty.
+
+    With ``gram`` (:math:`B = \Phi^T L \Phi`, the search's, ``spectral='ratio'``)
+    the second engine's graph Gram is bordered from it,
+    :math:`[\Phi, 1]^T L [\Phi, 1] = [[B, \Phi^T L1], [1^T L\Phi, 1^T L1]]`
+    (L symmetric), instead of a second :math:`n r^2` product."""
     n = Phi.shape[0]
     unl_idx = unl if unl.size else None
     engine = SpectralLOO(
@@ -423,6 +428,11 @@ def _loo_engines(
     )
     if L is None or not intrinsic_bias or not _rows_do_not_sum_to_zero(L, n):
         return engine, None
+    gram_ib = None
+    if gram is not None and spectral == "ratio" and isinstance(Phi, np.ndarray):
+        L1 = np.asarray(L @ np.ones(n), dtype=np.float64).ravel()
+        c = np.asarray(Phi.T @ L1, dtype=np.float64)
+        gram_ib = np.block([[gram, c[:, None]], [c[None, :], np.array([[L1.sum()]])]])
     engine_ib = SpectralLOO(
         Phi.with_ones() if hasattr(Phi, "with_ones") else np.c_[Phi, np.ones(n)],
         L,
@@ -431,6 +441,7 @@ def _loo_engines(
         weights=w,
         unlabeled_idx=unl_idx,
         spectral=spectral,
+        gram=gram_ib,
         fit_intercept=False,
         ambient_mask=np.r_[np.ones(Phi.shape[1]), 0.0],
     )
