@@ -44,8 +44,9 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
-from _common import RESULTS, data_dir  # noqa: E402
 from bench_accuracy import draw_split, load  # noqa: E402
+
+from _common import RESULTS, data_dir  # noqa: E402
 
 #: normalized gamma_a of the graph-trusting model (gamma_i = 1)
 GRID = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2)
@@ -87,13 +88,23 @@ FIELDS = [
 ]
 
 
-def methods(rls: bool, extra: list[str]) -> list[tuple[str, dict]]:
-    """(name, constructor arguments) of every fit."""
+def methods(rls: bool, extra: list[str], widths: tuple = ()) -> list[tuple[str, dict]]:
+    """(name, constructor arguments) of every fit; ``widths``: the
+    graph-trusting LapSVM with the kNN-rule gamma times each factor."""
     out: list[tuple[str, dict]] = [("LapSVM", {}), ("LapRLS", {})]
+    out += [
+        (f"LapSVM-w{m:g}", {"gamma_a": 1e-6, "gamma_i": 1.0, "width": m})
+        for m in widths
+    ]
     out += [(f"LapSVM-g{g:.0e}", {"gamma_a": g, "gamma_i": 1.0}) for g in GRID]
     if rls:
         out += [(f"LapRLS-g{g:.0e}", {"gamma_a": g, "gamma_i": 1.0}) for g in GRID]
     out += [("LapSVM-sup", {"gamma_a": "auto", "gamma_i": 0.0}), ("SVC", {})]
+    # the defaults without the extension check (semisvm.models._extension)
+    out += [
+        (f"{c}-off", {"options": {"extension_width": None}})
+        for c in ("LapSVM", "LapRLS")
+    ]
     out += [(name, {}) for name in extra]
     return out
 
@@ -146,14 +157,22 @@ def _diagnostics(est, Xtr, ytr, Xte, y_te, nbr_te) -> dict:
     }
 
 
-def make(name: str, kw: dict):
+def make(name: str, kw: dict, Xtr=None):
     from sklearn.svm import SVC
 
     from semisvm import LapRLS, LapSVM
+    from semisvm.kernels import knn_gamma
 
     if name == "SVC":
         return SVC()
     cls = LapRLS if name.startswith("LapRLS") else LapSVM
+    kw = dict(kw)
+    if "options" in kw:
+        from semisvm import SolverOptions
+
+        kw["options"] = SolverOptions(**kw["options"])
+    if "width" in kw:  # the kNN-rule gamma times this factor
+        kw["gamma"] = kw.pop("width") * knn_gamma(Xtr, 10)
     return cls(**kw)
 
 
@@ -171,7 +190,7 @@ def run_cell(name, setting, draws, todo, ddir, done) -> list[dict]:
         for mname, kw in todo:
             if (name, setting, str(draw), mname) in done:
                 continue
-            est = make(mname, kw)
+            est = make(mname, kw, Xtr)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 t0 = time.perf_counter()
@@ -204,9 +223,10 @@ def run_cell(name, setting, draws, todo, ddir, done) -> list[dict]:
                 )
                 sel = getattr(est, "regularization_selection_", {})
                 note = f"rule={sel.get('rule')} ga={sel.get('gamma_a')} gi={sel.get('gamma_i')}"
-                ext = sel.get("extension")
+                ext = getattr(est, "extension_check_", None)
                 if ext:
-                    note += f" ext={ext.get('gamma_a')} ({ext.get('reason', '')[:60]})"
+                    dis = "/".join(f"{100 * r:.1f}" for r in ext["disagreement"])
+                    note += f" width=x{ext['factor']:g} loo_dis={dis}"
             row["err_unlabeled"] = f"{eu:.6f}"
             row["err_test"] = f"{np.mean(est.predict(Xte) != y_te):.6f}"
             row["note"] = note
@@ -229,10 +249,17 @@ def main(argv=None) -> None:
     ap.add_argument(
         "--methods", nargs="*", default=None, help="only these method names"
     )
+    ap.add_argument(
+        "--widths",
+        nargs="*",
+        type=float,
+        default=[],
+        help="graph-trusting LapSVM with the kNN gamma times these factors",
+    )
     ap.add_argument("--data", default=None)
     ap.add_argument("--csv", default=str(RESULTS / "extension_study.csv"))
     args = ap.parse_args(argv)
-    todo = methods(args.rls, [])
+    todo = methods(args.rls, [], tuple(args.widths))
     if args.methods:
         todo = [m for m in todo if m[0] in args.methods]
     path = Path(args.csv)

@@ -157,6 +157,9 @@ class _PrimalMixin(ManifoldClassifierMixin):
             K_val, Y_val = self._validation_data(
                 X, y, K, kind, classes, val_idx, X_val, y_val
             )
+        solve_kw = dict(
+            solver=solver, K_val=K_val, Y_val=Y_val, es=es, sample_weight=sw
+        )
         t0 = time.perf_counter()
         res = None
         if (
@@ -168,22 +171,16 @@ class _PrimalMixin(ManifoldClassifierMixin):
         if res is None:  # many fits on one K and L: shared factorizations
             res = self._solve_factorized(K, L, Y, sw, solver=solver, kind=kind)
         if res is None:
-            res = self._solve(
-                K,
-                L,
-                Y,
-                solver=solver,
-                K_val=K_val,
-                Y_val=Y_val,
-                es=es,
-                sample_weight=sw,
-            )
+            res = self._solve(K, L, Y, **solve_kw)
             self.solver_ = (
                 solver
                 if kind != "nystroem"
                 else ("lowrank-direct" if self._loss == "squared" else "lowrank-newton")
             )
         t_solver = time.perf_counter() - t0
+        res, K = self._check_extension(
+            res, K, L, Y, y, labeled, classes, kind, solve_kw
+        )
         # the graph for class_prior='auto''s cut test (dense graphs only)
         self._graph_laplacian = (
             L
@@ -196,6 +193,93 @@ class _PrimalMixin(ManifoldClassifierMixin):
         total = time.perf_counter() - t_fit
         self.fit_times_["other"] = max(total - sum(self.fit_times_.values()), 0.0)
         return self
+
+    def _check_extension(
+        self,
+        res: Any,
+        K: Any,
+        L: Any,
+        Y: np.ndarray,
+        y: np.ndarray,
+        labeled: np.ndarray,
+        classes: np.ndarray,
+        kind: str,
+        solve_kw: dict[str, Any],
+    ) -> tuple[Any, Any]:
+        """The extension check of :mod:`semisvm.models._extension`: the
+        graph-trusting fit refitted with a narrower RBF width when its
+        training outputs do not extend to points left out of their interpolant.
+
+        Runs when the graph term is on, the kernel is the RBF with a width rule
+        (``gamma`` a string), K is dense, there are unlabeled points, the
+        option ``extension_width`` is ``'auto'`` and the fit is not one of a
+        search's shared-operator fits.  Sets ``extension_check_`` (None when it
+        did not run) and returns the (possibly refitted) result and its K.
+
+        Parameters
+        ----------
+        res : solver result
+            The fit at the width of the rule.
+        K, L : the fit's kernel and Laplacian
+        Y : ndarray of shape (n, C)
+        y, labeled, classes : the fit's labels, labeled mask and classes
+        kind : str
+            The operator kind (``'dense'``, ...).
+        solve_kw : dict
+            ``solver``, ``K_val``, ``Y_val``, ``es``, ``sample_weight`` of the
+            fit's ``_solve`` call (``K_val`` is rescaled with K).
+
+        Returns
+        -------
+        res, K
+        """
+        from ._adaptive import adapt_outputs
+        from ._extension import choose_width_factor, kernel_power
+
+        self.extension_check_ = None
+        opts = resolved_options(self)
+        if (
+            opts.extension_width != "auto"
+            or not (isinstance(self.kernel, str) and self.kernel == "rbf")
+            or not isinstance(self.gamma, str)
+            or kind != "dense"
+            or not isinstance(K, np.ndarray)
+            or L is None
+            or self.gamma_i_ == 0
+            or labeled.all()
+            or K.shape[0] < 20
+            or getattr(self, "_operator_cache", None) is not None
+            or not isinstance(solve_kw["K_val"], np.ndarray | type(None))
+        ):
+            return res, K
+        t0 = time.perf_counter()
+        b = np.asarray(res.b, dtype=np.float64).reshape(-1)
+        F = np.asarray(K @ res.alpha, dtype=np.float64).reshape(K.shape[0], -1) + b
+        y_idx = np.searchsorted(classes, y[labeled])
+        _, off, _, _ = adapt_outputs(
+            F,
+            labeled,
+            y_idx,
+            classes.size,
+            class_balance=opts.class_balance,
+            class_prior=opts.class_prior,
+            laplacian=L if hasattr(L, "shape") else None,
+        )
+        m, info = choose_width_factor(
+            K, F, b, off, random_state=resolve_seed(self.random_state)
+        )
+        info["gamma"] = float(self.gamma_)
+        if m != 1.0:
+            K = kernel_power(K, m)
+            if solve_kw["K_val"] is not None:
+                solve_kw = dict(solve_kw, K_val=kernel_power(solve_kw["K_val"], m))
+            self.gamma_ = float(self.gamma_) * m
+            res = self._solve(K, L, Y, **solve_kw)
+            self.solver_ = solve_kw["solver"]
+        info["gamma_used"] = float(self.gamma_)
+        self.extension_check_ = info
+        self.fit_times_["extension"] = time.perf_counter() - t0
+        return res, K
 
     def _print_selection(
         self, info: dict, gamma_a: float, gamma_i: float, n_labeled: int
