@@ -240,6 +240,70 @@ def run_cell(name, setting, draws, todo, ddir, done) -> list[dict]:
     return rows
 
 
+def _mean(rows, key) -> float:
+    vals = [float(r[key]) for r in rows if r.get(key) not in ("", None)]
+    return 100 * float(np.mean(vals)) if vals else float("nan")
+
+
+def summarize(before: Path, after: Path) -> str:
+    """Markdown table: per cell and estimator, error on U and on the test part
+    before (``before`` CSV, or the ``-off`` rows) and after the extension
+    check, SVC and the oracle (best on U per draw of the graph-trusting model,
+    the lambda_I = 0 model and SVC) where those ran."""
+    rows_b = list(csv.DictReader(open(before, newline="")))
+    rows_a = list(csv.DictReader(open(after, newline=""))) if after != before else []
+    cells = list(dict.fromkeys((r["dataset"], r["setting"]) for r in rows_b))
+    head = (
+        "| family | setting | draws | estimator | U before | U after | test before "
+        "| test after | width moved | SVC U / test | oracle U / test |"
+    )
+    out = [head, "|" + "---|" * 11]
+    for ds, st in cells:
+        b = [r for r in rows_b if (r["dataset"], r["setting"]) == (ds, st)]
+        a = [r for r in rows_a if (r["dataset"], r["setting"]) == (ds, st)] or b
+
+        def pick(rows, m):
+            return {r["draw"]: r for r in rows if r["method"] == m}
+
+        svc = pick(b, "SVC")
+        g, sup = pick(b, "LapSVM-g1e-06"), pick(b, "LapSVM-sup")
+        orc = [
+            min((g[d], sup[d], svc[d]), key=lambda r: float(r["err_unlabeled"]))
+            for d in g
+            if d in sup and d in svc
+        ]
+        for est in ("LapSVM", "LapRLS"):
+            after_rows = pick(a, est)
+            before_rows = pick(b, f"{est}-off") if a is b else pick(b, est)
+            draws = sorted(set(after_rows) & set(before_rows))
+            if not draws:
+                continue
+            rb = [before_rows[d] for d in draws]
+            ra = [after_rows[d] for d in draws]
+            moved = sum(
+                "width=x" in r["note"] and "width=x1 " not in r["note"] for r in ra
+            )
+            sv = [svc[d] for d in draws if d in svc]
+            out.append(
+                f"| {ds} | {st} | {len(draws)} | {est} | {_mean(rb, 'err_unlabeled'):.1f}"
+                f" | {_mean(ra, 'err_unlabeled'):.1f} | {_mean(rb, 'err_test'):.1f} | "
+                f"{_mean(ra, 'err_test'):.1f} | {moved}/{len(draws)} | "
+                + (
+                    f"{_mean(sv, 'err_unlabeled'):.1f} / {_mean(sv, 'err_test'):.1f}"
+                    if sv
+                    else "-"
+                )
+                + " | "
+                + (
+                    f"{_mean(orc, 'err_unlabeled'):.1f} / {_mean(orc, 'err_test'):.1f}"
+                    if orc
+                    else "-"
+                )
+                + " |"
+            )
+    return "\n".join(out)
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--only", nargs="*", default=list(FAMILIES))
@@ -258,7 +322,17 @@ def main(argv=None) -> None:
     )
     ap.add_argument("--data", default=None)
     ap.add_argument("--csv", default=str(RESULTS / "extension_study.csv"))
+    ap.add_argument(
+        "--summarize",
+        nargs="+",
+        metavar="CSV",
+        help="print the markdown table of BEFORE [AFTER] (no fits)",
+    )
     args = ap.parse_args(argv)
+    if args.summarize:
+        before = Path(args.summarize[0])
+        print(summarize(before, Path(args.summarize[-1])))
+        return
     todo = methods(args.rls, [], tuple(args.widths))
     if args.methods:
         todo = [m for m in todo if m[0] in args.methods]

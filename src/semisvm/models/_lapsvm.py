@@ -739,6 +739,13 @@ class LapSVM(_PrimalMixin):
         (z > 0, no veto) the unlabeled points' evidence ``cut_default``,
         ``cut_alternative`` (fractions of graph edges each candidate's labels
         cut), ``cut_ratio`` and ``z_needed`` (:mod:`semisvm.models._autoreg`).
+    extension_check_ : dict or None
+        The extension check of a graph-trusting fit with the RBF width rule
+        (option ``extension_width``, :mod:`semisvm.models._extension`): the width
+        ``factors`` tried, their leave-one-out ``disagreement`` with the
+        transduction, the chosen ``factor`` (1: the width of the rule kept),
+        ``gain``, ``z``, ``gamma`` (the rule's) and ``gamma_used``, ``reason``;
+        None when the check did not run.
     proba_slope_ : float
         Slope :math:`a` of :meth:`predict_proba`.
     transduction_ : ndarray of shape (n_samples,)
@@ -753,10 +760,12 @@ class LapSVM(_PrimalMixin):
     objective_ : float or ndarray
     solver_ : str
     gamma_ : float or None
-        The kernel parameter actually used.
+        The kernel parameter actually used (the rule's times
+        ``extension_check_['factor']``).
     fit_times_ : dict
         Seconds spent in ``'kernel'``, ``'graph'``, ``'selection'`` (the
-        ``"auto"`` choice of the weights), ``'solver'``, ``'transduction'`` and
+        ``"auto"`` choice of the weights), ``'solver'``, ``'extension'`` (the
+        extension check and its refit, when it ran), ``'transduction'`` and
         ``'other'`` (validation, targets, class balance): they sum to the time
         of ``fit``.
     history_ : dict
