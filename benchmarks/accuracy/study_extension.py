@@ -304,6 +304,48 @@ def summarize(before: Path, after: Path) -> str:
     return "\n".join(out)
 
 
+def cost(names, settings, ddir, repeats: int = 3) -> str:
+    """Markdown table: fit time of ``LapSVM()`` / ``LapRLS()`` with and without
+    the extension check (best of ``repeats``, draw 0), and the check's own
+    share (``fit_times_['extension']``, refit included)."""
+    from semisvm import LapRLS, LapSVM, SolverOptions
+
+    off = SolverOptions(extension_width=None)
+    out = [
+        "| family | setting | n | estimator | fit s (no check) | fit s (check) "
+        "| extra | check s | width |",
+        "|" + "---|" * 9,
+    ]
+    for name in names:
+        X, y, test_mask = load(name, ddir)
+        for setting in settings:
+            lab, unl, _ = draw_split(y, test_mask, setting, 0, name)
+            tr = np.sort(np.r_[lab, unl])
+            ytr = np.where(np.isin(tr, lab), y[tr], -1)
+            for cls in (LapSVM, LapRLS):
+                best = {}
+                for tag, kw in (("off", {"options": off}), ("on", {})):
+                    ts = []
+                    for _ in range(repeats):
+                        with warnings.catch_warnings():
+                            warnings.simplefilter("ignore")
+                            t0 = time.perf_counter()
+                            est = cls(**kw).fit(X[tr], ytr)
+                            ts.append(time.perf_counter() - t0)
+                    best[tag] = (min(ts), est)
+                (t_off, _), (t_on, est) = best["off"], best["on"]
+                ext = est.extension_check_
+                out.append(
+                    f"| {name} | {setting} | {tr.size} | {cls.__name__} | {t_off:.3f} "
+                    f"| {t_on:.3f} | {100 * (t_on / t_off - 1):+.0f}% | "
+                    f"{est.fit_times_.get('extension', 0.0):.3f} | "
+                    + (f"x{ext['factor']:g}" if ext else "not run")
+                    + " |"
+                )
+                print(out[-1], flush=True)
+    return "\n".join(out)
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--only", nargs="*", default=list(FAMILIES))
@@ -328,7 +370,13 @@ def main(argv=None) -> None:
         metavar="CSV",
         help="print the markdown table of BEFORE [AFTER] (no fits)",
     )
+    ap.add_argument(
+        "--cost", action="store_true", help="only the fit-time table (draw 0)"
+    )
     args = ap.parse_args(argv)
+    if args.cost:
+        cost(args.only, args.settings, data_dir(args.data))
+        return
     if args.summarize:
         before = Path(args.summarize[0])
         print(summarize(before, Path(args.summarize[-1])))

@@ -30,8 +30,9 @@ the training points, and each sampled point is predicted *without itself*
 :math:`r_i = c_i / (K^{-1})_{ii}` with :math:`c = K^{-1}\mathbf f`); the
 fraction of points whose leave-one-out label differs from their transduction
 measures how well the model of width m reproduces its own transduction at a
-point it has not seen.  Factors :math:`m = 1, 2, 4, 8` are tried (only m = 1
-when its disagreement is already below :data:`MIN_GAIN`); the width moves only when the best factor disagrees
+point it has not seen.  Factors :math:`m = 1, 2, 4, 8` are tried in turn
+until the disagreement stops falling (only m = 1 when it is already below
+:data:`MIN_GAIN`); the width moves only when the best factor disagrees
 less than m = 1 by at least :data:`MIN_GAIN` (2 points) and by
 :data:`Z_GAIN` standard errors of the paired per-point differences.  The model
 is then refitted with ``gamma_`` times m: the same objective, in the RKHS of the
@@ -42,8 +43,8 @@ Applied by ``LapSVM`` and ``LapRLS`` when the fit trusts the graph
 string, the default ``"knn"``: a width the user set is kept), K is dense, and
 there are unlabeled points; ``SolverOptions(extension_width=None)`` turns it
 off.  Cost: a sample of at most :data:`SAMPLE` points, one Cholesky
-factorization and one triangular inverse per factor, and the refit when the
-width moves.
+factorization and one triangular inverse per factor tried (1 or 2 where the
+width stays), and the refit when the width moves.
 """
 
 from __future__ import annotations
@@ -191,6 +192,8 @@ def choose_width_factor(
         )
         if errs[0].mean() < MIN_GAIN:  # no factor can gain enough
             break
+        if len(errs) > 1 and errs[-1].mean() >= errs[-2].mean():
+            break  # narrower stopped helping
     tried = [float(m) for m in factors[: len(errs)]]
     rates = [float(e.mean()) for e in errs]
     k = int(np.argmin(rates))
