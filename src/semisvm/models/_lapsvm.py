@@ -39,6 +39,13 @@ _PCG_CONSTRAINTS: dict[str, list] = {
 MIN_COARSE_N = 2000
 #: switch for the coarse start (benchmarks compare with and without)
 COARSE_START = True
+#: PCG stopping reasons of the early-stopping rules
+EARLY_STOP_REASONS = {"stability", "validation", "mixed"}
+#: leave-one-out disagreement at the rule's width from which an early-stopped
+#: PCG fit whose check kept the width is judged again on its iterate continued
+#: to ``tol`` (the graph-right study cells stay below 9%, the graph-wrong ones
+#: where this matters are at 20-35%; benchmarks/results/extension_study.md)
+RECHECK_DISAGREEMENT = 0.15
 
 
 class _PrimalMixin(ManifoldClassifierMixin):
@@ -157,6 +164,9 @@ class _PrimalMixin(ManifoldClassifierMixin):
             K_val, Y_val = self._validation_data(
                 X, y, K, kind, classes, val_idx, X_val, y_val
             )
+        solve_kw = dict(
+            solver=solver, K_val=K_val, Y_val=Y_val, es=es, sample_weight=sw
+        )
         t0 = time.perf_counter()
         res = None
         if (
@@ -168,22 +178,16 @@ class _PrimalMixin(ManifoldClassifierMixin):
         if res is None:  # many fits on one K and L: shared factorizations
             res = self._solve_factorized(K, L, Y, sw, solver=solver, kind=kind)
         if res is None:
-            res = self._solve(
-                K,
-                L,
-                Y,
-                solver=solver,
-                K_val=K_val,
-                Y_val=Y_val,
-                es=es,
-                sample_weight=sw,
-            )
+            res = self._solve(K, L, Y, **solve_kw)
             self.solver_ = (
                 solver
                 if kind != "nystroem"
                 else ("lowrank-direct" if self._loss == "squared" else "lowrank-newton")
             )
         t_solver = time.perf_counter() - t0
+        res, K = self._check_extension(
+            res, K, L, Y, y, labeled, classes, kind, solve_kw
+        )
         # the graph for class_prior='auto''s cut test (dense graphs only)
         self._graph_laplacian = (
             L
@@ -196,6 +200,123 @@ class _PrimalMixin(ManifoldClassifierMixin):
         total = time.perf_counter() - t_fit
         self.fit_times_["other"] = max(total - sum(self.fit_times_.values()), 0.0)
         return self
+
+    def _check_extension(
+        self,
+        res: Any,
+        K: Any,
+        L: Any,
+        Y: np.ndarray,
+        y: np.ndarray,
+        labeled: np.ndarray,
+        classes: np.ndarray,
+        kind: str,
+        solve_kw: dict[str, Any],
+    ) -> tuple[Any, Any]:
+        """The extension check of :mod:`semisvm.models._extension`: the
+        graph-trusting fit refitted with a narrower RBF width when its
+        training outputs do not extend to points left out of their interpolant.
+
+        Runs when the graph term is on, the kernel is the RBF with a width rule
+        (``gamma`` a string), K is dense, there are unlabeled points, the
+        option ``extension_width`` is ``'auto'`` and the fit is not one of a
+        search's shared-operator fits.  Sets ``extension_check_`` (None when it
+        did not run) and returns the (possibly refitted) result and its K.
+
+        Parameters
+        ----------
+        res : solver result
+            The fit at the width of the rule.
+        K, L : the fit's kernel and Laplacian
+        Y : ndarray of shape (n, C)
+        y, labeled, classes : the fit's labels, labeled mask and classes
+        kind : str
+            The operator kind (``'dense'``, ...).
+        solve_kw : dict
+            ``solver``, ``K_val``, ``Y_val``, ``es``, ``sample_weight`` of the
+            fit's ``_solve`` call (``K_val`` is rescaled with K).
+
+        Returns
+        -------
+        res, K
+        """
+        from ._extension import kernel_power
+
+        self.extension_check_ = None
+        opts = resolved_options(self)
+        if (
+            opts.extension_width != "auto"
+            or not (isinstance(self.kernel, str) and self.kernel == "rbf")
+            or not isinstance(self.gamma, str)
+            or kind != "dense"
+            or not isinstance(K, np.ndarray)
+            or L is None
+            or self.gamma_i_ == 0
+            or labeled.all()
+            or K.shape[0] < 20
+            or getattr(self, "_operator_cache", None) is not None
+            or not isinstance(solve_kw["K_val"], np.ndarray | type(None))
+        ):
+            return res, K
+        t0 = time.perf_counter()
+        seed = resolve_seed(self.random_state)
+        m, info = self._judge_extension(res, K, L, y, labeled, classes, seed)
+        info["judged_on"] = "the fit"
+        continued = (
+            m == 1.0
+            and info["disagreement"][0] >= RECHECK_DISAGREEMENT
+            and solve_kw["solver"] == "pcg"
+            and bool(set(np.atleast_1d(res.reason).tolist()) & EARLY_STOP_REASONS)
+        )
+        if continued:
+            # an early-stopped PCG iterate has the optimum's labels but not its
+            # smoothness (narrower widths then look worse than they are): judge
+            # the optimum, PCG continued to tol from the iterate
+            opt = self._solve(
+                K,
+                L,
+                Y,
+                **dict(solve_kw, es=None),
+                start={"alpha0": res.alpha, "b0": res.b},
+            )
+            m, info = self._judge_extension(opt, K, L, y, labeled, classes, seed)
+            info["judged_on"] = "pcg continued to tol"
+        info["gamma"] = float(self.gamma_)
+        if m != 1.0:
+            K = kernel_power(K, m)
+            if solve_kw["K_val"] is not None:
+                solve_kw = dict(solve_kw, K_val=kernel_power(solve_kw["K_val"], m))
+            self.gamma_ = float(self.gamma_) * m
+            # judged on the optimum: refit to tol (an early-stopped iterate at the
+            # new width does not extend either)
+            res = self._solve(
+                K, L, Y, **dict(solve_kw, es=None if continued else solve_kw["es"])
+            )
+            self.solver_ = solve_kw["solver"]
+        info["gamma_used"] = float(self.gamma_)
+        self.extension_check_ = info
+        self.fit_times_["extension"] = time.perf_counter() - t0
+        return res, K
+
+    def _judge_extension(self, res, K, L, y, labeled, classes, seed):
+        """:func:`~semisvm.models._extension.choose_width_factor` on the training
+        outputs of ``res``, balanced as ``fit`` balances them."""
+        from ._adaptive import adapt_outputs
+        from ._extension import choose_width_factor
+
+        opts = resolved_options(self)
+        b = np.asarray(res.b, dtype=np.float64).reshape(-1)
+        F = np.asarray(K @ res.alpha, dtype=np.float64).reshape(K.shape[0], -1) + b
+        _, off, _, _ = adapt_outputs(
+            F,
+            labeled,
+            np.searchsorted(classes, y[labeled]),
+            classes.size,
+            class_balance=opts.class_balance,
+            class_prior=opts.class_prior,
+            laplacian=L if hasattr(L, "shape") else None,
+        )
+        return choose_width_factor(K, F, b, off, random_state=seed)
 
     def _print_selection(
         self, info: dict, gamma_a: float, gamma_i: float, n_labeled: int
@@ -655,6 +776,16 @@ class LapSVM(_PrimalMixin):
         (z > 0, no veto) the unlabeled points' evidence ``cut_default``,
         ``cut_alternative`` (fractions of graph edges each candidate's labels
         cut), ``cut_ratio`` and ``z_needed`` (:mod:`semisvm.models._autoreg`).
+    extension_check_ : dict or None
+        The extension check of a graph-trusting fit with the RBF width rule
+        (option ``extension_width``, :mod:`semisvm.models._extension`): the width
+        ``factors`` tried, their leave-one-out ``disagreement`` with the
+        transduction, the chosen ``factor`` (1: the width of the rule kept),
+        ``gain``, ``z``, ``gamma`` (the rule's) and ``gamma_used``, ``reason``,
+        ``judged_on`` (an early-stopped PCG fit that kept its width with a
+        disagreement of 15% or more is judged again on its iterate continued
+        to ``tol``, and refitted to ``tol`` if the width moves; the fit itself
+        is kept when the width stays); None when the check did not run.
     proba_slope_ : float
         Slope :math:`a` of :meth:`predict_proba`.
     transduction_ : ndarray of shape (n_samples,)
@@ -669,10 +800,12 @@ class LapSVM(_PrimalMixin):
     objective_ : float or ndarray
     solver_ : str
     gamma_ : float or None
-        The kernel parameter actually used.
+        The kernel parameter actually used (the rule's times
+        ``extension_check_['factor']``).
     fit_times_ : dict
         Seconds spent in ``'kernel'``, ``'graph'``, ``'selection'`` (the
-        ``"auto"`` choice of the weights), ``'solver'``, ``'transduction'`` and
+        ``"auto"`` choice of the weights), ``'solver'``, ``'extension'`` (the
+        extension check and its refit, when it ran), ``'transduction'`` and
         ``'other'`` (validation, targets, class balance): they sum to the time
         of ``fit``.
     history_ : dict
@@ -732,7 +865,9 @@ class LapSVM(_PrimalMixin):
     ) -> None:
         self._store_params(locals())
 
-    def _solve(self, K, L, Y, *, solver, K_val, Y_val, es, sample_weight=None):
+    def _solve(
+        self, K, L, Y, *, solver, K_val, Y_val, es, sample_weight=None, start=None
+    ):
         ga, gi = self.gamma_a_, self.gamma_i_
         if self.loss == "hinge" and solver != "dual":
             raise ValueError(
@@ -785,7 +920,11 @@ class LapSVM(_PrimalMixin):
             gamma_i=gi,
             loss="squared_hinge",
             sample_weight=sample_weight,
-            **self._pcg_start(K, L, Y, "squared_hinge", sample_weight),
+            **(
+                start
+                if start is not None
+                else self._pcg_start(K, L, Y, "squared_hinge", sample_weight)
+            ),
             **self._pcg_kwargs(K_val, Y_val, es),
         )
 
@@ -886,7 +1025,9 @@ class LapRLS(_PrimalMixin):
             return self.solver
         return "direct" if n_samples <= LAPRLS_DIRECT_MAX_N else "pcg"
 
-    def _solve(self, K, L, Y, *, solver, K_val, Y_val, es, sample_weight=None):
+    def _solve(
+        self, K, L, Y, *, solver, K_val, Y_val, es, sample_weight=None, start=None
+    ):
         ga, gi = self.gamma_a_, self.gamma_i_
         if self.kernel_operator_ == "nystroem":
             return self._solve_lowrank(K, L, Y, sample_weight)
@@ -908,6 +1049,10 @@ class LapRLS(_PrimalMixin):
             gamma_i=gi,
             loss="squared",
             sample_weight=sample_weight,
-            **self._pcg_start(K, L, Y, "squared", sample_weight),
+            **(
+                start
+                if start is not None
+                else self._pcg_start(K, L, Y, "squared", sample_weight)
+            ),
             **self._pcg_kwargs(K_val, Y_val, es),
         )

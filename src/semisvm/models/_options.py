@@ -42,6 +42,7 @@ OPTION_DEFAULTS: dict[str, Any] = {
     "regularization": "normalized",
     "class_balance": "mass",
     "class_prior": "auto",
+    "extension_width": "auto",
     # PCG and its early-stopping rules
     "preconditioner": "nystroem",
     "tol_criterion": "mixed",
@@ -66,6 +67,7 @@ OPTION_CONSTRAINTS: dict[str, list] = {
     "regularization": [Options(("normalized", "paper"))],
     "class_balance": [None, Options(("mass", "mean"))],
     "class_prior": [None, "array-like", Options(("auto",))],
+    "extension_width": [None, Options(("auto",))],
     "preconditioner": [Options(("paper", "nystroem"))],
     "tol_criterion": [
         Options(("mixed", "gradient", "preconditioned_gradient", "objective"))
@@ -157,6 +159,16 @@ class SolverOptions:
         two moons 1:4 93.9 -> 98.6%, 1:9 72.5 -> 93.6%; balanced moons,
         circles, G50C-like, breast cancer, digits 0/1 unchanged (within 0.1
         point).  The proportions used are in ``class_prior_``.
+    extension_width : {'auto', None}, default='auto'
+        ``'auto'``: when the fit trusts the graph (``gamma_i_ > 0``) with the RBF
+        kernel of a width rule (``gamma`` a string) and a dense K, check that its
+        training outputs extend to points it has not seen (leave-one-out
+        interpolation on a sample of the training points) and refit with
+        ``gamma`` times 2, 4 or 8 when a narrower kernel reproduces the
+        transduction there clearly better (:mod:`semisvm.models._extension`):
+        ``predict`` on new points then errs about as the transduction does
+        instead of far more where the graph does not carry the classes.  The
+        check is in ``extension_check_``.  ``None``: the width of the rule.
     preconditioner : {'nystroem', 'paper'}, default='nystroem'
         PCG only.  ``'paper'``: :math:`P = \mathrm{diag}(1, K)` (Algorithm 1).
         ``'nystroem'``: the paper's P plus a deflation of the top of the spectrum
@@ -250,6 +262,7 @@ class SolverOptions:
         regularization: str = "normalized",
         class_balance: str | None = "mass",
         class_prior: Any = "auto",
+        extension_width: str | None = "auto",
         preconditioner: str = "nystroem",
         tol_criterion: str = "mixed",
         validation_fraction: float | None = None,
@@ -272,6 +285,7 @@ class SolverOptions:
         self.regularization = regularization
         self.class_balance = class_balance
         self.class_prior = class_prior
+        self.extension_width = extension_width
         self.preconditioner = preconditioner
         self.tol_criterion = tol_criterion
         self.validation_fraction = validation_fraction
