@@ -231,3 +231,37 @@ def test_early_stopped_pcg_is_judged_on_its_optimum():
     u_on, t_on = _errors(on, X, y_tr, y_true, Xt, yt)
     assert t_on < t_off - 0.05
     assert u_on <= u_off + 0.005
+
+
+@pytest.mark.parametrize("cls", ["LapRLSCV", "LapSVMCV"])
+def test_search_refit_runs_the_check(cls):
+    """The CV estimators refit the chosen candidate with a numeric width of the
+    rule's grid: their refit runs the check as the plain estimator does (the
+    same factor and model when the search keeps the plain estimator's choice),
+    and nothing of the search stays on the model; with the user's own width
+    grid it does not run."""
+    from semisvm import model_selection
+
+    X, y_tr, y_true, Xt, yt = _overlap()
+    est_cls = getattr(model_selection, cls)
+    grid = dict(gamma_a=(1e-6,), gamma_i=(1.0,), n_neighbors=(10,))
+    cv = est_cls(**grid).fit(X, y_tr)
+    best = cv.best_estimator_
+    assert best.extension_check_ is not None
+    assert best.extension_check_["factor"] > 1
+    assert not hasattr(best, "_search_refit") and not hasattr(best, "_operator_cache")
+    u, t = _errors(cv, X, y_tr, y_true, Xt, yt)
+    assert abs(t - u) < 0.03
+    plain = (LapRLS if cls == "LapRLSCV" else LapSVM)(
+        gamma_a=1e-6,
+        gamma_i=1.0,
+        **{
+            k: v
+            for k, v in cv.best_params_.items()
+            if k in ("normalize_laplacian", "laplacian_power")
+        },
+    ).fit(X, y_tr)
+    if cv.best_params_["gamma"] == pytest.approx(plain.extension_check_["gamma"]):
+        assert best.extension_check_["factor"] == plain.extension_check_["factor"]
+    user = est_cls(gamma=(float(cv.best_params_["gamma"]),), **grid).fit(X, y_tr)
+    assert user.best_estimator_.extension_check_ is None

@@ -688,14 +688,18 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
             if cache is not None and cache.get(est, X, True) is not None:
                 est._operator_cache = cache
             self._refit_cache = None
+            # a width of the rule's grid (not the user's): the refit runs the
+            # estimators' extension check as LapSVM() does (models._extension)
+            est._search_refit = self.gamma is None
             self._refit(est, X, y)
         return self
 
     def _refit(self, est: Any, X: Any, y: np.ndarray) -> None:
         t0 = time.perf_counter()
         est.fit(X, y)
-        if hasattr(est, "_operator_cache"):
-            del est._operator_cache  # no reference to the search's operators
+        for name in ("_operator_cache", "_search_refit"):
+            if hasattr(est, name):
+                delattr(est, name)  # nothing of the search kept on the model
         self.refit_time_ = time.perf_counter() - t0
         self.best_estimator_ = est
         self.classes_ = est.classes_

@@ -244,17 +244,20 @@ class _PrimalMixin(ManifoldClassifierMixin):
 
         self.extension_check_ = None
         opts = resolved_options(self)
+        # a search's refit (LapSVMCV / LapRLSCV) whose width comes from the rule's
+        # grid is checked too; its other shared-operator fits (K-fold) are not
+        search_refit = getattr(self, "_search_refit", False)
         if (
             opts.extension_width != "auto"
             or not (isinstance(self.kernel, str) and self.kernel == "rbf")
-            or not isinstance(self.gamma, str)
+            or not (isinstance(self.gamma, str) or search_refit)
             or kind != "dense"
             or not isinstance(K, np.ndarray)
             or L is None
             or self.gamma_i_ == 0
             or labeled.all()
             or K.shape[0] < 20
-            or getattr(self, "_operator_cache", None) is not None
+            or (getattr(self, "_operator_cache", None) is not None and not search_refit)
             or not isinstance(solve_kw["K_val"], np.ndarray | type(None))
         ):
             return res, K
