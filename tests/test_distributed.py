@@ -478,15 +478,10 @@ def _manifold(n: int, d: int = 20, seed: int = 0):
     return X, y
 
 
-#: the extension check runs on an in-process dense K only (not on the
-#: distributed operator): the plans are compared without it
-_NO_EXTENSION = SolverOptions(extension_width=None)
-
-
 @functools.cache
 def _default_fit_2500() -> LapSVM:
     X, y = _manifold(2500)
-    return LapSVM(random_state=0, options=_NO_EXTENSION).fit(X, y)
+    return LapSVM(random_state=0).fit(X, y)
 
 
 @pytest.mark.parametrize("plan", ["auto", "distributed"])
@@ -504,11 +499,19 @@ def test_default_fit_on_cluster_equals_in_process(client, plan):
     a = _default_fit_2500()  # one in-process reference for both plans
     Xd = da.from_array(X, chunks=(700, X.shape[1]))
     with cluster_plan(plan):
-        b = LapSVM(random_state=0, verbose=1, options=_NO_EXTENSION).fit(Xd, y)
+        b = LapSVM(random_state=0, verbose=1).fit(Xd, y)
     assert b.cluster_plan_["plan"] == ("gather" if plan == "auto" else "distributed")
     assert a.kernel_operator_ == b.kernel_operator_ == "dense"
     assert (a.gamma_a_, a.gamma_i_) == pytest.approx((b.gamma_a_, b.gamma_i_), rel=1e-9)
     assert a.solver_ == b.solver_
+    # the extension check narrows the width here (x2): on the distributed rows
+    # too (K.power), with the same judgement
+    assert a.extension_check_["factor"] > 1
+    assert b.extension_check_["factor"] == a.extension_check_["factor"]
+    assert b.extension_check_["disagreement"] == pytest.approx(
+        a.extension_check_["disagreement"]
+    )
+    assert b.gamma_ == pytest.approx(a.gamma_, rel=1e-12)
     assert getattr(a, "n_iter_", None) == getattr(b, "n_iter_", None)
     assert a.termination_condition_ == b.termination_condition_
     Fa, Fb = a.decision_function(X), b.decision_function(X)

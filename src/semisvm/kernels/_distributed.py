@@ -563,6 +563,36 @@ class DistributedKernelOperator:
         )
         return np.vstack([p[0] for p in parts]), np.vstack([p[1] for p in parts])
 
+    def power(self, m: float) -> DistributedKernelOperator:
+        r"""The operator of :math:`K^{\circ m}` elementwise: for the RBF kernel the
+        Gram matrix of ``gamma`` times m (the extension check's narrower width,
+        :mod:`semisvm.models._extension`).  Stored rows are raised where they are
+        (:func:`~semisvm.models._extension.kernel_power`, as the in-process K is);
+        streamed rows are computed at ``gamma`` times m.  A new operator; this one
+        is unchanged."""
+        import copy
+
+        from ..models._extension import kernel_power
+
+        if self.params["kernel"] != "rbf":
+            raise ValueError("power() is the narrower width of the RBF kernel only.")
+        out = copy.copy(self)
+        out.params = dict(self.params, gamma=float(self.params["gamma"]) * m)
+        out.n_products, out.bytes_sent_, out.bytes_received_ = 0, 0, 0
+        if self.blocks is not None:
+            b = self.blocks
+            out.blocks = DistributedRowBlocks(
+                [
+                    self.client.submit(kernel_power, f, m, pure=False, **b._pin(i))
+                    for i, f in enumerate(b.futures)
+                ],
+                b.offsets,
+                b.shape,
+                b.dtype,
+                self.client,
+            )
+        return out
+
     def __getitem__(self, idx: Any) -> np.ndarray:
         """Rows ``K[idx]`` on the client (e.g. validation rows), float64."""
         idx = np.atleast_1d(np.arange(self.shape[0])[idx])

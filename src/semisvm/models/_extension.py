@@ -152,8 +152,9 @@ def choose_width_factor(
 
     Parameters
     ----------
-    K : ndarray of shape (n, n)
-        The RBF Gram matrix of the fit (``K ** m`` is the kernel of width factor m).
+    K : ndarray of shape (n, n) or operator
+        The RBF Gram matrix of the fit (``K ** m`` is the kernel of width factor m);
+        an operator with ``columns(idx)`` (the cluster's distributed K).
     F : ndarray of shape (n, C)
         The solver's outputs :math:`K\alpha + b` on the training points.
     bias : ndarray of shape (C,)
@@ -182,7 +183,11 @@ def choose_width_factor(
     offsets = np.asarray(offsets, dtype=np.float64).reshape(-1)
     rng = np.random.default_rng(random_state)
     S = np.sort(rng.choice(n, size=min(n, sample), replace=False))
-    Ks = np.asarray(K[np.ix_(S, S)], dtype=np.float64)
+    # an operator (the cluster's distributed K) gives its columns
+    Ks = np.asarray(
+        K[np.ix_(S, S)] if isinstance(K, np.ndarray) else K.columns(S)[S],
+        dtype=np.float64,
+    )
     G = F[S] - bias
     ref = _labels(F[S] + offsets)
     errs: list[np.ndarray] = []

@@ -252,7 +252,8 @@ class _PrimalMixin(ManifoldClassifierMixin):
             or not (isinstance(self.kernel, str) and self.kernel == "rbf")
             or not (isinstance(self.gamma, str) or search_refit)
             or kind != "dense"
-            or not isinstance(K, np.ndarray)
+            # the in-process K, or the cluster's distributed one (K.power)
+            or not (isinstance(K, np.ndarray) or hasattr(K, "power"))
             or L is None
             or self.gamma_i_ == 0
             or labeled.all()
@@ -286,7 +287,7 @@ class _PrimalMixin(ManifoldClassifierMixin):
             info["judged_on"] = "pcg continued to tol"
         info["gamma"] = float(self.gamma_)
         if m != 1.0:
-            K = kernel_power(K, m)
+            K = K.power(m) if hasattr(K, "power") else kernel_power(K, m)
             if solve_kw["K_val"] is not None:
                 solve_kw = dict(solve_kw, K_val=kernel_power(solve_kw["K_val"], m))
             self.gamma_ = float(self.gamma_) * m

@@ -169,10 +169,8 @@ class SolverOptions:
         ``predict`` on new points then errs about as the transduction does
         instead of far more where the graph does not carry the classes.  The
         check is in ``extension_check_``.  ``None``: the width of the rule.
-        It runs on an in-process dense K only: not on the Nystroem or streamed
-        operators, nor on a cluster's ``'distributed'`` plan (whose model then
-        keeps the rule's width where the in-process fit would narrow it; the
-        default ``'gather'`` plan runs the in-process fit and the check).
+        It runs on a dense K (in process, or a cluster's distributed rows: the
+        same model on every plan), not on the Nystroem or streamed operators.
     preconditioner : {'nystroem', 'paper'}, default='nystroem'
         PCG only.  ``'paper'``: :math:`P = \mathrm{diag}(1, K)` (Algorithm 1).
         ``'nystroem'``: the paper's P plus a deflation of the top of the spectrum
