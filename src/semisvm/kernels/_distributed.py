@@ -567,12 +567,12 @@ class DistributedKernelOperator:
         r"""The operator of :math:`K^{\circ m}` elementwise: for the RBF kernel the
         Gram matrix of ``gamma`` times m (the extension check's narrower width,
         :mod:`semisvm.models._extension`).  Stored rows are raised where they are
-        (:func:`~semisvm.models._extension.kernel_power`, as the in-process K is);
+        (``kernel_power``, as the in-process K is);
         streamed rows are computed at ``gamma`` times m.  A new operator; this one
         is unchanged."""
         import copy
 
-        from ..models._extension import kernel_power
+        from ._kernels import kernel_power
 
         if self.params["kernel"] != "rbf":
             raise ValueError("power() is the narrower width of the RBF kernel only.")

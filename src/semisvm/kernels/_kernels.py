@@ -375,3 +375,18 @@ def kernel_matrix(
     if symmetric:
         np.fill_diagonal(K, 1.0)
     return K
+
+
+def kernel_power(K: np.ndarray, m: float) -> np.ndarray:
+    r""":math:`K^{\circ m}` elementwise (the RBF Gram matrix of ``gamma`` times
+    m), by repeated squaring when m is a power of 2 (a new array)."""
+    m = float(m)
+    if m == 1.0:
+        return np.array(K)
+    k = int(round(np.log2(m)))
+    if 2**k != m:
+        return np.power(K, m)
+    P = np.multiply(K, K)
+    for _ in range(k - 1):
+        np.multiply(P, P, out=P)
+    return P

@@ -54,6 +54,8 @@ from typing import Any
 import numpy as np
 import scipy.linalg as sla
 
+from ..kernels._kernels import kernel_power
+
 __all__ = [
     "FACTORS",
     "MIN_GAIN",
@@ -75,21 +77,6 @@ MIN_GAIN = 0.02
 Z_GAIN = 1.6448536269514722
 #: ridge added to the sampled Gram matrix (its diagonal is 1): numerical only
 RIDGE = 1e-8
-
-
-def kernel_power(K: np.ndarray, m: float) -> np.ndarray:
-    r""":math:`K^{\circ m}` elementwise (the RBF Gram matrix of ``gamma`` times
-    m), by repeated squaring when m is a power of 2 (a new array)."""
-    m = float(m)
-    if m == 1.0:
-        return np.array(K)
-    k = int(round(np.log2(m)))
-    if 2**k != m:
-        return np.power(K, m)
-    P = np.multiply(K, K)
-    for _ in range(k - 1):
-        np.multiply(P, P, out=P)
-    return P
 
 
 def _labels(F: np.ndarray) -> np.ndarray:
