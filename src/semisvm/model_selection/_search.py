@@ -1158,8 +1158,9 @@ _CV_DOC = r"""
     LU factorization of :math:`I + rLK` (:mod:`semisvm.models._factorized`)
     instead of a dense system per Newton step and class.  The choices are
     those of the search without this sharing (tested).  At n = 2,000 a search
-    costs 6-11 default fits (two moons, digits, a 784-dimension set with 10
-    classes); at n = 10,000 (784 dimensions, 10 classes) 67-81 s.
+    costs 5-12 default fits in CPU time on one core (two moons, digits, a
+    784-dimension set with 10 classes); at n = 10,000 (784 dimensions, 10
+    classes) 104-194 s with the default BLAS threads.
 
     **K-fold search (``cv`` an integer or a scikit-learn splitter).**  Runs over
     the Cartesian product of the kernel widths ``gamma``, graph sizes
