@@ -44,6 +44,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
+from bench_accuracy import FIELDS as BENCH_FIELDS  # noqa: E402
 from bench_accuracy import draw_split, load  # noqa: E402
 
 from _common import RESULTS, data_dir  # noqa: E402
@@ -64,15 +65,8 @@ FAMILIES = (
     "coil20",
 )
 SETTINGS = ("5/class", "10/class")
-FIELDS = [
-    "dataset",
-    "setting",
-    "draw",
-    "method",
-    "n",
-    "n_labeled",
-    "err_unlabeled",
-    "err_test",
+# the bench's per-draw columns up to the errors, then the study's own
+FIELDS = BENCH_FIELDS[: BENCH_FIELDS.index("err_test") + 1] + [
     "err_knn",
     "err_nooff",
     "err_train_pred",

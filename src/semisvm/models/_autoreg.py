@@ -426,11 +426,13 @@ def _loo_engines(
         spectral=spectral,
         gram=gram if spectral == "ratio" else None,
     )
-    if L is None or not intrinsic_bias or not _rows_do_not_sum_to_zero(L, n):
+    if L is None or not intrinsic_bias:
+        return engine, None
+    L1 = np.asarray(L @ np.ones(n), dtype=np.float64).ravel()
+    if not _rows_do_not_sum_to_zero(L, n, L1):
         return engine, None
     gram_ib = None
     if gram is not None and spectral == "ratio" and isinstance(Phi, np.ndarray):
-        L1 = np.asarray(L @ np.ones(n), dtype=np.float64).ravel()
         c = np.asarray(Phi.T @ L1, dtype=np.float64)
         gram_ib = np.block([[gram, c[:, None]], [c[None, :], np.array([[L1.sum()]])]])
     engine_ib = SpectralLOO(
@@ -448,10 +450,15 @@ def _loo_engines(
     return engine, engine_ib
 
 
-def _rows_do_not_sum_to_zero(L: Any, n: int) -> bool:
+def _rows_do_not_sum_to_zero(L: Any, n: int, L1: np.ndarray | None = None) -> bool:
     """True when ``L 1 != 0`` beyond rounding (a normalized Laplacian): the bias
-    then matters in the graph term.  The scale is L's action on a +-1 vector."""
-    r = np.asarray(L @ np.ones(n), dtype=np.float64).ravel()
+    then matters in the graph term.  The scale is L's action on a +-1 vector.
+    ``L1``: ``L @ 1`` when already computed."""
+    r = (
+        np.asarray(L @ np.ones(n), dtype=np.float64).ravel()
+        if L1 is None
+        else np.asarray(L1, dtype=np.float64).ravel()
+    )
     v = np.where(np.arange(n) % 2 == 0, 1.0, -1.0)
     scale = float(np.abs(np.asarray(L @ v, dtype=np.float64)).max())
     return bool(np.abs(r).max() > 1e-9 * max(scale, 1e-300))
