@@ -8,7 +8,7 @@ from sklearn.datasets import make_moons
 
 from semisvm import LapRLS, LapSVM
 from semisvm.graph import auto_laplacian_power, intrinsic_dimension
-from semisvm.graph._dimension import HIGH_POWER
+from semisvm.graph._dimension import HIGH_POWER, MID_LABELS, MID_POWER
 
 
 def _brute_force_mle(X: np.ndarray, k: int) -> float:
@@ -63,11 +63,82 @@ def test_dimension_of_degenerate_data_is_nan_and_gives_power_1():
 
 
 @pytest.mark.parametrize(
-    ("dim", "power"),
-    [(0.5, 1), (2.0, 1), (9.8, 1), (15.99, 1), (16.0, 3), (25.5, 3), (60.0, 3)],
+    ("dim", "fewest", "power"),
+    [
+        (0.5, 100, 1),
+        (2.0, 100, 1),
+        (4.99, 100, 1),
+        (5.0, 5, 2),
+        (9.8, 10, 2),
+        (15.99, 5, 2),
+        (9.8, 4, 1),  # one to four labels in some class: the first power
+        (9.8, None, 1),  # no labels known (the unsupervised deformed kernel)
+        (16.0, 1, 3),
+        (25.5, None, 3),
+        (60.0, 5, 3),
+    ],
 )
-def test_power_rule(dim, power):
-    assert auto_laplacian_power(dim) == power
+def test_power_rule(dim, fewest, power):
+    assert auto_laplacian_power(dim, fewest) == power
+    if fewest is None:
+        assert auto_laplacian_power(dim) == power
+
+
+def test_mid_power_needs_the_labels_the_auto_rule_needs():
+    from semisvm.models._autoreg import MIN_LABELS_PER_CLASS
+
+    assert MID_LABELS == MIN_LABELS_PER_CLASS
+
+
+def _blobs_with_a_lone_label():
+    """Six blobs in 6 dimensions, two per class (three classes); five labels in
+    every blob but one, which holds a single label at its edge (the point
+    farthest from its centre; its class still has six labels)."""
+    from sklearn.datasets import make_blobs
+
+    X, c, centres = make_blobs(
+        1125,
+        n_features=6,
+        centers=6,
+        cluster_std=1.8,
+        random_state=2027,
+        return_centers=True,
+    )
+    rng = np.random.default_rng(0)
+    yy = np.full(c.size, -1)
+    for b in range(6):
+        idx = np.flatnonzero(c == b)
+        if b == 4:
+            yy[idx[np.argmax(((X[idx] - centres[b]) ** 2).sum(axis=1))]] = b % 3
+        else:
+            yy[rng.choice(idx, 5, replace=False)] = b % 3
+    return X, c % 3, c, yy
+
+
+def test_second_power_spreads_a_lone_label_in_moderate_dimension():
+    """The degenerate regime (module docstring): at the first power a label alone
+    in its blob stays a spike and the blob takes the class of its labeled
+    neighbour blob; from 5 labels per class on, in 5 <= d < 16, the rule's
+    second power spreads it."""
+    X, y, c, yy = _blobs_with_a_lone_label()
+    unl = yy == -1
+    auto = LapSVM(random_state=0).fit(X, yy)
+    assert 5.0 <= auto.intrinsic_dimension_ < 16.0
+    assert auto.laplacian_power_ == MID_POWER
+    assert np.mean(auto.transduction_[unl] != y[unl]) < 0.01
+    first = LapSVM(random_state=0, laplacian_power=1).fit(X, yy)
+    wrong = first.transduction_ != y
+    assert np.mean(wrong[unl]) > 0.1
+    assert np.mean(wrong[unl & (c == 4)]) > 0.9  # the lone label's blob
+    np.testing.assert_array_equal(
+        auto.decision_function(X),
+        LapSVM(random_state=0, laplacian_power=2).fit(X, yy).decision_function(X),
+    )
+    # one label per class: the first power (too few labels to pin L^2)
+    one = np.full(c.size, -1)
+    for k in range(3):
+        one[np.flatnonzero(y == k)[0]] = k
+    assert LapRLS().fit(X, one).laplacian_power_ == 1
 
 
 def _labels(y, per_class, seed=0):
@@ -163,3 +234,28 @@ def test_sample_search_runs_once_for_the_defaults(monkeypatch):
     # a larger k than cached searches again
     _sample.sample_knn_distances(X, 12)
     assert calls == [11, 8, 13]
+
+
+def test_operator_cache_keys_the_power_by_the_labels():
+    """Fits sharing an OperatorCache on one X (a search's) with 5 and with 1
+    labels per class resolve "auto" to different powers: the cache must not hand
+    the first fit's L^2 to the second."""
+    from semisvm.models._base import OperatorCache
+
+    X, y, c, yy = _blobs_with_a_lone_label()
+    one = np.full(c.size, -1)
+    for k in range(3):
+        one[np.flatnonzero(y == k)[0]] = k
+    cache = OperatorCache()
+    a, b = LapRLS(), LapRLS()
+    a._operator_cache = b._operator_cache = cache
+    a.fit(X, yy)
+    b.fit(X, one)
+    assert (a.laplacian_power_, b.laplacian_power_) == (MID_POWER, 1)
+    np.testing.assert_allclose(
+        b.decision_function(X), LapRLS().fit(X, one).decision_function(X), atol=1e-8
+    )
+    c2 = LapRLS()
+    c2._operator_cache = cache
+    c2.fit(X, np.where(yy >= 0, yy, -1))  # the same band: served from the cache
+    assert cache.hits >= 1 and c2.laplacian_power_ == MID_POWER

@@ -14,15 +14,24 @@ the labels: the limit functional (the Dirichlet energy
 :math:`\int f \Delta^m f`, a Sobolev :math:`W^{m,2}` seminorm, which controls
 point values when :math:`2m > d`; the higher d, the higher the order needed.
 
-**The rule**: :math:`m = 3` when :math:`\hat d \ge 16`, else :math:`m = 1`.
-The asymptotic order :math:`m > d/2` is far above what helps at the sizes of
-the benchmarks for data of low or moderate dimension: a power above 1 costs
-accuracy on two moons and circles (d = 2, one label per class: 0% error with
-m = 1, 5-19% with m = 2-5), COIL20 (d about 4), digits (d about 7; m = 5: 3.5
--> 7.1% with 5 labels per class) and full USPS (d about 10; m = 2, one label
-per class, 2 draws: 13.3 -> 16.5%), while PCMAC (d about 11) gains 2-3 points at m = 2:
-between 8 and 16 the dimension does not say which.  From 16 on every family
-tried gains, the more the higher d: G50C (d about 26) 12.5 -> 9.5% at m = 3
+**The rule**: :math:`m = 3` when :math:`\hat d \ge 16`; :math:`m = 2` when
+:math:`5 \le \hat d < 16` and every class has at least 5 labeled points; else
+:math:`m = 1`.  The asymptotic order :math:`m > d/2` is far above what helps at
+the sizes of the benchmarks for data of low or moderate dimension: a power above
+1 costs accuracy on two moons, circles and spirals (d = 2, one label per class:
+0% error with m = 1, 5-19% with m = 2-5; spirals with 5-10 labels per class
++8 points at m = 2) and COIL20 (d about 4), and at **one label per class** on
+data of moderate dimension (full USPS, d about 10: 13.3 -> 16.5%; USPST(B) +4
+points), where the smoother :math:`L^2` solution has too few labels to pin it.
+With 5 or more labels per class and :math:`5 \le d < 16` the second power wins
+on most families: ``LapSVM()``, 5 label draws, 5 and 10 labels per class, error
+on U (study in ``BENCHMARKS.md``, issue 27/28 session 14): PCMAC 20.2 -> 15.8%
+and 16.8 -> 13.8%, XOR in 8 dimensions 18.8 -> 11.3%, two overlapping Gaussians
+21.2 -> 19.9%, pairs of blobs 2.5 -> 0.1% (a blob holding a single label: its
+label does not spread at m = 1, the spike of the degenerate regime), USPST(B)
+25.5 -> 23.8%; losses up to 1.7 points (three clusters per class in 20
+dimensions, d about 12, 10 labels per class).  From 16 on every family tried
+gains at m = 3, the more the higher d: G50C (d about 26) 12.5 -> 9.5% at m = 3
 (one label per class 19.4 -> 12.9%), 200-dimensional noise with 2 informative
 directions (d about 60) 26.2 -> 22.1%, two Gaussians in 100 dimensions (d
 about 42) 6.5 -> 4.5%, 30 informative of 60 features (d about 17) 18.0 ->
@@ -53,6 +62,9 @@ from .._sample import sample_knn_distances
 __all__ = [
     "HIGH_DIMENSION",
     "HIGH_POWER",
+    "MID_DIMENSION",
+    "MID_LABELS",
+    "MID_POWER",
     "auto_laplacian_power",
     "intrinsic_dimension",
 ]
@@ -61,6 +73,14 @@ __all__ = [
 HIGH_DIMENSION = 16.0
 #: the power above it
 HIGH_POWER = 3
+#: intrinsic dimension from which the power is :data:`MID_POWER` when every
+#: class has :data:`MID_LABELS` labeled points (below :data:`HIGH_DIMENSION`)
+MID_DIMENSION = 5.0
+#: that power
+MID_POWER = 2
+#: labeled points per class that pin the second power's smoother solution (the
+#: auto rule's ``MIN_LABELS_PER_CLASS``: the labels then also judge the graph)
+MID_LABELS = 5
 
 
 def intrinsic_dimension(
@@ -106,10 +126,34 @@ def intrinsic_dimension(
     return 1.0 / mean if mean > 0 else float("inf")
 
 
-def auto_laplacian_power(dimension: float) -> int:
-    r"""The power of ``laplacian_power="auto"`` for an intrinsic dimension:
-    :data:`HIGH_POWER` (3) from :data:`HIGH_DIMENSION` (16) on, else 1 (also
-    when the dimension is unknown, ``nan``)."""
+def auto_laplacian_power(dimension: float, fewest_labels: int | None = None) -> int:
+    r"""The power of ``laplacian_power="auto"``.
+
+    Parameters
+    ----------
+    dimension : float
+        The intrinsic dimension (:func:`intrinsic_dimension`; ``nan`` when
+        unknown).
+    fewest_labels : int or None, default=None
+        Labeled points in the class with the fewest (None: unknown, as for
+        the unsupervised :class:`~semisvm.SemiSupervisedKernel`).
+
+    Returns
+    -------
+    power : int
+        :data:`HIGH_POWER` (3) from :data:`HIGH_DIMENSION` (16) on;
+        :data:`MID_POWER` (2) from :data:`MID_DIMENSION` (5) on when
+        ``fewest_labels >= MID_LABELS`` (5); else 1 (also when the dimension is
+        unknown).
+    """
     if np.isnan(dimension):
         return 1
-    return HIGH_POWER if dimension >= HIGH_DIMENSION else 1
+    if dimension >= HIGH_DIMENSION:
+        return HIGH_POWER
+    if (
+        dimension >= MID_DIMENSION
+        and fewest_labels is not None
+        and fewest_labels >= MID_LABELS
+    ):
+        return MID_POWER
+    return 1

@@ -30,7 +30,7 @@ from ..kernels._operators import on_one_blas_thread
 from ..models import LapRLS, LapSVM
 from ..models._autoreg import MIN_LABELS_PER_CLASS
 from ..models._options import check_options, resolved_options
-from ..models._problem import one_vs_rest, resolve_laplacian_power
+from ..models._problem import encode_targets, one_vs_rest, resolve_laplacian_power
 from ..solvers._loo import pointwise_loss
 from ._scorer import labeled_mask
 
@@ -301,7 +301,9 @@ class _LOOScorer:
         dim = float("nan")
         if isinstance(gc["laplacian_power"], str):
             probe = clone(est)
-            gc["laplacian_power"] = resolve_laplacian_power(probe, self.X)
+            gc["laplacian_power"] = resolve_laplacian_power(
+                probe, self.X, fewest_labels=encode_targets(self.y).fewest_labels
+            )
             dim = probe.intrinsic_dimension_
         e_g, L = self.graph(e_k, K, gc)
         # with the labeled points, the exact solvers (LapRLS 'direct', LapSVM
@@ -875,9 +877,12 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
         return rows, t_factor, n_fits, cache.n_factorizations
 
     # ------------------------------------------------------ LOO search
-    def _configs(self, template: Any, X: Any) -> tuple[list[dict], list[dict]]:
+    def _configs(
+        self, template: Any, X: Any, fewest: int | None = None
+    ) -> tuple[list[dict], list[dict]]:
         """Kernel configurations and graph configurations of the search, the
-        estimator's defaults first in each."""
+        estimator's defaults first in each (``fewest``: the fewest labels per
+        class, which the default ``laplacian_power="auto"`` reads)."""
         n = X.shape[0]
         fixed = self.estimator_params or {}
         kernels = _grid(self.kernel, "kernel") or (
@@ -904,7 +909,7 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
             if "normalize_laplacian" in fixed
             else [template.normalize_laplacian, not template.normalize_laplacian]
         )
-        p0 = resolve_laplacian_power(clone(template), X)
+        p0 = resolve_laplacian_power(clone(template), X, fewest_labels=fewest)
         powers = _grid(self.laplacian_power, "laplacian_power") or (
             [p0] if "laplacian_power" in fixed else [p0, p0 + 1]
         )
@@ -933,7 +938,7 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
         if min(gas) <= 0 or min(gis) < 0:
             raise ValueError("gamma_a values must be > 0 and gamma_i values >= 0.")
         default_pair = (_defaults.GAMMA_A, _defaults.GAMMA_I)
-        kconfs, gconfs = self._configs(template, X)
+        kconfs, gconfs = self._configs(template, X, encode_targets(y).fewest_labels)
         progress = _Progress(
             len(kconfs) * (len(gconfs) + 1), type(self).__name__, self.verbose
         )

@@ -92,7 +92,11 @@ class OperatorCache:
     an earlier fit on the same ``X`` object with the same kernel and graph
     parameters built (dense operators, no user ``adjacency``), and computes
     exactly what it would compute otherwise.  The arrays are shared
-    read-only.
+    read-only.  With ``laplacian_power="auto"`` the power depends on the labels
+    too (:func:`~semisvm.graph.auto_laplacian_power`: whether every class has
+    :data:`~semisvm.graph._dimension.MID_LABELS` of them): graph entries are
+    keyed by the power they resolved, and a fit is served the entry of the
+    power it would resolve.
 
     Attributes
     ----------
@@ -137,14 +141,38 @@ class OperatorCache:
         graph = {**opts, **est.get_params(deep=False)}
         return kk, tuple(repr(graph.get(p)) for p in _GRAPH_PARAMS)
 
-    def get(self, est: Any, X: Any, need_graph: bool) -> tuple | None:
+    def _power(self, est: Any, kk: tuple, gk: tuple, fewest: int | None) -> Any:
+        """The power a fit of ``est`` would resolve: its number, or ``"auto"``'s
+        rule on the intrinsic dimension an entry of the same graph parameters
+        measured (it does not depend on the labels) and the fit's ``fewest``
+        labels per class; None when no such entry exists."""
+        from ..graph import auto_laplacian_power
+
+        if not isinstance(est.laplacian_power, str):
+            return int(est.laplacian_power)
+        for (k2, g2), val in self._entries.items():
+            if k2 == kk and g2 is not None and g2[:-1] == gk:
+                dim = val[6]
+                return 1 if np.isnan(dim) else auto_laplacian_power(dim, fewest)
+        return None
+
+    def get(
+        self, est: Any, X: Any, need_graph: bool, fewest: int | None = None
+    ) -> tuple | None:
         """``(K, L, gamma_, graph_scale, graph_weight, laplacian_power_,
-        intrinsic_dimension_)`` or None."""
+        intrinsic_dimension_)`` or None (``fewest``: the fit's fewest labels
+        per class, which ``laplacian_power="auto"`` reads)."""
         if X is not self._X:
             self.misses += 1
             return None
         kk, gk = self._keys(est)
-        hit = self._entries.get((kk, gk if need_graph else None))
+        hit = None
+        if need_graph:
+            power = self._power(est, kk, gk, fewest)
+            if power is not None:
+                hit = self._entries.get((kk, (*gk, power)))
+        else:
+            hit = self._entries.get((kk, None))
         if hit is None and not need_graph:  # K of a graph entry, without its graph
             for (k2, g2), val in self._entries.items():
                 if k2 == kk and g2 is not None:
@@ -158,7 +186,8 @@ class OperatorCache:
         return hit
 
     def put(self, est: Any, X: Any, need_graph: bool, value: tuple) -> None:
-        """Store the operators of ``est`` on ``X`` (one training set per cache)."""
+        """Store the operators of ``est`` on ``X`` (one training set per cache);
+        a graph entry is keyed by its resolved power too (``value[5]``)."""
         if X is not self._X:
             self._X = X
             self._entries = {}
@@ -166,7 +195,7 @@ class OperatorCache:
         if isinstance(K, np.ndarray):
             K.flags.writeable = False  # shared: no solver may write into it
         kk, gk = self._keys(est)
-        self._entries[(kk, gk if need_graph else None)] = value
+        self._entries[(kk, (*gk, int(value[5])) if need_graph else None)] = value
 
 
 class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
@@ -239,11 +268,15 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
         t = encode_targets(y)
         return t.labeled, t.classes, t.Y
 
-    def _build(self, X: Any, adjacency: Any, need_graph: bool) -> tuple[Any, Any]:
+    def _build(
+        self, X: Any, adjacency: Any, need_graph: bool, fewest: int | None = None
+    ) -> tuple[Any, Any]:
+        """K and L of the fit (``fewest``: its fewest labels per class, which
+        ``laplacian_power="auto"`` reads)."""
         cache = getattr(self, "_operator_cache", None)
         kind = getattr(self, "kernel_operator_", "dense")
         if cache is not None and adjacency is None and kind == "dense":
-            hit = cache.get(self, X, need_graph)
+            hit = cache.get(self, X, need_graph, fewest)
             if hit is not None:
                 K, L, g, self._graph_scale, self._graph_weight, power, dim = hit
                 self.gamma_ = g
@@ -256,6 +289,7 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
             adjacency=adjacency,
             need_graph=need_graph,
             kind=kind,
+            fewest_labels=fewest,
         )
         self.gamma_ = g
         self.fit_times_ = times

@@ -78,8 +78,10 @@ class SemiSupervisedKernel(BaseEstimator):
         Use :math:`I - D^{-1/2} W D^{-1/2}` instead of :math:`D - W`.
     laplacian_power : int or 'auto', default='auto'
         Integer power p of the Laplacian, :math:`L^p`; ``'auto'`` as in
-        :class:`~semisvm.LapSVM` (:func:`semisvm.graph.auto_laplacian_power`);
-        the value used is ``laplacian_power_``.
+        :class:`~semisvm.LapSVM` without the labels, which this kernel does not
+        see: 3 when the intrinsic dimension is at least 16, else 1
+        (:func:`semisvm.graph.auto_laplacian_power`); the value used is
+        ``laplacian_power_``.
     gamma_a : float, default=1e-6
         Ambient regularisation (> 0) of the LapSVM objective, read as
         ``regularization`` says.  The library-wide default

@@ -21,7 +21,12 @@ from ._adaptive import paper_regularization
 from ._autoreg import select_regularization
 from ._base import ManifoldClassifierMixin
 from ._options import SolverOptions, resolved_options
-from ._problem import fitted_kernel_params, one_vs_rest, prediction_kernel
+from ._problem import (
+    fewest_labels,
+    fitted_kernel_params,
+    one_vs_rest,
+    prediction_kernel,
+)
 from ._scale import resolve_operator
 
 __all__ = ["LapSVM", "LapRLS"]
@@ -131,7 +136,12 @@ class _PrimalMixin(ManifoldClassifierMixin):
                     X, y, labeled, opts.validation_fraction, self.random_state
                 )
                 labeled, classes, Y = self._targets(y_tr)
-        K, L = self._build(X, adjacency, need_graph=self._needs_graph())
+        K, L = self._build(
+            X,
+            adjacency,
+            need_graph=self._needs_graph(),
+            fewest=fewest_labels(Y, labeled),
+        )
         sw = self._sample_weight(y, labeled, classes)
         wsum = float(labeled.sum() if sw is None else sw[labeled].sum())
         t_sel = time.perf_counter()
@@ -710,11 +720,12 @@ class LapSVM(_PrimalMixin):
     laplacian_power : int or 'auto', default='auto'
         Integer power p of the Laplacian, :math:`L^p`.  ``'auto'``:
         p = 3 when the data's intrinsic dimension :math:`\hat d` (Levina-Bickel
-        estimate on a 2,000-point sample) is at least 16, else 1 (also for a
-        user graph or a precomputed kernel): the higher-order regularization of
-        Zhou & Belkin (2011) where the dimension calls for it
-        (:mod:`semisvm.graph._dimension`); the value used is
-        ``laplacian_power_``.
+        estimate on a 2,000-point sample) is at least 16; p = 2 when
+        :math:`5 \le \hat d < 16` and every class has at least 5 labeled
+        points; else 1 (also for a user graph or a precomputed kernel): the
+        higher-order regularization of Zhou & Belkin (2011) where the dimension
+        and the labels call for it (:mod:`semisvm.graph._dimension`); the value
+        used is ``laplacian_power_``.
     loss : {'squared_hinge', 'hinge'}, default='squared_hinge'
         ``'hinge'`` (``solver='dual'`` only): the L1 hinge of Belkin et al.
         (2006), with the same :math:`\gamma_A, \gamma_I` (loss weight 1 in both;

@@ -73,6 +73,7 @@ __all__ = [
     "prepare_graph",
     "prepare_kernel",
     "prepare_operators",
+    "fewest_labels",
     "resolve_laplacian_power",
 ]
 
@@ -101,6 +102,30 @@ class Targets:
     def labeled_idx(self) -> np.ndarray:
         """Rows of the labeled points."""
         return np.flatnonzero(self.labeled)
+
+    @property
+    def fewest_labels(self) -> int:
+        """Labeled points of the class with the fewest (``laplacian_power="auto"``)."""
+        return fewest_labels(self.Y, self.labeled)
+
+
+def fewest_labels(Y: np.ndarray, labeled: np.ndarray) -> int:
+    """Labeled points of the class with the fewest, from the ±1/0 targets.
+
+    Parameters
+    ----------
+    Y : ndarray of shape (n, C)
+        One-vs-rest targets (C = 1: two classes, +1 and -1).
+    labeled : ndarray of bool of shape (n,)
+
+    Returns
+    -------
+    int
+    """
+    Yl = Y[labeled]
+    if Yl.shape[1] == 1:
+        return int(min((Yl[:, 0] > 0).sum(), (Yl[:, 0] < 0).sum()))
+    return int((Yl > 0).sum(axis=0).min())
 
 
 def encode_targets(y: Any) -> Targets:
@@ -224,16 +249,23 @@ def build_kernel(
 
 
 def resolve_laplacian_power(
-    est: Any, X: Any, adjacency: Any = None, *, measure: bool = True
+    est: Any,
+    X: Any,
+    adjacency: Any = None,
+    *,
+    measure: bool = True,
+    fewest_labels: int | None = None,
 ) -> int:
     """The integer power of ``est``'s Laplacian; sets ``est.laplacian_power_``
     and ``est.intrinsic_dimension_``.
 
     A number is kept.  ``"auto"`` is :func:`~semisvm.graph.auto_laplacian_power`
     of the intrinsic dimension of X (:func:`~semisvm.graph.intrinsic_dimension`
-    on the same fixed-size sample in process and on a dask array); 1 when the
-    points have no features to measure (a user graph or a precomputed kernel)
-    and when ``measure`` is False (a fit without a graph).
+    on the same fixed-size sample in process and on a dask array) and of
+    ``fewest_labels`` (the labeled points of the class with the fewest, None
+    when the fit has no labels); 1 when the points have no features to measure
+    (a user graph or a precomputed kernel) and when ``measure`` is False (a fit
+    without a graph).
     """
     from ..graph import auto_laplacian_power, intrinsic_dimension
 
@@ -249,7 +281,7 @@ def resolve_laplacian_power(
             if is_distributed_array(X):  # the rows the in-process estimate samples
                 S = np.asarray(X[sample_indices(X.shape[0], 2000)].compute())
             dim = intrinsic_dimension(S, est.n_neighbors)
-        p = auto_laplacian_power(dim)
+        p = auto_laplacian_power(dim, fewest_labels)
     est.laplacian_power_ = int(p)
     est.intrinsic_dimension_ = dim
     return int(p)
@@ -366,6 +398,7 @@ def prepare_operators(
     adjacency: Any = None,
     need_graph: bool = True,
     kind: str = "dense",
+    fewest_labels: int | None = None,
 ) -> tuple[Any, Any, float | None, dict]:
     """Kernel operator and Laplacian from an estimator's parameters.
 
@@ -382,6 +415,9 @@ def prepare_operators(
     need_graph : bool, default=True
     kind : {'dense', 'streamed', 'nystroem'}, default='dense'
         How K is held (see :mod:`semisvm.models._scale`).
+    fewest_labels : int or None, default=None
+        Labeled points of the class with the fewest (``laplacian_power="auto"``,
+        :func:`resolve_laplacian_power`).
 
     Returns
     -------
@@ -429,7 +465,9 @@ def prepare_operators(
             knn_dist2=None if knn is None else knn[1],
         )
     est._graph_weight = resolve_graph_weight(est.graph_weight, est._graph_scale)
-    power = resolve_laplacian_power(est, X, adjacency, measure=need_graph)
+    power = resolve_laplacian_power(
+        est, X, adjacency, measure=need_graph, fewest_labels=fewest_labels
+    )
     if verbose and need_graph and adjacency is None:
         dim = est.intrinsic_dimension_
         print(
@@ -496,7 +534,13 @@ def prepare_kernel(est: Any, X: Any) -> tuple[Any, float | None]:
 
 
 def prepare_graph(
-    est: Any, X: Any, K: Any, gamma_: float | None, *, adjacency: Any = None
+    est: Any,
+    X: Any,
+    K: Any,
+    gamma_: float | None,
+    *,
+    adjacency: Any = None,
+    fewest_labels: int | None = None,
 ) -> tuple[Any, float]:
     """Laplacian of the training points from ``est``'s graph parameters.
 
@@ -514,6 +558,9 @@ def prepare_graph(
         The resolved RBF width (the graph is read off K for the RBF kernel).
     adjacency : array-like or sparse matrix, optional
         The user's graph instead of the kNN graph.
+    fewest_labels : int or None, default=None
+        Labeled points of the class with the fewest (``laplacian_power="auto"``,
+        :func:`resolve_laplacian_power`; None for an unsupervised fit).
 
     Returns
     -------
@@ -531,7 +578,9 @@ def prepare_graph(
         graph_weight=resolve_graph_weight(est.graph_weight, scale),
         heat_t=resolved_options(est).heat_t,
         normalize_laplacian=est.normalize_laplacian,
-        laplacian_power=resolve_laplacian_power(est, X, adjacency),
+        laplacian_power=resolve_laplacian_power(
+            est, X, adjacency, fewest_labels=fewest_labels
+        ),
         adjacency=adjacency,
     )
     return L, scale

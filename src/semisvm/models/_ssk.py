@@ -62,8 +62,10 @@ class LapSVC(ClassifierMixin, BaseEstimator):
     normalize_laplacian : bool, default=False
     laplacian_power : int or 'auto', default='auto'
         Integer power p of the Laplacian, :math:`L^p`; ``'auto'`` as in
-        :class:`~semisvm.LapSVM` (:func:`semisvm.graph.auto_laplacian_power`);
-        the value used is ``laplacian_power_``.
+        :class:`~semisvm.LapSVM` without the labels, which this kernel does not
+        see: 3 when the intrinsic dimension is at least 16, else 1
+        (:func:`semisvm.graph.auto_laplacian_power`); the value used is
+        ``laplacian_power_``.
     gamma_a : float, default=1e-6
         Ambient regularisation (> 0), read as ``regularization`` says; the SVC
         gets ``C = 1 / (2 gamma_a_)``.  The library-wide default
