@@ -48,6 +48,7 @@ def _scorer(cls, X, y):
         graph_pairs=[(1e-3, 1.0)],
         default_pair=(1e-6, 1.0),
         progress=_search._Progress(0, "test", 0),
+        max_neighbors=max(g["n_neighbors"] for g in gconfs),
     )
     return scorer, kconfs, gconfs
 
@@ -69,7 +70,9 @@ def test_shared_adjacency_gives_the_estimators_own_operators(cls):
             np.testing.assert_array_equal(L @ V, L2 @ V)
             assert e_g._graph_scale == ref._graph_scale
             assert e_g._graph_weight == ref._graph_weight
-    # one K per kernel, one adjacency per (kernel, n_neighbors)
+    # one K per kernel, one adjacency per (kernel, n_neighbors); the linear
+    # kernel's graphs read off one kNN search of X (the largest k's)
+    assert scorer._knn is not None and scorer._knn[0].shape[1] == 21
     assert scorer.n_kernels == len(kconfs)
     assert len(scorer._adjacency) == len(kconfs) * len(
         {g["n_neighbors"] for g in gconfs}
@@ -381,3 +384,26 @@ def test_sorted_mass_shifts_equal_newton():
     np.testing.assert_allclose(
         sorted_mass_shifts(V, t), mass_shifts(V, t), rtol=0, atol=1e-12 * scale
     )
+
+
+def test_nested_neighbors_give_the_graph_of_their_own_search():
+    """The graph of k neighbours read off a search for more is the graph of
+    its own search (every weight); with ties at the k-th neighbour (integer
+    coordinates) the larger search is not used."""
+    from semisvm.graph import knn_graph
+    from semisvm.graph._graph import knn_query, nested_neighbors
+
+    X, _, _ = _moons(300)
+    big = knn_query(X, 20)
+    for k in (5, 10, 20):
+        nb = nested_neighbors(X, big, k)
+        assert nb is not None
+        for w in ("binary", "heat", "local"):
+            A = knn_graph(X, k, weight=w, neighbors=nb)
+            np.testing.assert_array_equal(
+                A.toarray(), knn_graph(X, k, weight=w).toarray()
+            )
+    Xi = np.round(np.random.default_rng(0).normal(size=(300, 3)) * 2.0)
+    assert nested_neighbors(Xi, knn_query(Xi, 20), 5) is None
+    with pytest.raises(ValueError, match="6 columns"):
+        knn_graph(X, 5, neighbors=big)
