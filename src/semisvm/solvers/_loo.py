@@ -597,14 +597,17 @@ class SpectralLOO:
         self, G: np.ndarray, GU: np.ndarray, E: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray]:
         """Maps from ``y[E]`` to the labeled (l, |E|) and unlabeled (u, |E|)
-        outputs of the weighted ridge fit (+ intercept) on the points E."""
+        outputs of the weighted ridge fit (+ intercept) on the points E (every
+        point, as the squared loss's fits: the blocks themselves, no copies)."""
         iE = np.flatnonzero(E)
         cE = self.c[iE]
-        M = cE[:, None] * G[np.ix_(iE, iE)] + np.eye(iE.size)
+        every = iE.size == E.size
+        G_E, GU_E = (G, GU) if every else (G[:, iE], GU[:, iE])
+        M = cE[:, None] * (G_E if every else G_E[iE]) + np.eye(iE.size)
         T = np.linalg.solve(M, np.diag(cE))  # (C_E G_EE + I)^{-1} C_E
-        P, PU = G[:, iE] @ T, GU[:, iE] @ T
+        P, PU = G_E @ T, GU_E @ T
         if self.fit_intercept:
-            HR_E = P[iE]
+            HR_E = P if every else P[iE]
             one = np.ones(iE.size)
             v = one - HR_E @ one
             r = cE - HR_E.T @ cE
