@@ -1175,14 +1175,18 @@ _CV_DOC = r"""
     Cost (``benchmarks/results/cv_cost.md``): one K per kernel configuration
     (the defaults' kept from round 1 for round 2 and, when chosen, for the
     refit, with its Laplacian), one kNN adjacency per (kernel,
-    ``n_neighbors``) shared by its Laplacians, and one Cholesky factorization
+    ``n_neighbors``) shared by its Laplacians (the linear kernel's read off one
+    kNN search when no point has a tie at its k-th neighbour), the class
+    balance of every held-out fit from the full fit's by one Newton run from a
+    first-order start (:func:`~semisvm.solvers._loo.balanced_loo`), and one
+    Cholesky factorization
     per (configuration, ratio :math:`\gamma_I/\gamma_A`) of the grid shared by
     every pair with that ratio (8 for the default 21 pairs) instead of an
     eigendecomposition; the refit on the search's K and L solves through one
     LU factorization of :math:`I + rLK` (:mod:`semisvm.models._factorized`)
     instead of a dense system per Newton step and class.  The choices are
     those of the search without this sharing (tested).  At n = 2,000 a search
-    costs 5-12 default fits in CPU time on one core (two moons, digits, a
+    costs 5-9 default fits in CPU time on one core (two moons, digits, a
     784-dimension set with 10 classes); at n = 10,000 (784 dimensions, 10
     classes) 104-194 s with the default BLAS threads.
 
