@@ -48,6 +48,7 @@ def _scorer(cls, X, y):
         graph_pairs=[(1e-3, 1.0)],
         default_pair=(1e-6, 1.0),
         progress=_search._Progress(0, "test", 0),
+        max_neighbors=max(g["n_neighbors"] for g in gconfs),
     )
     return scorer, kconfs, gconfs
 
@@ -69,7 +70,9 @@ def test_shared_adjacency_gives_the_estimators_own_operators(cls):
             np.testing.assert_array_equal(L @ V, L2 @ V)
             assert e_g._graph_scale == ref._graph_scale
             assert e_g._graph_weight == ref._graph_weight
-    # one K per kernel, one adjacency per (kernel, n_neighbors)
+    # one K per kernel, one adjacency per (kernel, n_neighbors); the linear
+    # kernel's graphs read off one kNN search of X (the largest k's)
+    assert scorer._knn is not None and scorer._knn[0].shape[1] == 21
     assert scorer.n_kernels == len(kconfs)
     assert len(scorer._adjacency) == len(kconfs) * len(
         {g["n_neighbors"] for g in gconfs}
@@ -320,3 +323,87 @@ def test_intrinsic_bias_engine_borders_the_search_gram(power):
             np.testing.assert_allclose(
                 np.asarray(a), np.asarray(b), rtol=1e-7, atol=1e-9 * np.abs(b).max()
             )
+
+
+def _balanced_by_brentq(O, FU, D, targets):
+    """The held-out outputs balanced column by column with the library's scalar
+    root (brentq): the definition :func:`balanced_loo` computes faster."""
+    t = np.broadcast_to(np.asarray(targets, dtype=float), (O.shape[1],))
+    out = np.array(O, dtype=float)
+    for c in range(O.shape[1]):
+        Dc = np.asarray(D[c])
+        for i in range(O.shape[0]):
+            out[i, c] += _mass_shift(FU[:, c] + Dc[:, i], t[c])
+    return out
+
+
+@pytest.mark.parametrize("loss", ["squared", "squared_hinge"])
+def test_balanced_loo_equals_the_root_of_every_held_out_fit(loss):
+    """The search's balance of the held-out fits (the full fit's shift by one
+    sort, every held-out fit's by Newton from a first-order start, LapRLS's
+    moves read off their rank-one factors) gives each fit's own root: the same
+    numbers as the blocks of ``D`` balanced one by one, to rounding."""
+    from semisvm.solvers._loo import RankOneDeltas
+
+    X, y, _ = _blobs()
+    rng = np.random.default_rng(2)
+    classes = rng.integers(0, 3, size=y.size)
+    lab, unl = np.flatnonzero(y != -1), np.flatnonzero(y == -1)
+    Yl = np.where(classes[lab][:, None] == np.arange(3), 1.0, -1.0)
+    scorer, kconfs, gconfs = _scorer(LapRLSCV, X, y)
+    est, K = scorer.kernel(kconfs[0])
+    _, L = scorer.graph(est, K, gconfs[0])
+    Phi = loo_features(lambda idx: K[:, idx], X.shape[0], lab, max_features=100)
+    eng = SpectralLOO(Phi, L, lab, Yl, unlabeled_idx=unl, spectral="ratio")
+    targets = np.array([-0.4, -0.3, -0.5])
+    for ga, gi in [(1e-3, 1e-2), (1e-2, 1.0), (1e-1, 0.0)]:
+        O, FU, D = eng.fold_outputs(ga, gi, loss)
+        assert isinstance(D, RankOneDeltas) == (loss == "squared")
+        ref = _balanced_by_brentq(O, FU, D, targets)
+        tol = 1e-9 * np.abs(ref).max()
+        for Dx in (D, [np.asarray(D[c]) for c in range(len(D))]):
+            O_bal, FU_bal = balanced_loo(O, FU, Dx, targets)
+            np.testing.assert_allclose(O_bal, ref, rtol=0, atol=tol)
+        shifts = [_mass_shift(FU[:, c], targets[c]) for c in range(3)]
+        np.testing.assert_allclose(FU_bal, FU + shifts, rtol=0, atol=tol)
+
+
+def test_sorted_mass_shifts_equal_newton():
+    """The full fit's shifts by one sort per column are Newton's roots (ties,
+    a constant column, targets near -1 and 1 included)."""
+    from semisvm.solvers._loo import mass_shifts, sorted_mass_shifts
+
+    rng = np.random.default_rng(4)
+    V = rng.normal(size=(250, 8)) * rng.uniform(1e-2, 4, 8) + rng.normal(size=8)
+    V[:, 0] = 0.3  # every output equal
+    V[:, 1] = np.round(V[:, 1])  # many ties
+    t = np.array([-0.8, -0.99, -0.5, 0.0, 0.3, 0.95, -1.0, 1.0])
+    ref = np.array([_mass_shift(V[:, k], t[k]) for k in range(8)])
+    scale = np.abs(V).max()
+    np.testing.assert_allclose(sorted_mass_shifts(V, t), ref, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(
+        sorted_mass_shifts(V, t), mass_shifts(V, t), rtol=0, atol=1e-12 * scale
+    )
+
+
+def test_nested_neighbors_give_the_graph_of_their_own_search():
+    """The graph of k neighbours read off a search for more is the graph of
+    its own search (every weight); with ties at the k-th neighbour (integer
+    coordinates) the larger search is not used."""
+    from semisvm.graph import knn_graph
+    from semisvm.graph._graph import knn_query, nested_neighbors
+
+    X, _, _ = _moons(300)
+    big = knn_query(X, 20)
+    for k in (5, 10, 20):
+        nb = nested_neighbors(X, big, k)
+        assert nb is not None
+        for w in ("binary", "heat", "local"):
+            A = knn_graph(X, k, weight=w, neighbors=nb)
+            np.testing.assert_array_equal(
+                A.toarray(), knn_graph(X, k, weight=w).toarray()
+            )
+    Xi = np.round(np.random.default_rng(0).normal(size=(300, 3)) * 2.0)
+    assert nested_neighbors(Xi, knn_query(Xi, 20), 5) is None
+    with pytest.raises(ValueError, match="6 columns"):
+        knn_graph(X, 5, neighbors=big)

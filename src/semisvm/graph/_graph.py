@@ -150,6 +150,7 @@ def knn_graph(
     t: float | None = None,
     algorithm: str = "auto",
     n_jobs: int | None = None,
+    neighbors: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> sp.csr_array:
     r"""Symmetric kNN adjacency matrix of the rows of ``X``.
 
@@ -166,6 +167,10 @@ def knn_graph(
         Heat-kernel width; ``None`` uses the mean distance over the graph's edges.
     algorithm : str, default='auto'
         Passed to :class:`sklearn.neighbors.NearestNeighbors` (exact search).
+    neighbors : (ndarray, ndarray), optional
+        ``(distances, indices)`` of the ``n_neighbors + 1`` nearest rows of
+        every row, itself included, as :func:`knn_query` returns them (e.g.
+        :func:`nested_neighbors` of a larger query); the search is skipped.
 
     Returns
     -------
@@ -183,19 +188,74 @@ def knn_graph(
         If the features of a dense ``X`` are on very different scales (see
         :func:`semisvm._validation.warn_if_unscaled`).
     """
-    from sklearn.neighbors import NearestNeighbors
-
     n = X.shape[0]
     if n < 2:
         raise ValueError(f"A graph needs at least 2 points, got n_samples={n}.")
     check_n_neighbors(int(n_neighbors), n)
     k = int(n_neighbors)
     warn_if_unscaled(X, "the kNN graph")
-    nn = NearestNeighbors(n_neighbors=k + 1, algorithm=algorithm, n_jobs=n_jobs)
-    nn.fit(X)
-    dist, ind = nn.kneighbors(X)
+    if neighbors is None:
+        neighbors = knn_query(X, k, algorithm=algorithm, n_jobs=n_jobs)
+    dist, ind = neighbors
+    if dist.shape != (n, k + 1):
+        raise ValueError(f"neighbors must hold {k + 1} columns per row.")
     dist2, ind = _drop_self(dist**2, ind, k)
     return _to_weights(_symmetrize(ind, dist2, n), weight, t, _local_scales(dist2))
+
+
+def knn_query(
+    X: Any, n_neighbors: int, *, algorithm: str = "auto", n_jobs: int | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Distances and indices of the ``n_neighbors + 1`` nearest rows of every
+    row of ``X`` (itself included), by distance: the search of
+    :func:`knn_graph`."""
+    from sklearn.neighbors import NearestNeighbors
+
+    nn = NearestNeighbors(
+        n_neighbors=int(n_neighbors) + 1, algorithm=algorithm, n_jobs=n_jobs
+    )
+    nn.fit(X)
+    dist, ind = nn.kneighbors(X)
+    return dist, ind
+
+
+#: relative gap (to the squared norms) between the last kept and the first
+#: dropped neighbour's squared distance for :func:`nested_neighbors`; the
+#: distances of the search carry rounding errors of about 1e-16 of that scale
+NESTED_GAP = 1e-8
+
+
+def nested_neighbors(
+    X: Any, neighbors: tuple[np.ndarray, np.ndarray], n_neighbors: int
+) -> tuple[np.ndarray, np.ndarray] | None:
+    r"""The :func:`knn_query` of ``n_neighbors`` read off a larger one, or None.
+
+    The first ``n_neighbors + 1`` columns of a query of more neighbours (sorted
+    by distance) are the smaller query's neighbours whenever no row has a tie
+    -- or a near-tie that the search's rounding could order either way -- between
+    its last kept and its first dropped neighbour: their squared distances must
+    differ by more than :data:`NESTED_GAP` times :math:`\|x_i\|^2 +
+    \max_j \|x_j\|^2` (the scale of the search's errors).  The graph
+    :func:`knn_graph` builds from them does not depend on the order of equal
+    distances among the kept ones.  None when some row has such a tie (search
+    again).  The graphs of a model selection over ``n_neighbors`` (k/2, k, 2k)
+    then share one search.
+    """
+    dist, ind = neighbors
+    m = int(n_neighbors) + 1
+    if dist.shape[1] == m:
+        return dist, ind
+    if dist.shape[1] < m:
+        return None
+    if sp.issparse(X):
+        sq = np.asarray(X.multiply(X).sum(axis=1), dtype=np.float64).ravel()
+    else:
+        Xd = np.asarray(X, dtype=np.float64)
+        sq = np.einsum("ij,ij->i", Xd, Xd)
+    gap = dist[:, m] ** 2 - dist[:, m - 1] ** 2
+    if not np.all(gap > NESTED_GAP * (sq + sq.max())):
+        return None
+    return dist[:, :m], ind[:, :m]
 
 
 def _drop_self(

@@ -160,8 +160,12 @@ class _LOOScorer:
         graph_pairs: list[tuple[float, float]],
         default_pair: tuple[float, float],
         progress: _Progress,
+        max_neighbors: int | None = None,
     ) -> None:
         self.template, self.X, self.y = template, X, y
+        self.max_neighbors = max_neighbors
+        #: the kNN search of X for max_neighbors (graphs searched in X)
+        self._knn: tuple | None = None
         self.sup_pairs, self.graph_pairs = sup_pairs, graph_pairs
         self.default_pair = default_pair
         self.progress = progress
@@ -238,6 +242,7 @@ class _LOOScorer:
                 n_neighbors=k_g,
                 graph_weight=e_g._graph_weight,
                 heat_t=resolved_options(e_g).heat_t,
+                neighbors=self._neighbors(e_g.kernel, est.gamma_, k_g),
             )
         L = graph_laplacian(
             self._adjacency[key],
@@ -246,6 +251,24 @@ class _LOOScorer:
             form="operator",
         )
         return e_g, L
+
+    def _neighbors(self, kernel: Any, gamma_: Any, k: int) -> tuple | None:
+        """The kNN search of X for ``k`` neighbours when the graph is searched
+        in X (not read off an RBF or precomputed K): read off one search for
+        the grid's largest ``n_neighbors`` when no row has a (near-)tie at its
+        k-th neighbour (:func:`~semisvm.graph._graph.nested_neighbors`: the
+        same neighbours, hence the same graph), else None (searched again).
+        The graphs k/2, k, 2k of the linear kernel share one search."""
+        from ..graph._graph import knn_query, nested_neighbors
+
+        in_x = kernel not in ("rbf", "precomputed") or (
+            kernel == "rbf" and gamma_ is None
+        )
+        if not in_x or self.max_neighbors is None or k > self.max_neighbors:
+            return None
+        if self._knn is None:
+            self._knn = knn_query(self.X, self.max_neighbors)
+        return nested_neighbors(self.X, self._knn, k)
 
     def gram(self, Phi: np.ndarray, L: Any, gc: dict) -> np.ndarray | None:
         r""":math:`B = \Phi^T L^p \Phi` of graph configuration ``gc`` on the
@@ -950,6 +973,7 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
             graph_pairs=[(a, i) for a in gas for i in gis if i > 0],
             default_pair=default_pair,
             progress=progress,
+            max_neighbors=max(g["n_neighbors"] for g in gconfs),
         )
         # round 1: every configuration on a coarse factor (MIN_FEATURES landmarks);
         # the defaults' kernel scored last (its K is kept for round 2), the rows
@@ -1156,14 +1180,18 @@ _CV_DOC = r"""
     Cost (``benchmarks/results/cv_cost.md``): one K per kernel configuration
     (the defaults' kept from round 1 for round 2 and, when chosen, for the
     refit, with its Laplacian), one kNN adjacency per (kernel,
-    ``n_neighbors``) shared by its Laplacians, and one Cholesky factorization
+    ``n_neighbors``) shared by its Laplacians (the linear kernel's read off one
+    kNN search when no point has a tie at its k-th neighbour), the class
+    balance of every held-out fit from the full fit's by one Newton run from a
+    first-order start (:func:`~semisvm.solvers._loo.balanced_loo`), and one
+    Cholesky factorization
     per (configuration, ratio :math:`\gamma_I/\gamma_A`) of the grid shared by
     every pair with that ratio (8 for the default 21 pairs) instead of an
     eigendecomposition; the refit on the search's K and L solves through one
     LU factorization of :math:`I + rLK` (:mod:`semisvm.models._factorized`)
     instead of a dense system per Newton step and class.  The choices are
     those of the search without this sharing (tested).  At n = 2,000 a search
-    costs 5-12 default fits in CPU time on one core (two moons, digits, a
+    costs 5-9 default fits in CPU time on one core (two moons, digits, a
     784-dimension set with 10 classes); at n = 10,000 (784 dimensions, 10
     classes) 104-194 s with the default BLAS threads.
 

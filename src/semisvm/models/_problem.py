@@ -320,13 +320,15 @@ def build_adjacency(
     graph_weight: str,
     heat_t: float | None,
     adjacency: Any = None,
+    neighbors: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> sp.csr_array:
     """Adjacency of the training points (the graph of :func:`build_laplacian`).
 
     The user's (``adjacency``), else a symmetric kNN graph: read off K for the
     RBF kernel (no second distance pass), built from the kernel-induced distance
-    for a precomputed kernel, and from X otherwise.  ``graph_weight`` is
-    resolved here when ``'auto'``.
+    for a precomputed kernel, and from X otherwise (``neighbors``: that
+    search's result when known, :func:`semisvm.graph._graph.knn_query`).
+    ``graph_weight`` is resolved here when ``'auto'``.
     """
     n = X.shape[0]
     if graph_weight == "auto":
@@ -358,7 +360,7 @@ def build_adjacency(
         return knn_graph_from_kernel(
             np.exp(-D2), 1.0, n_neighbors, weight=graph_weight, t=heat_t
         )
-    return knn_graph(X, n_neighbors, weight=graph_weight, t=heat_t)
+    return knn_graph(X, n_neighbors, weight=graph_weight, t=heat_t, neighbors=neighbors)
 
 
 def build_laplacian(
