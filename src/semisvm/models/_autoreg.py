@@ -103,6 +103,7 @@ from ..solvers._loo import (
 )
 from ._adaptive import paper_regularization, resolve_class_prior
 from ._options import resolved_options
+from ._problem import fewest_labels
 
 __all__ = [
     "GRID_A",
@@ -223,20 +224,14 @@ def select_regularization(
     auto_a, auto_i = isinstance(est.gamma_a, str), isinstance(est.gamma_i, str)
     ga0 = _defaults.GAMMA_A if auto_a else float(est.gamma_a)
     gi0 = _defaults.GAMMA_I if auto_i else float(est.gamma_i)
-    lab = np.flatnonzero(labeled)
-    Yl = Y[lab]
-    counts = (
-        (Yl > 0).sum(axis=0)
-        if Yl.shape[1] > 1
-        else np.array([(Yl[:, 0] > 0).sum(), (Yl[:, 0] < 0).sum()])
-    )
+    fewest = fewest_labels(Y, labeled)
     info: dict[str, Any] = {"rule": "defaults"}
     if not (auto_a or auto_i):
         info["reason"] = "gamma_a and gamma_i given"
         return ga0, gi0, info
-    if counts.min() < MIN_LABELS_PER_CLASS:
+    if fewest < MIN_LABELS_PER_CLASS:
         info["reason"] = (
-            f"{int(counts.min())} labeled point(s) in the smallest class (< "
+            f"{fewest} labeled point(s) in the smallest class (< "
             f"{MIN_LABELS_PER_CLASS}): too few to judge the graph; graph-trusting "
             "defaults kept"
         )

@@ -152,8 +152,7 @@ class OperatorCache:
             return int(est.laplacian_power)
         for (k2, g2), val in self._entries.items():
             if k2 == kk and g2 is not None and g2[:-1] == gk:
-                dim = val[6]
-                return 1 if np.isnan(dim) else auto_laplacian_power(dim, fewest)
+                return auto_laplacian_power(val[6], fewest)  # nan: 1
         return None
 
     def get(
