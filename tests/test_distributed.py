@@ -368,14 +368,18 @@ def test_auto_rule_on_cluster_nystroem_equals_in_process(client, monkeypatch):
     )
 
 
-def test_feature_gram_equals_in_process_intrinsic_gram(client):
+@pytest.mark.parametrize("power", [1, 2])
+def test_feature_gram_equals_in_process_intrinsic_gram(client, power):
+    # power 2: the workers sum (L C~)_g^T (L C~)_g instead of C~_g^T (L^2 C~)_g
     from semisvm.graph import graph_laplacian
     from semisvm.kernels import NystroemFactor
     from semisvm.kernels._distributed import DistributedNystroemFactor
     from semisvm.solvers._lowrank import intrinsic_gram
 
     X, _, _ = make_two_moons(300, n_labeled_per_class=1, random_state=2)
-    L = graph_laplacian(knn_graph(X, 6), normalized=True)
+    L = graph_laplacian(
+        knn_graph(X, 6), normalized=True, power=power, form="operator"
+    )
     f_in = NystroemFactor(40, gamma=2.0).fit(X)
     f_cl = DistributedNystroemFactor(40, gamma=2.0).fit(
         da.from_array(X, chunks=(70, 2))

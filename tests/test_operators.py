@@ -372,10 +372,12 @@ def test_gram_in_row_blocks_is_exactly_symmetric(monkeypatch):
 
 
 @pytest.mark.parametrize("normalized", [False, True])
-@pytest.mark.parametrize("power", [1, 2])
+@pytest.mark.parametrize("power", [1, 2, 3, 4])
 def test_intrinsic_gram_in_row_blocks_equals_brute_force(normalized, power):
     # many row blocks (a tiny block budget), float32 features: every block's
-    # gathered rows and the bias row/column against the dense Phi~^T L Phi~
+    # gathered rows and the bias row/column against the dense Phi~^T L Phi~;
+    # even powers go through (S Phi~)^T (S Phi~) with S = L^(p/2), odd ones > 1
+    # through column blocks of L^p Phi
     rng = np.random.default_rng(3)
     Xg = rng.normal(size=(300, 3))
     W = knn_graph(Xg, 6, weight="heat")

@@ -61,6 +61,20 @@ class LaplacianPower:
     def toarray(self) -> np.ndarray:
         return self.tocsr().toarray()
 
+    def half(self) -> sp.csr_array | None:
+        r"""The sparse :math:`S = L^{p/2}` of an even power, else None.
+
+        L is symmetric, so :math:`V^T L^p V = (SV)^T (SV)`: the Gram of a second
+        power over a tall V is one sparse product with L and a symmetric
+        rank-k update (:func:`~semisvm.solvers._lowrank.intrinsic_gram`), where
+        applying :math:`L^2` costs two sparse products and a GEMM against V.
+        """
+        if self.power % 2:
+            return None
+        if self.power == 2:
+            return self.base
+        return LaplacianPower(self.base, self.power // 2).tocsr()
+
     def diagonal(self) -> np.ndarray:
         return self.tocsr().diagonal()
 

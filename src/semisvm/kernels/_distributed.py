@@ -766,7 +766,10 @@ def distributed_graph_gram(C: DistributedRowBlocks, L: Any) -> np.ndarray:
     for each partition, the rows of every block c that g's rows of L reach (and
     only those) go to g's worker, where :math:`P_g` is accumulated one block at a
     time; then :math:`\tilde C_b^T P_g` for g's blocks there and a pairwise sum
-    on the workers.  The flops are the in-process :math:`2 n m^2 +
+    on the workers.  An even power :math:`L^{2q}` (``LaplacianPower.half``) is
+    :math:`\sum_g P_g^T P_g` with :math:`P_g` the rows g of :math:`L^q\tilde C`:
+    the same traffic, a symmetric update instead of the block products, and no
+    explicit :math:`L^{2q}`.  The flops are the in-process :math:`2 n m^2 +
     \mathrm{nnz}(L)\, m` (a product per block pair would cost P times that); the
     traffic is, per worker, the rows its edges reach (at most the other workers'
     rows, :math:`8 n m` bytes in all with random row order); a worker holds its
@@ -779,7 +782,9 @@ def distributed_graph_gram(C: DistributedRowBlocks, L: Any) -> np.ndarray:
     from .._dask import pin, worker_groups
 
     client = C.client
-    Ls = sp.csr_array(L.tocsr() if hasattr(L, "tocsr") else L)
+    S = L.half() if hasattr(L, "half") else None  # an even power: (S C~)^T (S C~)
+    square = S is not None
+    Ls = sp.csr_array(S if square else L.tocsr() if hasattr(L, "tocsr") else L)
     off = C.offsets
     grams = []
     for w, bs in worker_groups(client, C.futures):
@@ -799,7 +804,9 @@ def distributed_graph_gram(C: DistributedRowBlocks, L: Any) -> np.ndarray:
             Pg = client.submit(
                 _accumulate_lc, Pg, part, Lg[:, Jc], True, pure=False, **pin(w)
             )
-        if Pg is not None:
+        if Pg is not None and square:
+            grams.append(client.submit(_self_gram, Pg, pure=False, **pin(w)))
+        elif Pg is not None:
             blocks = [C.futures[b] for b in bs]
             grams.append(
                 client.submit(_group_gram, Pg, True, *blocks, pure=False, **pin(w))
@@ -817,6 +824,11 @@ def _group_gram(Pg: np.ndarray, with_ones: bool, *blocks: np.ndarray) -> np.ndar
         G += _block_gram(Cb, Pg[r0 : r0 + nb], with_ones)
         r0 += nb
     return G
+
+
+def _self_gram(Pg: np.ndarray) -> np.ndarray:
+    """:math:`P_g^T P_g` (numpy's symmetric rank-k update)."""
+    return Pg.T @ Pg
 
 
 def _block_features(Cb: np.ndarray, T: np.ndarray) -> np.ndarray:
