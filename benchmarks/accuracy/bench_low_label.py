@@ -12,12 +12,19 @@ label draws (the same draws as ``bench_accuracy.py``'s ``draw_split``):
   (``max_iter=5000``; only where the operator is the dense one, up to
   ``--max-ref`` points, default 5,000): the difference is what the stopping rule costs at this
   label rate;
-* ``iters / ln n``: flat when the iterations grow like log n (the issue's target).
+* ``iters / ln n``: flat when the iterations grow like log n (the issue's target);
+* with ``--datasets`` (real sets of ``bench_accuracy.py``, e.g. ``usps_full digits
+  g50c``, at their own size, ``--settings`` labels per class), the same for
+  those sets, plus the largest fraction of unlabeled points (over the draws)
+  whose label differs between the stopped and the unstopped fit: how safe the
+  stop is at a low label rate, point by point.
 
 Usage::
 
     python benchmarks/accuracy/bench_low_label.py                 # ~1 h, 3 draws
     python benchmarks/accuracy/bench_low_label.py --sizes 2000 5000 --draws 2
+    python benchmarks/accuracy/bench_low_label.py --datasets usps_full digits \
+        --settings 1/class 2/class --draws 5 --max-ref 8000
 
 Appends a table to ``benchmarks/results/low_label.md``.
 """
@@ -46,6 +53,11 @@ FAMILIES = {
 }
 
 
+def _reasons(stop) -> str:
+    """The distinct stop reasons of the classes, '/'-joined."""
+    return stop if isinstance(stop, str) else "/".join(sorted(set(map(str, stop))))
+
+
 def run_one(est_name: str, X, y, lab, unl, *, reference: bool, max_ref: int) -> dict:
     from semisvm import LapRLS, LapSVM
 
@@ -61,11 +73,12 @@ def run_one(est_name: str, X, y, lab, unl, *, reference: bool, max_ref: int) -> 
     row = dict(
         op=getattr(est, "kernel_operator_", "?"),
         iters=int(np.max(est.n_iter_)),
-        stop=str(getattr(est, "termination_condition_", "?")),
+        stop=_reasons(getattr(est, "termination_condition_", "?")),
         err=err,
         fit_s=fit_s,
         err_ref=float("nan"),
         iters_ref=float("nan"),
+        differ=float("nan"),
     )
     if (
         reference
@@ -80,11 +93,12 @@ def run_one(est_name: str, X, y, lab, unl, *, reference: bool, max_ref: int) -> 
             )
         row["err_ref"] = float(np.mean(ref.transduction_[unl] != y[unl]))
         row["iters_ref"] = int(np.max(ref.n_iter_))
+        row["differ"] = float(np.mean(ref.transduction_[unl] != est.transduction_[unl]))
     return row
 
 
 def main(argv: list[str] | None = None) -> int:
-    from bench_accuracy import draw_split, load
+    from bench_accuracy import data_dir, draw_split, load
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--sizes", nargs="*", type=int, default=[2000, 5000, 20000, 100000])
@@ -92,53 +106,72 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--draws", type=int, default=3)
     p.add_argument("--max-ref", type=int, default=5000)
     p.add_argument("--no-save", action="store_true")
+    p.add_argument(
+        "--datasets", nargs="*", default=[], help="real sets at their own size"
+    )
+    p.add_argument("--settings", nargs="*", default=["1/class"])
+    p.add_argument(
+        "--data", default=None, help="default: $SEMISVM_DATA or ../shared/data"
+    )
     args = p.parse_args(argv)
+    if args.datasets:
+        args.families = []
 
     lines = [
         f"\n## {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC, load "
-        f"{os.getloadavg()[0]:.1f}, {args.draws} draws, 1 label per class\n",
+        f"{os.getloadavg()[0]:.1f}, {args.draws} draws, "
+        f"{', '.join(args.settings) if args.datasets else '1/class'}\n",
         "| data | n | estimator | operator | iters (median) | iters / ln n | stop "
-        "| err % (mean) | err % unstopped | iters unstopped | fit s (median) |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| err % (mean) | err % unstopped | iters unstopped | fit s (median) "
+        "| labels differing (max) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     print("\n".join(lines), flush=True)
-    for fam in args.families:
-        pattern, _ = FAMILIES[fam]
-        for n in args.sizes:
-            name = pattern.format(n=n)
-            X, y, test = load(name, Path("."))
-            for est_name in ("LapSVM", "LapRLS"):
-                rows = []
-                for d in range(args.draws):
-                    lab, unl, _ = draw_split(y, test, "1/class", d, name)
-                    rows.append(
-                        run_one(
-                            est_name,
-                            X,
-                            y,
-                            lab,
-                            unl,
-                            reference=True,
-                            max_ref=args.max_ref,
-                        )
+    cells = [
+        (fam, FAMILIES[fam][0].format(n=n), n, "1/class")
+        for fam in args.families
+        for n in args.sizes
+    ] + [(ds, ds, None, st) for ds in args.datasets for st in args.settings]
+    ddir = data_dir(args.data)
+    for fam, name, n, setting in cells:
+        X, y, test = load(name, ddir)
+        real = n is None  # a real set at its own size: fitted on its training part
+        if real:
+            fam = f"{name} {setting}"
+        for est_name in ("LapSVM", "LapRLS"):
+            rows = []
+            for d in range(args.draws):
+                lab, unl, _ = draw_split(y, test, setting, d, name)
+                Xd, yd = X, y
+                if real:
+                    tr = np.r_[lab, unl]
+                    Xd, yd = X[tr], y[tr]
+                    lab, unl = np.arange(len(lab)), np.arange(len(lab), len(tr))
+                    n = len(tr)
+                rows.append(
+                    run_one(
+                        est_name, Xd, yd, lab, unl, reference=True, max_ref=args.max_ref
                     )
-                it = float(np.median([r["iters"] for r in rows]))
-                stops = sorted({r["stop"] for r in rows})
-                ref = [r["err_ref"] for r in rows if not math.isnan(r["err_ref"])]
-                itr = [r["iters_ref"] for r in rows if not math.isnan(r["iters_ref"])]
-                line = (
-                    f"| {fam} | {n} | {est_name} | {rows[0]['op']} | {it:.0f} | "
-                    f"{it / math.log(n):.1f} | {'/'.join(stops)} | "
-                    f"{100 * np.mean([r['err'] for r in rows]):.1f} | "
-                    f"{100 * np.mean(ref):.1f} | {np.median(itr):.0f} | "
-                    if ref
-                    else f"| {fam} | {n} | {est_name} | {rows[0]['op']} | {it:.0f} | "
-                    f"{it / math.log(n):.1f} | {'/'.join(stops)} | "
-                    f"{100 * np.mean([r['err'] for r in rows]):.1f} | - | - | "
                 )
-                line += f"{np.median([r['fit_s'] for r in rows]):.1f} |"
-                lines.append(line)
-                print(line, flush=True)
+            it = float(np.median([r["iters"] for r in rows]))
+            stops = sorted({r["stop"] for r in rows})
+            ref = [r["err_ref"] for r in rows if not math.isnan(r["err_ref"])]
+            itr = [r["iters_ref"] for r in rows if not math.isnan(r["iters_ref"])]
+            line = (
+                f"| {fam} | {n} | {est_name} | {rows[0]['op']} | {it:.0f} | "
+                f"{it / math.log(n):.1f} | {'/'.join(stops)} | "
+                f"{100 * np.mean([r['err'] for r in rows]):.1f} | "
+                f"{100 * np.mean(ref):.1f} | {np.median(itr):.0f} | "
+                if ref
+                else f"| {fam} | {n} | {est_name} | {rows[0]['op']} | {it:.0f} | "
+                f"{it / math.log(n):.1f} | {'/'.join(stops)} | "
+                f"{100 * np.mean([r['err'] for r in rows]):.1f} | - | - | "
+            )
+            dif = [r["differ"] for r in rows if not math.isnan(r["differ"])]
+            line += f"{np.median([r['fit_s'] for r in rows]):.1f} | "
+            line += f"{100 * max(dif):.2f}% |" if dif else "- |"
+            lines.append(line)
+            print(line, flush=True)
     if not args.no_save:
         RESULTS.parent.mkdir(parents=True, exist_ok=True)
         with RESULTS.open("a") as fh:

@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> None:
         for name in args.only:
             X, y, tm = _load(name, ddir)
             for s in args.settings:
-                for d in range(args.draws):
+                for d in range(args.first_draw, args.first_draw + args.draws):
                     lab, unl, test = ba.draw_split(y, tm, s, d, name)
                     tr = np.sort(np.r_[lab, unl])
                     ytr = np.where(np.isin(tr, lab), y[tr], -1)
@@ -132,6 +132,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", nargs="+", default=["pcmac", "xor_noise-1000"])
     ap.add_argument("--settings", nargs="+", default=["5/class", "10/class"])
     ap.add_argument("--draws", type=int, default=5)
+    ap.add_argument(
+        "--first-draw", type=int, default=0, help="draws first..first+draws-1"
+    )
     ap.add_argument(
         "--data", default=None, help="default: $SEMISVM_DATA or ../shared/data"
     )
