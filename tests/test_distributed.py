@@ -377,9 +377,7 @@ def test_feature_gram_equals_in_process_intrinsic_gram(client, power):
     from semisvm.solvers._lowrank import intrinsic_gram
 
     X, _, _ = make_two_moons(300, n_labeled_per_class=1, random_state=2)
-    L = graph_laplacian(
-        knn_graph(X, 6), normalized=True, power=power, form="operator"
-    )
+    L = graph_laplacian(knn_graph(X, 6), normalized=True, power=power, form="operator")
     f_in = NystroemFactor(40, gamma=2.0).fit(X)
     f_cl = DistributedNystroemFactor(40, gamma=2.0).fit(
         da.from_array(X, chunks=(70, 2))
