@@ -628,3 +628,52 @@ def test_loo_features_of_a_singular_kernel_are_an_exact_root(kind):
     np.testing.assert_allclose(Phi @ Phi.T, K, atol=1e-9 * np.abs(K).max())
     lam = np.linalg.eigvalsh(K)
     assert Phi.shape[1] <= np.sum(lam > 1e-13 * lam[-1])
+
+
+def test_supervised_choice_is_the_lowest_criterion_ties_to_the_largest_gamma_a():
+    # lambda_I = 0 given: no z-test against the default lambda_A, the lowest
+    # criterion wins; a floating-point tie goes to the larger gamma_a
+    from semisvm.models._autoreg import GRID_A, LOOEvidence, supervised_choice
+
+    def ev(scores):
+        k = len(scores)
+        return LOOEvidence(
+            [(a, 0.0) for a in GRID_A[:k]],
+            np.zeros((k, 3)),
+            scores,
+            [0.0] * k,
+            3,
+            0,
+            0.0,
+        )
+
+    assert supervised_choice(ev([0.5, 0.5, 0.6, 0.4, 0.7])) == 3
+    assert supervised_choice(ev([0.4, 0.4 + 1e-13, 0.4, 0.5])) == 2  # tie: largest
+    assert supervised_choice(ev([0.4, 0.4 + 1e-6, 0.5])) == 0  # not a tie
+    assert supervised_choice(ev([0.0] * 7)) == 6  # every LOO margin above 1
+
+
+@pytest.mark.parametrize("cls", [LapSVM, LapRLS])
+def test_supervised_mode_fits_the_lowest_criterion(cls):
+    # overlapping blobs in 10-d, 5 labels per class: the chosen gamma_a is the
+    # lowest reported criterion (ties to the largest), and the model is the
+    # explicit fit at that gamma_a
+    from semisvm.models._autoreg import LOOEvidence, supervised_choice
+
+    X, yt = make_blobs(300, centers=2, n_features=10, cluster_std=4.0, random_state=3)
+    rng = np.random.default_rng(0)
+    y = np.full(yt.size, -1)
+    for c in (0, 1):
+        y[rng.choice(np.flatnonzero(yt == c), 5, replace=False)] = c
+    est = cls(gamma_a="auto", gamma_i=0.0).fit(X, y)
+    sel = est.regularization_selection_
+    assert "lambda_I = 0 given" in sel["reason"]
+    k = sel["pairs"].index((sel["gamma_a"], 0.0))
+    n = len(sel["pairs"])
+    ev = LOOEvidence(sel["pairs"], np.zeros((n, 1)), sel["scores"], [0.0] * n, 1, 0, 0)
+    assert supervised_choice(ev) == k
+    assert sel["scores"][k] <= min(sel["scores"]) * (1 + 1e-9) + 1e-12
+    ref = cls(gamma_a=sel["gamma_a"], gamma_i=0.0).fit(X, y)
+    np.testing.assert_allclose(
+        est.decision_function(X), ref.decision_function(X), rtol=1e-10, atol=1e-10
+    )

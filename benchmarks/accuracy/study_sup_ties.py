@@ -1,0 +1,115 @@
+"""Which supervised weight to fit (issue 27): near-ties of the LOO criterion.
+
+When the ``"auto"`` rule leaves the graph-trusting defaults for a supervised
+model (lambda_I = 0), several gamma_a of :data:`~semisvm.models._autoreg.GRID_A`
+can score the same criterion to floating point (10 labels fitted alike by every
+gamma_a up to 1e-4, or every LOO margin above 1).  This A/B fits ``LapSVM()`` and
+``LapRLS()`` on the draws of ``bench_accuracy.py`` with such ties going to the
+largest gamma_a (arm ``new``, ``SUPERVISED_TIES_TO_LARGEST = True``) and to the
+first (``old``), and appends one row per fit to ``--csv``: data set, setting,
+draw, estimator, arm, errors on U and on the test points, the chosen
+(gamma_a, gamma_i).
+
+Usage::
+
+    python benchmarks/accuracy/study_sup_ties.py --only wine breast_cancer \\
+        --settings 5/class 10/class --draws 5 --csv sup_ties.csv
+    python benchmarks/accuracy/study_sup_ties.py --summarize --csv sup_ties.csv
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_accuracy as ba  # noqa: E402
+from study_mid_power import _load  # noqa: E402
+
+COLUMNS = ["dataset", "setting", "draw", "estimator", "arm", "err_unlabeled"]
+COLUMNS += ["err_test", "gamma_a", "gamma_i"]
+
+
+def run(args: argparse.Namespace) -> None:
+    from semisvm import LapRLS, LapSVM
+    from semisvm.models import _autoreg
+
+    ddir = ba.data_dir(args.data)
+    with open(args.csv, "a", newline="") as fh:
+        w = csv.writer(fh)
+        for name in args.only:
+            X, y, tm = _load(name, ddir)
+            for s in args.settings:
+                for d in range(args.first_draw, args.first_draw + args.draws):
+                    lab, unl, test = ba.draw_split(y, tm, s, d, name)
+                    tr = np.sort(np.r_[lab, unl])
+                    ytr = np.where(np.isin(tr, lab), y[tr], -1)
+                    pos = np.searchsorted(tr, unl)
+                    for cls in (LapSVM, LapRLS):
+                        for arm in ("new", "old"):
+                            _autoreg.SUPERVISED_TIES_TO_LARGEST = arm == "new"
+                            with warnings.catch_warnings():
+                                warnings.simplefilter("ignore")
+                                e = cls(random_state=0).fit(X[tr], ytr)
+                            eu = float(np.mean(e.transduction_[pos] != y[unl]))
+                            et = float("nan")
+                            if len(test):
+                                et = float(np.mean(e.predict(X[test]) != y[test]))
+                            sel = e.regularization_selection_
+                            w.writerow(
+                                [name, s, d, cls.__name__, arm, eu, et]
+                                + [sel.get("gamma_a"), sel.get("gamma_i")]
+                            )
+                            fh.flush()
+
+
+def summarize(path: str) -> str:
+    df = pd.read_csv(path, header=None, names=COLUMNS)
+    t = df.pivot_table(
+        index=["dataset", "setting", "estimator"],
+        columns="arm",
+        values="err_unlabeled",
+        aggfunc="mean",
+    )
+    t = 100 * t
+    t["new - old"] = t["new"] - t["old"]
+    moved = df.pivot_table(
+        index=["dataset", "setting", "draw", "estimator"],
+        columns="arm",
+        values="gamma_a",
+        aggfunc="first",
+    )
+    n_moved = int((moved["new"] != moved["old"]).sum())
+    return (
+        t.round(2).to_string()
+        + f"\n\nfits: {len(moved)}; chosen gamma_a differs in {n_moved}; mean new - old"
+        f" {t['new - old'].mean():+.3f}; worst {t['new - old'].max():+.2f}"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--only", nargs="+", default=["wine", "breast_cancer"])
+    ap.add_argument("--settings", nargs="+", default=["5/class", "10/class"])
+    ap.add_argument("--draws", type=int, default=5)
+    ap.add_argument("--first-draw", type=int, default=0)
+    ap.add_argument(
+        "--data", default=None, help="default: $SEMISVM_DATA or ../shared/data"
+    )
+    ap.add_argument("--csv", default="study_sup_ties.csv")
+    ap.add_argument("--summarize", action="store_true", help="only print the table")
+    args = ap.parse_args(argv)
+    if not args.summarize:
+        run(args)
+    print(summarize(args.csv))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
