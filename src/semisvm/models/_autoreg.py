@@ -60,8 +60,9 @@ With ``gamma_a="auto"`` and a number for ``gamma_i`` only :math:`\lambda_A` is
 chosen (the user's :math:`\lambda_I` kept), with the same test against the
 default :math:`\lambda_A` when :math:`\lambda_I > 0`, and as the lowest
 criterion when :math:`\lambda_I = 0` (no graph to protect; ties to the largest
-:math:`\lambda_A`, :func:`supervised_choice`); with a number for ``gamma_a`` and ``gamma_i="auto"``
-the choice is between the user's :math:`\lambda_A` with and without the graph.
+:math:`\lambda_A`, :func:`supervised_choice`); with a number for ``gamma_a``
+and ``gamma_i="auto"`` the choice is between the user's :math:`\lambda_A` with
+and without the graph.
 
 The numbers come from features :math:`\Phi\Phi^T \approx K` whose landmarks
 include every labeled point (:func:`semisvm.solvers._loo.loo_features`): the
