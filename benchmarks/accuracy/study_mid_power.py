@@ -51,55 +51,63 @@ def _load(name: str, ddir: Path):
     return ba.load(name, ddir)
 
 
+def draws(args: argparse.Namespace):
+    """Per draw of ``bench_accuracy.py`` (``--only``, ``--settings``,
+    ``--first-draw``, ``--draws``): ``(name, setting, draw, X, y, tr, ytr, pos,
+    unl, test)`` -- the training rows ``tr`` in order, their targets with -1 for
+    the unlabeled ones, and the positions ``pos`` of the unlabeled rows in ``tr``."""
+    ddir = ba.data_dir(args.data)
+    for name in args.only:
+        X, y, tm = _load(name, ddir)
+        for s in args.settings:
+            for d in range(args.first_draw, args.first_draw + args.draws):
+                lab, unl, test = ba.draw_split(y, tm, s, d, name)
+                tr = np.sort(np.r_[lab, unl])
+                ytr = np.where(np.isin(tr, lab), y[tr], -1)
+                yield name, s, d, X, y, tr, ytr, np.searchsorted(tr, unl), unl, test
+
+
 def run(args: argparse.Namespace) -> None:
     from semisvm import LapRLS, LapSVM
 
-    ddir = ba.data_dir(args.data)
     with open(args.csv, "a", newline="") as fh:
         w = csv.writer(fh)
-        for name in args.only:
-            X, y, tm = _load(name, ddir)
-            for s in args.settings:
-                for d in range(args.first_draw, args.first_draw + args.draws):
-                    lab, unl, test = ba.draw_split(y, tm, s, d, name)
-                    tr = np.sort(np.r_[lab, unl])
-                    ytr = np.where(np.isin(tr, lab), y[tr], -1)
-                    pos = np.searchsorted(tr, unl)
-                    for cls in (LapSVM, LapRLS):
-                        dim = float("nan")
-                        for arm in ("auto", "old"):
-                            p = "auto" if arm == "auto" else (3 if dim >= 16 else 1)
-                            t0 = time.perf_counter()
-                            with warnings.catch_warnings():
-                                warnings.simplefilter("ignore")
-                                e = cls(random_state=0, laplacian_power=p)
-                                e.fit(X[tr], ytr)
-                            t = time.perf_counter() - t0
-                            if arm == "auto":
-                                dim = e.intrinsic_dimension_
-                            eu = float(np.mean(e.transduction_[pos] != y[unl]))
-                            et = (
-                                float(np.mean(e.predict(X[test]) != y[test]))
-                                if len(test)
-                                else float("nan")
-                            )
-                            sel = e.regularization_selection_
-                            w.writerow(
-                                [
-                                    name,
-                                    s,
-                                    d,
-                                    cls.__name__,
-                                    arm,
-                                    e.laplacian_power_,
-                                    eu,
-                                    et,
-                                    round(t, 3),
-                                    sel.get("gamma_a"),
-                                    sel.get("gamma_i"),
-                                ]
-                            )
-                            fh.flush()
+        for name, s, d, X, y, tr, ytr, pos, unl, test in draws(args):
+            for cls in (LapSVM, LapRLS):
+                dim = float("nan")
+                for arm in ("auto", "old"):
+                    p = "auto" if arm == "auto" else (3 if dim >= 16 else 1)
+                    t0 = time.perf_counter()
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        e = cls(random_state=0, laplacian_power=p)
+                        e.fit(X[tr], ytr)
+                    t = time.perf_counter() - t0
+                    if arm == "auto":
+                        dim = e.intrinsic_dimension_
+                    eu = float(np.mean(e.transduction_[pos] != y[unl]))
+                    et = (
+                        float(np.mean(e.predict(X[test]) != y[test]))
+                        if len(test)
+                        else float("nan")
+                    )
+                    sel = e.regularization_selection_
+                    w.writerow(
+                        [
+                            name,
+                            s,
+                            d,
+                            cls.__name__,
+                            arm,
+                            e.laplacian_power_,
+                            eu,
+                            et,
+                            round(t, 3),
+                            sel.get("gamma_a"),
+                            sel.get("gamma_i"),
+                        ]
+                    )
+                    fh.flush()
 
 
 def summarize(path: str) -> str:

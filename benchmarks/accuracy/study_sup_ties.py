@@ -29,8 +29,7 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import bench_accuracy as ba  # noqa: E402
-from study_mid_power import _load  # noqa: E402
+from study_mid_power import draws  # noqa: E402
 
 COLUMNS = ["dataset", "setting", "draw", "estimator", "arm", "err_unlabeled"]
 COLUMNS += ["err_test", "gamma_a", "gamma_i"]
@@ -40,33 +39,25 @@ def run(args: argparse.Namespace) -> None:
     from semisvm import LapRLS, LapSVM
     from semisvm.models import _autoreg
 
-    ddir = ba.data_dir(args.data)
     with open(args.csv, "a", newline="") as fh:
         w = csv.writer(fh)
-        for name in args.only:
-            X, y, tm = _load(name, ddir)
-            for s in args.settings:
-                for d in range(args.first_draw, args.first_draw + args.draws):
-                    lab, unl, test = ba.draw_split(y, tm, s, d, name)
-                    tr = np.sort(np.r_[lab, unl])
-                    ytr = np.where(np.isin(tr, lab), y[tr], -1)
-                    pos = np.searchsorted(tr, unl)
-                    for cls in (LapSVM, LapRLS):
-                        for arm in ("new", "old"):
-                            _autoreg.SUPERVISED_TIES_TO_LARGEST = arm == "new"
-                            with warnings.catch_warnings():
-                                warnings.simplefilter("ignore")
-                                e = cls(random_state=0).fit(X[tr], ytr)
-                            eu = float(np.mean(e.transduction_[pos] != y[unl]))
-                            et = float("nan")
-                            if len(test):
-                                et = float(np.mean(e.predict(X[test]) != y[test]))
-                            sel = e.regularization_selection_
-                            w.writerow(
-                                [name, s, d, cls.__name__, arm, eu, et]
-                                + [sel.get("gamma_a"), sel.get("gamma_i")]
-                            )
-                            fh.flush()
+        for name, s, d, X, y, tr, ytr, pos, unl, test in draws(args):
+            for cls in (LapSVM, LapRLS):
+                for arm in ("new", "old"):
+                    _autoreg.SUPERVISED_TIES_TO_LARGEST = arm == "new"
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        e = cls(random_state=0).fit(X[tr], ytr)
+                    eu = float(np.mean(e.transduction_[pos] != y[unl]))
+                    et = float("nan")
+                    if len(test):
+                        et = float(np.mean(e.predict(X[test]) != y[test]))
+                    sel = e.regularization_selection_
+                    w.writerow(
+                        [name, s, d, cls.__name__, arm, eu, et]
+                        + [sel.get("gamma_a"), sel.get("gamma_i")]
+                    )
+                    fh.flush()
 
 
 def summarize(path: str) -> str:
