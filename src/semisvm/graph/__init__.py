@@ -5,6 +5,7 @@ from ._graph import (
     HEAT_SCALE_RATIO,
     check_adjacency,
     graph_laplacian,
+    heat_width,
     knn_graph,
     knn_graph_from_kernel,
     resolve_graph_weight,
@@ -19,6 +20,7 @@ __all__ = [
     "intrinsic_dimension",
     "check_adjacency",
     "graph_laplacian",
+    "heat_width",
     "knn_graph",
     "knn_graph_from_kernel",
 ]

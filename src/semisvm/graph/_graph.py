@@ -88,6 +88,33 @@ def _local_scales(dist2: np.ndarray) -> np.ndarray:
     return np.maximum(s2, floor if floor > 0 else 1e-300)
 
 
+def _mean_edge(d2: np.ndarray) -> float:
+    """Mean length of the edges with squared lengths ``d2`` (1 when all are 0)."""
+    pos = np.sqrt(d2)
+    return float(pos.mean()) if pos.size and pos.mean() > 0 else 1.0
+
+
+def heat_width(
+    X: Any,
+    n_neighbors: int = 10,
+    *,
+    neighbors: tuple[np.ndarray, np.ndarray] | None = None,
+) -> float:
+    """The heat width :func:`knn_graph` uses by default (``t=None``): the mean
+    Euclidean length of the edges of the symmetric ``n_neighbors``-NN graph.
+
+    ``neighbors`` as in :func:`knn_graph` (the search is skipped)."""
+    n = X.shape[0]
+    k = int(n_neighbors)
+    check_n_neighbors(k, n)
+    dist, ind = knn_query(X, k) if neighbors is None else neighbors
+    dist2, ind = _drop_self(dist**2, ind, k)
+    A = _symmetrize(ind, dist2, n)
+    d2 = A.data - 1.0
+    np.maximum(d2, 0.0, out=d2)
+    return _mean_edge(d2)
+
+
 def _to_weights(
     A: sp.csr_array, weight: str, t: float | None, scales2: np.ndarray | None = None
 ) -> sp.csr_array:
@@ -103,8 +130,7 @@ def _to_weights(
         W.data = np.exp(-d2 / (sig[rows] * sig[A.indices]))
     elif weight == "heat":
         if t is None:
-            pos = np.sqrt(d2)
-            t = float(pos.mean()) if pos.size and pos.mean() > 0 else 1.0
+            t = _mean_edge(d2)
         W.data = np.exp(-d2 / (2.0 * t * t))
     else:
         raise ValueError(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numbers
 import time
+import warnings
 from typing import Any
 
 import numpy as np
@@ -20,6 +21,7 @@ from ..solvers._pcg import lapsvm_pcg
 from ._adaptive import paper_regularization
 from ._autoreg import select_regularization
 from ._base import ManifoldClassifierMixin
+from ._graphwidth import choose_graph_width, graph_width_applies
 from ._options import SolverOptions, resolved_options
 from ._problem import (
     fewest_labels,
@@ -98,7 +100,36 @@ class _PrimalMixin(ManifoldClassifierMixin):
         -------
         self
         """
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            self._fit_once(X, y, adjacency=adjacency, X_val=X_val, y_val=y_val)
+        pending = self.__dict__.pop("_graph_width_data", None)
+        if pending is not None:
+            # below five labels per class: the default or the narrow heat graph,
+            # by the ratio cut of the transduction (semisvm.models._graphwidth);
+            # the chosen model's warnings only
+            X_fit, y_fit = pending
+            caught = choose_graph_width(
+                self, X_fit, y_fit, caught, dict(X_val=X_val, y_val=y_val)
+            )
+        for w in caught:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        return self
+
+    def _fit_once(
+        self,
+        X: Any,
+        y: Any,
+        *,
+        adjacency: Any = None,
+        X_val: Any = None,
+        y_val: Any = None,
+    ) -> None:
+        """``fit`` on the estimator's own graph.  When the graph-width rule
+        applies, the validated ``(X, y)`` are left in ``_graph_width_data`` for
+        :func:`~semisvm.models._graphwidth.choose_graph_width`."""
         t_fit = time.perf_counter()
+        self.graph_selection_ = None
         X, y = self._validate_fit_input(X, y)
         opts = resolved_options(self)
         solver = self._resolve_solver(X.shape[0])
@@ -116,7 +147,7 @@ class _PrimalMixin(ManifoldClassifierMixin):
                 solver=solver,
                 fit_kwargs=dict(adjacency=adjacency, X_val=X_val, y_val=y_val),
             ):
-                return self
+                return
         kind = self._resolve_operator(X, solver, Y.shape[1], adjacency)
         es = self._resolve_early_stopping(solver)
         if kind == "nystroem":
@@ -209,7 +240,9 @@ class _PrimalMixin(ManifoldClassifierMixin):
         # output adaptation are 'other'
         total = time.perf_counter() - t_fit
         self.fit_times_["other"] = max(total - sum(self.fit_times_.values()), 0.0)
-        return self
+        self.graph_selection_ = None
+        if graph_width_applies(self, X, y, fewest_labels(Y, labeled), adjacency):
+            self._graph_width_data = (X, y)
 
     def _check_extension(
         self,
@@ -791,6 +824,13 @@ class LapSVM(_PrimalMixin):
         (z > 0, no veto) the unlabeled points' evidence ``cut_default``,
         ``cut_alternative`` (fractions of graph edges each candidate's labels
         cut), ``cut_ratio`` and ``z_needed`` (:mod:`semisvm.models._autoreg`).
+    graph_selection_ : dict or None
+        Below five labels per class on the self-tuning graph: the ratio cuts of
+        the default graph's and of the narrow heat graph's transductions on the
+        heat kNN graph (``cut_default``, ``cut_narrow``, ``ratio``), the
+        ``margin``, ``mean_edge``, ``narrow_heat_t`` and the graph ``chosen``
+        (``'default'`` or ``'narrow'``; :mod:`semisvm.models._graphwidth`);
+        None when the rule did not run.
     extension_check_ : dict or None
         The extension check of a graph-trusting fit with the RBF width rule
         (option ``extension_width``, :mod:`semisvm.models._extension`): the width

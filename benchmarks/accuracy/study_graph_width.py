@@ -1,0 +1,114 @@
+"""The graph's width below five labels per class (issue 28): A/B of the rule.
+
+With fewer than five labels in some class ``LapSVM()`` and ``LapRLS()`` refit on
+a narrow heat graph and keep it when its transduction's ratio cut on the heat
+kNN graph is below half the default graph's
+(:mod:`semisvm.models._graphwidth`).  This A/B fits both estimators on the
+draws of ``bench_accuracy.py`` with the rule (arm ``rule``) and without it
+(``off``: the default graph, as before) and appends one row per fit to
+``--csv``: data set, setting, draw, estimator, arm, errors on U and on the
+test points, the fit time, the graph chosen and the ratio of the two cuts.
+
+Usage::
+
+    python benchmarks/accuracy/study_graph_width.py --only moons-200 iris \\
+        --settings 1/class 2/class --draws 10 --csv graph_width.csv
+    python benchmarks/accuracy/study_graph_width.py --summarize --csv graph_width.csv
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from study_mid_power import draws  # noqa: E402
+
+COLUMNS = ["dataset", "setting", "draw", "estimator", "arm", "err_unlabeled"]
+COLUMNS += ["err_test", "fit_time", "chosen", "ratio"]
+
+
+def run(args: argparse.Namespace) -> None:
+    from semisvm import LapRLS, LapSVM
+
+    with open(args.csv, "a", newline="") as fh:
+        w = csv.writer(fh)
+        for name, s, d, X, y, tr, ytr, pos, unl, test in draws(args):
+            for cls in (LapSVM, LapRLS):
+                for arm in ("rule", "off"):
+                    e = cls(random_state=0)
+                    e._graph_width_rule = arm == "rule"
+                    t0 = time.perf_counter()
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        e.fit(X[tr], ytr)
+                    t = time.perf_counter() - t0
+                    eu = float(np.mean(e.transduction_[pos] != y[unl]))
+                    et = float("nan")
+                    if len(test):
+                        et = float(np.mean(e.predict(X[test]) != y[test]))
+                    sel = e.graph_selection_ or {}
+                    w.writerow(
+                        [name, s, d, cls.__name__, arm, eu, et, t]
+                        + [sel.get("chosen", "-"), sel.get("ratio", float("nan"))]
+                    )
+                    fh.flush()
+
+
+def summarize(path: str) -> str:
+    df = pd.read_csv(path, header=None, names=COLUMNS)
+    t = 100 * df.pivot_table(
+        index=["dataset", "setting", "estimator"],
+        columns="arm",
+        values="err_unlabeled",
+        aggfunc="mean",
+    )
+    t["rule - off"] = t["rule"] - t["off"]
+    rule = df[df.arm == "rule"]
+    t["narrow"] = rule.groupby(["dataset", "setting", "estimator"]).chosen.apply(
+        lambda c: int((c == "narrow").sum())
+    )
+    t["draws"] = rule.groupby(["dataset", "setting", "estimator"]).size()
+    cost = df.pivot_table(
+        index=["dataset", "setting", "draw", "estimator"],
+        columns="arm",
+        values="fit_time",
+    )
+    ratio = (cost["rule"] / cost["off"]).median()
+    d = t["rule - off"]
+    return (
+        t.round(2).to_string()
+        + f"\n\n(cell, estimator) pairs: {len(t)}; better by > 0.5: {int((d < -0.5).sum())};"
+        f" worse by > 0.5: {int((d > 0.5).sum())}; worst {d.max():+.2f}; mean"
+        f" {d.mean():+.3f}; narrow graph kept in {int(t['narrow'].sum())} of"
+        f" {int(t['draws'].sum())} fits; fit time rule / off: median {ratio:.2f}x"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--only", nargs="+", default=["moons-200", "iris"])
+    ap.add_argument("--settings", nargs="+", default=["1/class", "2/class"])
+    ap.add_argument("--draws", type=int, default=5)
+    ap.add_argument("--first-draw", type=int, default=0)
+    ap.add_argument(
+        "--data", default=None, help="default: $SEMISVM_DATA or ../shared/data"
+    )
+    ap.add_argument("--csv", default="study_graph_width.csv")
+    ap.add_argument("--summarize", action="store_true", help="only print the table")
+    args = ap.parse_args(argv)
+    if not args.summarize:
+        run(args)
+    print(summarize(args.csv))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,203 @@
+r"""Below five labels per class: the graph's width from the cut of the transduction.
+
+With fewer than :data:`~semisvm.models._autoreg.MIN_LABELS_PER_CLASS` labels in
+some class the ``"auto"`` rule cannot judge candidates by their labels and keeps
+the graph-trusting defaults (:mod:`semisvm.models._autoreg`).  What the graph
+then gives depends on its weights.  The default self-tuning weights
+(``graph_weight='local'`` up to 2,000 points) divide the density out of the
+graph; with a label or two per class the solution then follows the graph's
+*shape* and may cut through a dense neck where two classes come close (two moons
+at 200 points: 4.0% error over ten draws; two circles with noise 0.1 at 2,000
+points: 32%).  Heat weights at a narrow global width keep the density in and
+separate such necks (0.5% and 5.4% on the same draws), but lose elsewhere
+(USPST, 1 label per class: 15.1% -> 22.2%).
+
+**The rule** (:func:`choose_graph_width`, run by ``LapSVM`` and ``LapRLS`` after
+the fit).  Fit the same estimator a second time on the kNN graph with heat
+weights at :data:`NARROW_HEAT` times the mean edge length :math:`\bar e`
+(:func:`semisvm.graph.heat_width`), and measure both transductions' **ratio
+cut** on one reference graph :math:`W` -- the same kNN graph with heat weights
+at :math:`\bar e`, :math:`w_{ij} = \exp(-\|x_i - x_j\|^2 / (2\bar e^2))`:
+
+.. math::
+    \mathrm{RCut}(S_1, \dots, S_C) = \sum_c \frac{W(S_c, \bar S_c)}{|S_c|},
+
+:math:`S_c` the training points the transduction puts in class c (infinite
+when the transduction leaves a class empty: the degenerate partition).  Keep the
+narrow graph's model when its ratio cut is below :data:`CUT_MARGIN` (one half)
+times the default's, else the default's.
+
+*Why the cut.* On a kNN graph with heat weights at a fixed width, the cut
+between two sets, suitably normalized, converges to the integral of the squared
+density over the boundary between them (Narayanan, Belkin & Niyogi, "On the
+relation between low density separation, spectral clustering and graph cuts",
+NIPS 2006); dividing by the class sizes keeps a tiny class from winning by
+being tiny.  A lower ratio cut is a boundary through lower density: the cluster
+assumption, read off the unlabeled points alone, which is all there is with one
+label per class.  Both partitions are judged on the same :math:`W`, so the
+narrow graph's own weights do not favour it.  *Why the margin.* A ratio cut
+from 1,500 points is noisy and different graphs make different partitions:
+keeping the default unless the cut halves is the graph-trusting prior's
+protection.  On 13 families x 1-2 labels per class x 10 draws (two moons,
+circles, spirals, checkerboard, XOR, Gaussians, iris, wine, breast cancer,
+digits, G50C, USPST, COIL20, PCMAC and the USPS subsets; BENCHMARKS.md,
+session 16) the narrow graph won 30 of 260 draws with a ratio below 0.5 -- and
+lowered the error in every one (two moons at 200 points 4.0% -> 0.5%, circles
+with noise 0.1 at 2,000 points 32.4% -> 5.4%, spirals 34.1% -> 23.2%); the
+draws between 0.5 and 0.65 went either way (iris better by 15 points,
+USPS parity worse by 5); no cell got worse.  This is a heuristic with evidence,
+not a consistency result: a class boundary that does cross a dense region (the
+classes themselves overlap) has no low-cut alternative to be misled by, and the
+margin keeps the default when the two cuts are close.
+
+*Where it runs.* Where ``graph_weight='auto'`` resolved to the self-tuning
+weights (:math:`\rho < 2`, :func:`semisvm.graph.resolve_graph_weight`: where it
+resolves to heat weights the graph keeps the density already, and a user's
+weight is kept), on the estimator's own kNN graph and the dense operator (no
+``adjacency``, no precomputed kernel, not the Nyström or streamed operators), a
+graph term in the fitted model (:math:`\lambda_I > 0`), unlabeled points to
+partition, and fewer than ``MIN_LABELS_PER_CLASS`` labels in some class.  Cost:
+a second fit and one kNN search for the reference graph (the fit time about
+doubles in this regime and is unchanged elsewhere).
+``graph_selection_`` holds both cuts, their ratio and the choice; ``verbose``
+prints them.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..graph import heat_width, knn_graph
+from ..graph._graph import knn_query
+from ._autoreg import MIN_LABELS_PER_CLASS
+from ._options import resolved_options
+
+#: the narrow graph's heat width, in mean edge lengths of the kNN graph
+NARROW_HEAT = 0.5
+#: keep the narrow graph's model when its ratio cut is below this fraction of
+#: the default's
+CUT_MARGIN = 0.5
+
+
+def ratio_cut(W: Any, labels: np.ndarray, classes: Any = None) -> float:
+    r""":math:`\sum_c W(S_c, \bar S_c) / |S_c|` of the partition ``labels`` of the
+    graph ``W`` (symmetric, non-negative, shape (n, n)).
+
+    Each cut is summed over the edges that leave :math:`S_c` (non-negative
+    terms: no cancellation).  ``classes``: the classes the partition must use
+    (default: those in ``labels``); the ratio cut is ``inf`` when one of them
+    is empty -- a transduction that gives a labeled class no point is the
+    degenerate partition, not the best one.
+
+    Parameters
+    ----------
+    W : sparse matrix or ndarray of shape (n, n)
+    labels : ndarray of shape (n,)
+    classes : array-like, optional
+    """
+    W = sp.coo_array(W)
+    labels = np.asarray(labels)
+    classes = np.unique(labels) if classes is None else np.asarray(classes)
+    total = 0.0
+    for c in classes:
+        inside = labels == c
+        size = int(inside.sum())
+        if size == 0:
+            return float("inf")
+        leaving = inside[W.row] & ~inside[W.col]
+        total += float(W.data[leaving].sum()) / size
+    return total
+
+
+def graph_width_applies(
+    est: Any, X: Any, y: np.ndarray, fewest: int, adjacency: Any
+) -> bool:
+    """Whether :func:`choose_graph_width` runs after this fit (module docstring)."""
+    return bool(
+        getattr(est, "_graph_width_rule", True)
+        and np.any(np.asarray(y) == -1)
+        and est.graph_weight == "auto"
+        and getattr(est, "_graph_weight", None) == "local"
+        and adjacency is None
+        and est.kernel != "precomputed"
+        and getattr(est, "kernel_operator_", None) == "dense"
+        and float(getattr(est, "gamma_i_", 0.0)) > 0
+        and fewest < MIN_LABELS_PER_CLASS
+        and X.shape[0] > est.n_neighbors + 1
+    )
+
+
+def choose_graph_width(
+    est: Any,
+    X: Any,
+    y: np.ndarray,
+    caught: list,
+    fit_kwargs: dict | None = None,
+) -> list:
+    """Refit ``est`` (fitted on its default graph) on the narrow heat graph and
+    keep the model whose transduction has the lower ratio cut by the margin
+    (module docstring).  ``est`` ends as the chosen model, with
+    ``graph_selection_``; its parameters are unchanged.
+
+    ``caught``: the warnings of the default fit (``warnings.catch_warnings``
+    records); returns the chosen model's, for the caller to show."""
+    t0 = time.perf_counter()
+    k = int(est.n_neighbors)
+    unl = np.asarray(y) == -1
+    nb = knn_query(X, k)
+    width = heat_width(X, k, neighbors=nb)
+    W = knn_graph(X, k, weight="heat", neighbors=nb)
+    narrow_t = NARROW_HEAT * width
+    alt = type(est)(**est.get_params(deep=False))
+    alt.set_params(
+        graph_weight="heat", options=resolved_options(est).replace(heat_t=narrow_t)
+    )
+    alt._graph_width_rule = False
+    with warnings.catch_warnings(record=True) as caught_alt:
+        warnings.simplefilter("always")
+        alt.fit(X, y, **(fit_kwargs or {}))
+    cut_def = ratio_cut(W, est.transduction_, est.classes_)
+    cut_alt = ratio_cut(W, alt.transduction_, est.classes_)
+    narrow = bool(cut_alt < CUT_MARGIN * cut_def)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = float(np.float64(cut_alt) / np.float64(cut_def))
+    info = {
+        "criterion": "ratio cut of the transduction on the heat kNN graph "
+        "(width: the mean edge length)",
+        "mean_edge": width,
+        "narrow_heat_t": narrow_t,
+        "cut_default": cut_def,
+        "cut_narrow": cut_alt,
+        "ratio": ratio,
+        "margin": CUT_MARGIN,
+        "chosen": "narrow" if narrow else "default",
+        "unlabeled": int(unl.sum()),
+    }
+    spent = time.perf_counter() - t0
+    if narrow:
+        default_total = float(sum(est.fit_times_.values()))
+        keep = set(est._get_param_names())
+        for name, value in vars(alt).items():
+            if name not in keep and name != "_graph_width_rule":
+                setattr(est, name, value)
+        est.fit_times_ = dict(est.fit_times_)
+        est.fit_times_["graph_width"] = (
+            default_total + spent - float(sum(alt.fit_times_.values()))
+        )
+    else:
+        est.fit_times_["graph_width"] = spent
+    est.graph_selection_ = info
+    if est.verbose:
+        print(
+            f"[{type(est).__name__}] graph width: ratio cut {cut_alt:.4g} with heat "
+            f"weights at {NARROW_HEAT:g} x the mean edge vs {cut_def:.4g} for the "
+            f"default graph (ratio {ratio:.3f}; the narrow graph is kept below "
+            f"{CUT_MARGIN:g}): {info['chosen']} graph",
+            flush=True,
+        )
+    return list(caught_alt) if narrow else list(caught)

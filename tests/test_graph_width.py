@@ -1,0 +1,137 @@
+"""Below five labels per class: the graph's width from the ratio cut of the
+transduction (semisvm.models._graphwidth)."""
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_circles, make_moons
+from sklearn.preprocessing import StandardScaler
+
+from semisvm import LapRLS, LapSVM, SolverOptions
+from semisvm.graph import heat_width, knn_graph
+from semisvm.models._graphwidth import CUT_MARGIN, NARROW_HEAT, ratio_cut
+
+
+def _one_label_per_class(X, y, seed):
+    rng = np.random.default_rng(seed)
+    yl = np.full(y.size, -1)
+    for c in np.unique(y):
+        yl[rng.choice(np.flatnonzero(y == c))] = c
+    return yl
+
+
+def _moons(seed):
+    X, y = make_moons(200, noise=0.1, random_state=seed)
+    X = StandardScaler().fit_transform(X)
+    return X, y, _one_label_per_class(X, y, seed)
+
+
+def test_ratio_cut_matches_the_sum_over_pairs():
+    rng = np.random.default_rng(0)
+    A = rng.uniform(size=(9, 9)) * (rng.uniform(size=(9, 9)) < 0.6)
+    W = np.triu(A, 1)
+    W = W + W.T
+    labels = np.array(["a", "b", "c", "a", "b", "a", "c", "c", "a"])
+    brute = 0.0
+    for c in np.unique(labels):
+        inside = labels == c
+        cut = sum(
+            W[i, j] for i in range(9) for j in range(9) if inside[i] and not inside[j]
+        )
+        brute += cut / inside.sum()
+    assert ratio_cut(W, labels) == pytest.approx(brute, rel=1e-12)
+    # one class: nothing is cut; a class left empty: the degenerate partition
+    assert ratio_cut(W, np.zeros(9, dtype=int)) == 0.0
+    assert ratio_cut(W, np.zeros(9, dtype=int), classes=[0, 1]) == np.inf
+    # the cut is a sum of non-negative terms: exactly 0 for a disconnected split
+    blocks = np.kron(np.eye(3), np.ones((3, 3))) - np.eye(9)
+    assert ratio_cut(blocks, np.repeat([0, 1, 2], 3)) == 0.0
+
+
+def test_heat_width_is_the_mean_edge_of_the_symmetric_knn_graph():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(40, 3))
+    k = 5
+    D = np.sqrt(((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))
+    near = np.argsort(D + np.diag(np.full(40, np.inf)), axis=1)[:, :k]
+    edges = {(min(i, j), max(i, j)) for i in range(40) for j in near[i]}
+    brute = np.mean([D[i, j] for i, j in edges])
+    assert heat_width(X, k) == pytest.approx(brute, rel=1e-10)
+    # and it is the width knn_graph's heat weights use by default
+    W = knn_graph(X, k, weight="heat").toarray()
+    i, j = next(iter(edges))
+    assert W[i, j] == pytest.approx(np.exp(-(D[i, j] ** 2) / (2 * brute**2)), rel=1e-10)
+
+
+@pytest.mark.parametrize("cls", [LapSVM, LapRLS])
+def test_narrow_graph_kept_where_the_default_cuts_a_dense_neck(cls):
+    # two moons, 200 points, one label per class: the self-tuning graph's
+    # solution cuts a moon (6.6% error); the narrow heat graph's does not
+    X, y, yl = _moons(3)
+    u = yl == -1
+    est = cls(random_state=0).fit(X, yl)
+    sel = est.graph_selection_
+    assert sel["chosen"] == "narrow" and sel["ratio"] < CUT_MARGIN
+    default = cls(random_state=0, graph_weight="local").fit(X, yl)
+    assert default.graph_selection_ is None  # a user's weight: the rule is off
+    assert np.mean(default.transduction_[u] != y[u]) > 0.04
+    assert np.mean(est.transduction_[u] != y[u]) < 0.01
+    # the chosen model is the estimator fitted directly on the narrow graph
+    t = NARROW_HEAT * heat_width(X, 10)
+    assert sel["narrow_heat_t"] == pytest.approx(t, rel=1e-12)
+    ref = cls(random_state=0, graph_weight="heat", options=SolverOptions(heat_t=t)).fit(
+        X, yl
+    )
+    np.testing.assert_allclose(
+        est.decision_function(X), ref.decision_function(X), rtol=1e-7, atol=1e-9
+    )
+    assert est.graph_weight == "auto" and est.options is None  # params untouched
+    # the reported cuts are the two transductions' ratio cuts on the heat graph
+    W = knn_graph(X, 10, weight="heat")
+    assert sel["cut_narrow"] == pytest.approx(ratio_cut(W, ref.transduction_))
+    assert sel["cut_default"] == pytest.approx(ratio_cut(W, default.transduction_))
+    assert "graph_width" in est.fit_times_
+
+
+def test_default_graph_kept_when_the_cut_does_not_halve():
+    # two circles (noise 0.05), 200 points: the default graph separates them
+    X, y = make_circles(200, noise=0.05, factor=0.5, random_state=0)
+    X = StandardScaler().fit_transform(X)
+    yl = _one_label_per_class(X, y, 0)
+    est = LapSVM(random_state=0).fit(X, yl)
+    assert est.graph_selection_["chosen"] == "default"
+    assert est.graph_selection_["ratio"] >= CUT_MARGIN
+    ref = LapSVM(random_state=0, graph_weight="local").fit(X, yl)
+    np.testing.assert_array_equal(est.decision_function(X), ref.decision_function(X))
+    u = yl == -1
+    assert np.mean(est.transduction_[u] != y[u]) == 0.0
+
+
+def test_rule_off_with_five_labels_per_class_a_user_graph_or_no_unlabeled():
+    X, y, _ = _moons(3)
+    rng = np.random.default_rng(0)
+    yl = np.full(y.size, -1)
+    for c in (0, 1):
+        yl[rng.choice(np.flatnonzero(y == c), 5, replace=False)] = c
+    assert LapSVM(random_state=0).fit(X, yl).graph_selection_ is None
+    _, _, y1 = _moons(3)
+    W = knn_graph(X, 10)
+    est = LapSVM(random_state=0).fit(X, y1, adjacency=W)
+    assert est.graph_selection_ is None
+    # fully labeled with fewer than five labels of a class
+    Xs, ys = X[:8], np.array([0, 1, 0, 1, 0, 1, 0, 1])
+    assert LapSVM(random_state=0, n_neighbors=3).fit(Xs, ys).graph_selection_ is None
+
+
+def test_verbose_reports_the_graph_width(capsys):
+    X, _, yl = _moons(3)
+    LapSVM(random_state=0, verbose=1).fit(X, yl)
+    out = capsys.readouterr().out
+    assert "graph width: ratio cut" in out and "narrow graph" in out
+
+
+def test_same_call_same_model():
+    X, _, yl = _moons(1)
+    a = LapSVM().fit(X, yl)
+    b = LapSVM().fit(X, yl)
+    assert a.graph_selection_ == b.graph_selection_
+    np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X))
