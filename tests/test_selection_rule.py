@@ -677,3 +677,33 @@ def test_supervised_mode_fits_the_lowest_criterion(cls):
     np.testing.assert_allclose(
         est.decision_function(X), ref.decision_function(X), rtol=1e-10, atol=1e-10
     )
+
+
+def test_z_threshold_bonferroni_on_student_t():
+    """The CV's threshold: the Bonferroni level of the search on Student's t
+    with n - 1 degrees of freedom (checked against the t density integrated
+    numerically); the 8 candidates of "auto" keep the normal 1.645."""
+    from scipy.integrate import quad
+    from scipy.special import gammaln
+    from scipy.stats import norm
+
+    from semisvm.models._autoreg import Z_SWITCH, z_threshold
+
+    assert z_threshold(8) == pytest.approx(Z_SWITCH)
+    assert z_threshold(8, 10) == pytest.approx(Z_SWITCH)
+    level = norm.sf(Z_SWITCH) * 8 / 980
+    assert z_threshold(980) == pytest.approx(norm.isf(level))
+    q = z_threshold(980, 10)
+    nu = 9
+
+    def density(x):
+        c = np.exp(gammaln((nu + 1) / 2) - gammaln(nu / 2)) / np.sqrt(nu * np.pi)
+        return c * (1 + x * x / nu) ** (-(nu + 1) / 2)
+
+    tail, _ = quad(density, q, np.inf, epsabs=1e-14, epsrel=1e-10)
+    assert tail == pytest.approx(level, rel=1e-6)
+    assert q > 4.5 > z_threshold(980) + 1  # 10 labels: far above the normal 3.35
+    # more held-out points: closer to the normal quantile
+    qs = [z_threshold(980, n) for n in (10, 20, 50, 300, 10**6)]
+    assert np.all(np.diff(qs) < 0)
+    assert qs[-1] == pytest.approx(z_threshold(980), abs=1e-3)

@@ -505,7 +505,7 @@ def _loo_choice(
     k, z, _, why = choose(
         ev2,
         k_prior,
-        z_threshold(n_candidates),
+        z_threshold(n_candidates, ev2.per_point.shape[1]),
         prior_name="the plain estimator's choice",
     )
     return k, z, why
@@ -1023,7 +1023,7 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
             reason=why,
             z=float(z),
             n_candidates=n_candidates,
-            threshold=z_threshold(n_candidates),
+            threshold=z_threshold(n_candidates, ev2.per_point.shape[1]),
         )
         self._store_loo_results(flat, rows, flat2, ev2, k)
 
@@ -1171,8 +1171,9 @@ _CV_DOC = r"""
     replaces it only when its criterion is lower by more than
     :func:`~semisvm.models._autoreg.z_threshold` standard errors of the paired
     per-point differences (1.645 for the 8 candidates of ``"auto"``, raised by the
-    Bonferroni factor for the size of the search) without significantly more LOO
-    errors.  The
+    Bonferroni factor for the size of the search, on Student's t with one
+    degree of freedom fewer than the held-out labels) without significantly
+    more LOO errors.  The
     chosen candidate is refitted with the plain estimator (numbers for every
     searched parameter).  ``cv_results_`` holds the round-2 candidates
     (``mean_test_score``: LOO accuracy, ``mean_test_loss``: the criterion) and
