@@ -135,3 +135,32 @@ def test_same_call_same_model():
     b = LapSVM().fit(X, yl)
     assert a.graph_selection_ == b.graph_selection_
     np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X))
+
+
+def test_kernel_narrowed_with_the_graph_where_rho_exceeds_one():
+    # two circles with noise 0.1, 3,000 points, one label per class: the heat
+    # graph at the mean edge bridges the gap (the default errs > 20%); the
+    # narrow graph with the kernel at the width rule's gamma x rho does not
+    X, y = make_circles(3000, noise=0.1, factor=0.5, random_state=0)
+    X = StandardScaler().fit_transform(X)
+    yl = _one_label_per_class(X, y, 0)
+    u = yl == -1
+    off = LapSVM(random_state=0)
+    off._graph_width_rule = False
+    off.fit(X, yl)
+    assert off._graph_scale > 1.0 and np.mean(off.transduction_[u] != y[u]) > 0.2
+    est = LapSVM(random_state=0).fit(X, yl)
+    sel = est.graph_selection_
+    assert sel["chosen"] == "narrow" and sel["ratio"] < CUT_MARGIN
+    assert sel["narrow_gamma"] == pytest.approx(off.gamma_ * off._graph_scale)
+    ref = LapSVM(
+        random_state=0,
+        graph_weight="heat",
+        gamma=sel["narrow_gamma"],
+        options=SolverOptions(heat_t=NARROW_HEAT * heat_width(X, 10)),
+    ).fit(X, yl)
+    np.testing.assert_allclose(
+        est.decision_function(X), ref.decision_function(X), rtol=1e-7, atol=1e-9
+    )
+    assert np.mean(est.transduction_[u] != y[u]) < 0.02
+    assert est.gamma == "knn" and est.graph_weight == "auto"  # params untouched

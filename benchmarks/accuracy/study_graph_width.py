@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> None:
     with open(args.csv, "a", newline="") as fh:
         w = csv.writer(fh)
         for name, s, d, X, y, tr, ytr, pos, unl, test in draws(args):
-            for cls in (LapSVM, LapRLS):
+            for cls in [c for c in (LapSVM, LapRLS) if c.__name__ in args.estimators]:
                 for arm in ("rule", "off"):
                     e = cls(random_state=0)
                     e._graph_width_rule = arm == "rule"
@@ -101,6 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--data", default=None, help="default: $SEMISVM_DATA or ../shared/data"
     )
+    ap.add_argument("--estimators", nargs="+", default=["LapSVM", "LapRLS"])
     ap.add_argument("--csv", default="study_graph_width.csv")
     ap.add_argument("--summarize", action="store_true", help="only print the table")
     args = ap.parse_args(argv)

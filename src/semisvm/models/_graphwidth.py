@@ -3,29 +3,36 @@ r"""Below five labels per class: the graph's width from the cut of the transduct
 With fewer than :data:`~semisvm.models._autoreg.MIN_LABELS_PER_CLASS` labels in
 some class the ``"auto"`` rule cannot judge candidates by their labels and keeps
 the graph-trusting defaults (:mod:`semisvm.models._autoreg`).  What the graph
-then gives depends on its weights.  The default self-tuning weights
+then gives depends on its width.  The default self-tuning weights
 (``graph_weight='local'`` up to 2,000 points) divide the density out of the
 graph; with a label or two per class the solution then follows the graph's
 *shape* and may cut through a dense neck where two classes come close (two moons
 at 200 points: 4.0% error over ten draws; two circles with noise 0.1 at 2,000
-points: 32%).  Heat weights at a narrow global width keep the density in and
-separate such necks (0.5% and 5.4% on the same draws), but lose elsewhere
-(USPST, 1 label per class: 15.1% -> 22.2%).
+points: 32%).  The heat weights of larger two-dimensional sets (where
+``graph_weight='auto'`` resolves to them) keep the density, but at the mean
+edge length they still bridge a gap that holds a few points (two circles with
+noise 0.1 at 20,000 points: 42%).  A narrower graph -- heat weights at half the
+mean edge, with a kernel as narrow as the n-point graph -- separates such gaps
+(0.5%, 5.4% and 0.9% on the same draws), but loses elsewhere (USPST, 1 label
+per class: 15.1% -> 22.2%).
 
 **The rule** (:func:`choose_graph_width`, run by ``LapSVM`` and ``LapRLS`` after
 the fit).  Fit the same estimator a second time on the kNN graph with heat
 weights at :data:`NARROW_HEAT` times the mean edge length :math:`\bar e`
-(:func:`semisvm.graph.heat_width`), and measure both transductions' **ratio
-cut** on one reference graph :math:`W` -- the same kNN graph with heat weights
-at :math:`\bar e`, :math:`w_{ij} = \exp(-\|x_i - x_j\|^2 / (2\bar e^2))`:
+(:func:`semisvm.graph.heat_width`) -- with ``gamma='knn'`` and the RBF kernel,
+at the width rule's :math:`\gamma` times the graph's length ratio :math:`\rho`
+(:func:`semisvm.kernels.knn_scale_ratio`; 1 up to 2,000 points, where only the
+graph changes) -- and measure both transductions' **ratio cut** on one
+reference graph :math:`W`, the same kNN graph with heat weights at
+:math:`\bar e`, :math:`w_{ij} = \exp(-\|x_i - x_j\|^2 / (2\bar e^2))`:
 
 .. math::
     \mathrm{RCut}(S_1, \dots, S_C) = \sum_c \frac{W(S_c, \bar S_c)}{|S_c|},
 
 :math:`S_c` the training points the transduction puts in class c (infinite
 when the transduction leaves a class empty: the degenerate partition).  Keep the
-narrow graph's model when its ratio cut is below :data:`CUT_MARGIN` (one half)
-times the default's, else the default's.
+narrow model when its ratio cut is below :data:`CUT_MARGIN` (one half) times
+the default's, else the default's.
 
 *Why the cut.* On a kNN graph with heat weights at a fixed width, the cut
 between two sets, suitably normalized, converges to the integral of the squared
@@ -38,29 +45,24 @@ label per class.  Both partitions are judged on the same :math:`W`, so the
 narrow graph's own weights do not favour it.  *Why the margin.* A ratio cut
 from 1,500 points is noisy and different graphs make different partitions:
 keeping the default unless the cut halves is the graph-trusting prior's
-protection.  On 13 families x 1-2 labels per class x 10 draws (two moons,
-circles, spirals, checkerboard, XOR, Gaussians, iris, wine, breast cancer,
-digits, G50C, USPST, COIL20, PCMAC and the USPS subsets; BENCHMARKS.md,
-session 16) the narrow graph won 30 of 260 draws with a ratio below 0.5 -- and
-lowered the error in every one (two moons at 200 points 4.0% -> 0.5%, circles
-with noise 0.1 at 2,000 points 32.4% -> 5.4%, spirals 34.1% -> 23.2%); the
-draws between 0.5 and 0.65 went either way (iris better by 15 points,
-USPS parity worse by 5); no cell got worse.  This is a heuristic with evidence,
-not a consistency result: a class boundary that does cross a dense region (the
-classes themselves overlap) has no low-cut alternative to be misled by, and the
-margin keeps the default when the two cuts are close.
+protection.  On 26 families x 1-2 labels per class x 10 draws (BENCHMARKS.md,
+session 16) the narrow model was kept in 68 of 1,040 fits and lowered the
+error in 67 (two moons at 200 points 4.0% -> 0.5%, circles with noise 0.1 at
+2,000 points 32.4% -> 5.4%, spirals 33.7% -> 28.2%), once it raised it (a
+blob of a pair given to the wrong class); draws with a ratio between 0.5 and
+0.65 went either way.  This is a heuristic with evidence, not a consistency
+result: where the classes themselves cross dense regions no partition has a
+much lower cut, and the margin keeps the default when the two cuts are close.
 
-*Where it runs.* Where ``graph_weight='auto'`` resolved to the self-tuning
-weights (:math:`\rho < 2`, :func:`semisvm.graph.resolve_graph_weight`: where it
-resolves to heat weights the graph keeps the density already, and a user's
-weight is kept), on the estimator's own kNN graph and the dense operator (no
-``adjacency``, no precomputed kernel, not the Nyström or streamed operators), a
-graph term in the fitted model (:math:`\lambda_I > 0`), unlabeled points to
-partition, and fewer than ``MIN_LABELS_PER_CLASS`` labels in some class.  Cost:
-a second fit and one kNN search for the reference graph (the fit time about
-doubles in this regime and is unchanged elsewhere).
-``graph_selection_`` holds both cuts, their ratio and the choice; ``verbose``
-prints them.
+*Where it runs.* ``graph_weight='auto'`` (a user's weight is kept), the
+estimator's own kNN graph on the dense operator (no ``adjacency``, no
+precomputed kernel, not the Nyström or streamed operators), a graph term in the
+fitted model (:math:`\lambda_I > 0`), unlabeled points to partition, and fewer
+than ``MIN_LABELS_PER_CLASS`` labels in some class.  Cost: a second fit and one
+kNN search for the reference graph (the fit time about doubles in this regime
+and is unchanged elsewhere).  ``graph_selection_`` holds both cuts, their
+ratio, the narrow graph's width and kernel and the choice; ``verbose`` prints
+them.
 """
 
 from __future__ import annotations
@@ -122,7 +124,6 @@ def graph_width_applies(
         getattr(est, "_graph_width_rule", True)
         and np.any(np.asarray(y) == -1)
         and est.graph_weight == "auto"
-        and getattr(est, "_graph_weight", None) == "local"
         and adjacency is None
         and est.kernel != "precomputed"
         and getattr(est, "kernel_operator_", None) == "dense"
@@ -157,6 +158,14 @@ def choose_graph_width(
     alt.set_params(
         graph_weight="heat", options=resolved_options(est).replace(heat_t=narrow_t)
     )
+    narrow_gamma = None
+    rho = float(getattr(est, "_graph_scale", 1.0))
+    if est.kernel == "rbf" and est.gamma == "knn" and rho > 1.0:
+        # the kernel as narrow as the n-point graph: the width rule's gamma
+        # (taken in a fixed sample) times the graph's length ratio rho (1 up
+        # to 2,000 points: the width rule's kernel, its extension check included)
+        narrow_gamma = float(est.gamma_) * rho
+        alt.set_params(gamma=narrow_gamma)
     alt._graph_width_rule = False
     with warnings.catch_warnings(record=True) as caught_alt:
         warnings.simplefilter("always")
@@ -171,6 +180,7 @@ def choose_graph_width(
         "(width: the mean edge length)",
         "mean_edge": width,
         "narrow_heat_t": narrow_t,
+        "narrow_gamma": narrow_gamma,
         "cut_default": cut_def,
         "cut_narrow": cut_alt,
         "ratio": ratio,

@@ -825,10 +825,11 @@ class LapSVM(_PrimalMixin):
         ``cut_alternative`` (fractions of graph edges each candidate's labels
         cut), ``cut_ratio`` and ``z_needed`` (:mod:`semisvm.models._autoreg`).
     graph_selection_ : dict or None
-        Below five labels per class on the self-tuning graph: the ratio cuts of
+        Below five labels per class: the ratio cuts of
         the default graph's and of the narrow heat graph's transductions on the
         heat kNN graph (``cut_default``, ``cut_narrow``, ``ratio``), the
-        ``margin``, ``mean_edge``, ``narrow_heat_t`` and the graph ``chosen``
+        ``margin``, ``mean_edge``, ``narrow_heat_t``, ``narrow_gamma`` (the
+        kernel's width when it was narrowed too, else None) and the model ``chosen``
         (``'default'`` or ``'narrow'``; :mod:`semisvm.models._graphwidth`);
         None when the rule did not run.
     extension_check_ : dict or None
