@@ -11,9 +11,9 @@ at 200 points: 4.0% error over ten draws; two circles with noise 0.1 at 2,000
 points: 32%).  The heat weights of larger two-dimensional sets (where
 ``graph_weight='auto'`` resolves to them) keep the density, but at the mean
 edge length they still bridge a gap that holds a few points (two circles with
-noise 0.1 at 20,000 points: 42%).  A narrower graph -- heat weights at half the
+noise 0.1 at 20,000 points: 34%).  A narrower graph -- heat weights at half the
 mean edge, with a kernel as narrow as the n-point graph -- separates such gaps
-(0.5%, 5.4% and 0.9% on the same draws), but loses elsewhere (USPST, 1 label
+(0.5%, 5.4% and 0.9% over ten draws), but loses elsewhere (USPST, 1 label
 per class: 15.1% -> 22.2%).
 
 **The rule** (:func:`choose_graph_width`, run by ``LapSVM`` and ``LapRLS`` after
