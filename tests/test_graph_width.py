@@ -164,3 +164,22 @@ def test_kernel_narrowed_with_the_graph_where_rho_exceeds_one():
     )
     assert np.mean(est.transduction_[u] != y[u]) < 0.02
     assert est.gamma == "knn" and est.graph_weight == "auto"  # params untouched
+
+
+def test_a_failing_narrow_fit_keeps_the_default(monkeypatch):
+    X, _, yl = _moons(3)
+    cls = LapSVM
+    original = cls._fit_once
+
+    def failing(self, *args, **kwargs):
+        if getattr(self, "_graph_width_rule", True) is False:
+            raise np.linalg.LinAlgError("singular by construction")
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(cls, "_fit_once", failing)
+    est = cls(random_state=0).fit(X, yl)
+    sel = est.graph_selection_
+    assert sel["chosen"] == "default" and "singular" in sel["narrow_fit_failed"]
+    monkeypatch.setattr(cls, "_fit_once", original)
+    ref = cls(random_state=0, graph_weight="local").fit(X, yl)
+    np.testing.assert_array_equal(est.decision_function(X), ref.decision_function(X))

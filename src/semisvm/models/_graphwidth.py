@@ -167,11 +167,16 @@ def choose_graph_width(
         narrow_gamma = float(est.gamma_) * rho
         alt.set_params(gamma=narrow_gamma)
     alt._graph_width_rule = False
+    failed = None
     with warnings.catch_warnings(record=True) as caught_alt:
         warnings.simplefilter("always")
-        alt.fit(X, y, **(fit_kwargs or {}))
+        try:
+            alt.fit(X, y, **(fit_kwargs or {}))
+        except (ValueError, ArithmeticError, np.linalg.LinAlgError) as exc:
+            # the default's model stands: the narrow graph is only a candidate
+            failed = f"{type(exc).__name__}: {exc}"
     cut_def = ratio_cut(W, est.transduction_, est.classes_)
-    cut_alt = ratio_cut(W, alt.transduction_, est.classes_)
+    cut_alt = float("inf") if failed else ratio_cut(W, alt.transduction_, est.classes_)
     narrow = bool(cut_alt < CUT_MARGIN * cut_def)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = float(np.float64(cut_alt) / np.float64(cut_def))
@@ -187,6 +192,7 @@ def choose_graph_width(
         "margin": CUT_MARGIN,
         "chosen": "narrow" if narrow else "default",
         "unlabeled": int(unl.sum()),
+        "narrow_fit_failed": failed,
     }
     spent = time.perf_counter() - t0
     if narrow:

@@ -830,8 +830,9 @@ class LapSVM(_PrimalMixin):
         heat kNN graph (``cut_default``, ``cut_narrow``, ``ratio``), the
         ``margin``, ``mean_edge``, ``narrow_heat_t``, ``narrow_gamma`` (the
         kernel's width when it was narrowed too, else None) and the model ``chosen``
-        (``'default'`` or ``'narrow'``; :mod:`semisvm.models._graphwidth`);
-        None when the rule did not run.
+        (``'default'`` or ``'narrow'``; :mod:`semisvm.models._graphwidth`;
+        ``narrow_fit_failed`` holds the error when the narrow fit raised one and
+        the default was kept); None when the rule did not run.
     extension_check_ : dict or None
         The extension check of a graph-trusting fit with the RBF width rule
         (option ``extension_width``, :mod:`semisvm.models._extension`): the width
