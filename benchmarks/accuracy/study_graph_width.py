@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from study_mid_power import draws  # noqa: E402
+from study_mid_power import draws, study_main  # noqa: E402
 
 COLUMNS = ["dataset", "setting", "draw", "estimator", "arm", "err_unlabeled"]
 COLUMNS += ["err_test", "fit_time", "chosen", "ratio"]
@@ -93,22 +93,16 @@ def summarize(path: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--only", nargs="+", default=["moons-200", "iris"])
-    ap.add_argument("--settings", nargs="+", default=["1/class", "2/class"])
-    ap.add_argument("--draws", type=int, default=5)
-    ap.add_argument("--first-draw", type=int, default=0)
-    ap.add_argument(
-        "--data", default=None, help="default: $SEMISVM_DATA or ../shared/data"
+    return study_main(
+        argv,
+        __doc__,
+        run,
+        summarize,
+        only=["moons-200", "iris"],
+        settings=["1/class", "2/class"],
+        csv_name="study_graph_width.csv",
+        extra=((("--estimators",), dict(nargs="+", default=["LapSVM", "LapRLS"])),),
     )
-    ap.add_argument("--estimators", nargs="+", default=["LapSVM", "LapRLS"])
-    ap.add_argument("--csv", default="study_graph_width.csv")
-    ap.add_argument("--summarize", action="store_true", help="only print the table")
-    args = ap.parse_args(argv)
-    if not args.summarize:
-        run(args)
-    print(summarize(args.csv))
-    return 0
 
 
 if __name__ == "__main__":

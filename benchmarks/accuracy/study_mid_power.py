@@ -135,24 +135,54 @@ def summarize(path: str) -> str:
     return ba.markdown_table(header, rows, fmt=str)
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--only", nargs="+", default=["pcmac", "xor_noise-1000"])
-    ap.add_argument("--settings", nargs="+", default=["5/class", "10/class"])
-    ap.add_argument("--draws", type=int, default=5)
+def study_main(
+    argv: list[str] | None,
+    doc: str,
+    run,
+    summarize,
+    *,
+    only: list[str],
+    settings: list[str],
+    csv_name: str,
+    draws: int = 5,
+    extra: tuple = (),
+) -> int:
+    """The command line of the A/B studies on the draws of ``bench_accuracy.py``:
+    ``--only``, ``--settings``, ``--draws``, ``--first-draw``, ``--data``, the
+    ``extra`` arguments (``(flags, keywords)`` pairs), ``--csv`` and
+    ``--summarize``; runs ``run(args)`` unless summarizing, then prints
+    ``summarize(csv)``."""
+    ap = argparse.ArgumentParser(description=doc.split("\n")[0])
+    ap.add_argument("--only", nargs="+", default=only)
+    ap.add_argument("--settings", nargs="+", default=settings)
+    ap.add_argument("--draws", type=int, default=draws)
     ap.add_argument(
         "--first-draw", type=int, default=0, help="draws first..first+draws-1"
     )
     ap.add_argument(
         "--data", default=None, help="default: $SEMISVM_DATA or ../shared/data"
     )
-    ap.add_argument("--csv", default="study_mid_power.csv")
+    for flags, keywords in extra:
+        ap.add_argument(*flags, **keywords)
+    ap.add_argument("--csv", default=csv_name)
     ap.add_argument("--summarize", action="store_true", help="only print the table")
     args = ap.parse_args(argv)
     if not args.summarize:
         run(args)
     print(summarize(args.csv))
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return study_main(
+        argv,
+        __doc__,
+        run,
+        summarize,
+        only=["pcmac", "xor_noise-1000"],
+        settings=["5/class", "10/class"],
+        csv_name="study_mid_power.csv",
+    )
 
 
 if __name__ == "__main__":
