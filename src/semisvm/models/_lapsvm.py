@@ -240,7 +240,6 @@ class _PrimalMixin(ManifoldClassifierMixin):
         # output adaptation are 'other'
         total = time.perf_counter() - t_fit
         self.fit_times_["other"] = max(total - sum(self.fit_times_.values()), 0.0)
-        self.graph_selection_ = None
         if graph_width_applies(self, X, y, fewest_labels(Y, labeled), adjacency):
             self._graph_width_data = (X, y)
 
