@@ -3,12 +3,19 @@ transduction (semisvm.models._graphwidth)."""
 
 import numpy as np
 import pytest
-from sklearn.datasets import make_circles, make_moons
+from sklearn.datasets import make_blobs, make_circles, make_moons
 from sklearn.preprocessing import StandardScaler
 
 from semisvm import LapRLS, LapSVM, SolverOptions
 from semisvm.graph import heat_width, knn_graph
-from semisvm.models._graphwidth import CUT_MARGIN, NARROW_HEAT, ratio_cut
+from semisvm.graph._poisson import poisson_transduction
+from semisvm.models._graphwidth import (
+    CUT_MARGIN,
+    NARROW_HEAT,
+    SCREEN_MARGIN,
+    isolated_labels,
+    ratio_cut,
+)
 
 
 def _one_label_per_class(X, y, seed):
@@ -71,6 +78,7 @@ def test_narrow_graph_kept_where_the_default_cuts_a_dense_neck(cls):
     est = cls(random_state=0).fit(X, yl)
     sel = est.graph_selection_
     assert sel["chosen"] == "narrow" and sel["ratio"] < CUT_MARGIN
+    assert sel["cut_screen"] < SCREEN_MARGIN * sel["cut_default"]  # screen passed
     default = cls(random_state=0, graph_weight="local").fit(X, yl)
     assert default.graph_selection_ is None  # a user's weight: the rule is off
     assert np.mean(default.transduction_[u] != y[u]) > 0.04
@@ -92,27 +100,74 @@ def test_narrow_graph_kept_where_the_default_cuts_a_dense_neck(cls):
     assert "graph_width" in est.fit_times_
 
 
-def test_default_graph_kept_when_the_cut_does_not_halve():
-    # two circles (noise 0.05), 200 points: the default graph separates them
+def test_no_narrow_fit_when_the_default_boundary_is_below_one_degree():
+    # two circles (noise 0.05), 200 points: the default graph separates them,
+    # and fewer edges than one point's cross its boundary: nothing to gain
     X, y = make_circles(200, noise=0.05, factor=0.5, random_state=0)
     X = StandardScaler().fit_transform(X)
     yl = _one_label_per_class(X, y, 0)
     est = LapSVM(random_state=0).fit(X, yl)
-    assert est.graph_selection_["chosen"] == "default"
-    assert est.graph_selection_["ratio"] >= CUT_MARGIN
+    sel = est.graph_selection_
+    assert sel["chosen"] == "default"
+    W = knn_graph(X, 10, weight="heat")
+    assert sel["cut_default"] == pytest.approx(ratio_cut(W, est.transduction_))
+    Wd = W.toarray()
+    t = est.transduction_
+    assert sel["boundary_default"] == pytest.approx(Wd[t[:, None] != t].sum() / 2)
+    assert sel["mean_degree"] == pytest.approx(Wd.sum() / X.shape[0])
+    assert sel["boundary_default"] < sel["mean_degree"]
+    assert np.isnan(sel["cut_screen"]) and np.isnan(sel["cut_narrow"])
     ref = LapSVM(random_state=0, graph_weight="local").fit(X, yl)
     np.testing.assert_array_equal(est.decision_function(X), ref.decision_function(X))
     u = yl == -1
     assert np.mean(est.transduction_[u] != y[u]) == 0.0
 
 
-def test_rule_off_with_five_labels_per_class_a_user_graph_or_no_unlabeled():
+def test_no_narrow_fit_when_the_screen_does_not_cut_less():
+    # three blobs, 300 points, one label each (seed 1): the Poisson partition
+    # of the narrow graph cuts more than the default's transduction
+    X, y = make_blobs(300, centers=3, cluster_std=2.0, random_state=1)
+    X = StandardScaler().fit_transform(X)
+    yl = _one_label_per_class(X, y, 1)
+    est = LapSVM(random_state=0).fit(X, yl)
+    sel = est.graph_selection_
+    assert sel["boundary_default"] >= sel["mean_degree"]
+    # the screen is Poisson learning on the narrow heat graph
+    W = knn_graph(X, 10, weight="heat")
+    Wn = knn_graph(X, 10, weight="heat", t=sel["narrow_heat_t"])
+    screen = poisson_transduction(Wn, yl, np.arange(3))
+    assert sel["cut_screen"] == pytest.approx(ratio_cut(W, screen, np.arange(3)))
+    assert sel["cut_screen"] >= SCREEN_MARGIN * sel["cut_default"]
+    assert np.isnan(sel["cut_narrow"]) and sel["chosen"] == "default"
+    ref = LapSVM(random_state=0, graph_weight="local").fit(X, yl)
+    np.testing.assert_array_equal(est.decision_function(X), ref.decision_function(X))
+
+
+def test_default_graph_kept_when_the_narrow_cut_does_not_halve():
+    # overlapping two-moons (noise 0.2), seed 2: the screen passes, the narrow
+    # model is fitted, its cut is not half the default's
+    X, y = make_moons(300, noise=0.2, random_state=2)
+    X = StandardScaler().fit_transform(X)
+    yl = _one_label_per_class(X, y, 2)
+    est = LapSVM(random_state=0).fit(X, yl)
+    sel = est.graph_selection_
+    assert sel["cut_screen"] < SCREEN_MARGIN * sel["cut_default"]
+    assert np.isfinite(sel["cut_narrow"]) and sel["ratio"] >= CUT_MARGIN
+    assert sel["chosen"] == "default"
+    ref = LapSVM(random_state=0, graph_weight="local").fit(X, yl)
+    np.testing.assert_array_equal(est.decision_function(X), ref.decision_function(X))
+
+
+def test_rule_runs_up_to_ten_labels_per_class_and_not_with_a_user_graph():
     X, y, _ = _moons(3)
     rng = np.random.default_rng(0)
-    yl = np.full(y.size, -1)
-    for c in (0, 1):
-        yl[rng.choice(np.flatnonzero(y == c), 5, replace=False)] = c
-    assert LapSVM(random_state=0).fit(X, yl).graph_selection_ is None
+    for count, runs in ((10, True), (11, False)):
+        yl = np.full(y.size, -1)
+        for c in (0, 1):
+            yl[rng.choice(np.flatnonzero(y == c), count, replace=False)] = c
+        est = LapSVM(random_state=0).fit(X, yl)
+        assert est.gamma_i_ > 0  # the graph-trusting model (the rule's domain)
+        assert (est.graph_selection_ is not None) == runs
     _, _, y1 = _moons(3)
     W = knn_graph(X, 10)
     est = LapSVM(random_state=0).fit(X, y1, adjacency=W)
@@ -183,3 +238,38 @@ def test_a_failing_narrow_fit_keeps_the_default(monkeypatch):
     monkeypatch.setattr(cls, "_fit_once", original)
     ref = cls(random_state=0, graph_weight="local").fit(X, yl)
     np.testing.assert_array_equal(est.decision_function(X), ref.decision_function(X))
+
+
+def test_isolated_labels_against_brute_force():
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(60, 2))
+    t = (X[:, 0] > 0).astype(int)
+    y = np.full(60, -1)
+    y[:8] = rng.integers(0, 2, 8)
+    k = 5
+    D = ((X[:, None] - X[None]) ** 2).sum(-1) + np.diag(np.full(60, np.inf))
+    near = np.argsort(D, axis=1)[:, :k]
+    brute = sum(np.mean(t[near[i]] == y[i]) < 0.5 for i in range(8))
+    assert isolated_labels(t, y, near) == brute
+    assert isolated_labels(np.where(y == -1, t, y), y, near) <= 8
+
+
+def test_narrow_model_that_isolates_a_label_is_not_kept():
+    # six blobs in 6-d, a lone label at the edge of its blob (the blob touches
+    # one of another class): the narrow graph's model cuts less by leaving that
+    # label a spike and its blob to the neighbour's class (17% error); the
+    # default spreads it (< 1%): the cut alone would pick the wrong model
+    from test_graph_dimension import _blobs_with_a_lone_label
+
+    X, y, c, yy = _blobs_with_a_lone_label()
+    unl = yy == -1
+    est = LapSVM(random_state=0).fit(X, yy)
+    sel = est.graph_selection_
+    assert sel["ratio"] < CUT_MARGIN  # the cut prefers the narrow model
+    assert sel["isolated_narrow"] > sel["isolated_default"] == 0
+    assert sel["chosen"] == "default"
+    assert np.mean(est.transduction_[unl] != y[unl]) < 0.01
+    off = LapSVM(random_state=0)
+    off._graph_width_rule = False
+    off.fit(X, yy)
+    np.testing.assert_array_equal(est.decision_function(X), off.decision_function(X))

@@ -1,13 +1,15 @@
 """The graph's width below five labels per class (issue 28): A/B of the rule.
 
-With fewer than five labels in some class ``LapSVM()`` and ``LapRLS()`` refit on
-a narrow heat graph and keep it when its transduction's ratio cut on the heat
-kNN graph is below half the default graph's
+With at most ten labels in some class ``LapSVM()`` and ``LapRLS()`` refit on
+a narrow heat graph (when the narrow graph's Poisson partition cuts less than
+the default model's transduction) and keep it when its transduction's ratio cut
+on the heat kNN graph is below half the default graph's
 (:mod:`semisvm.models._graphwidth`).  This A/B fits both estimators on the
 draws of ``bench_accuracy.py`` with the rule (arm ``rule``) and without it
 (``off``: the default graph, as before) and appends one row per fit to
 ``--csv``: data set, setting, draw, estimator, arm, errors on U and on the
-test points, the fit time, the graph chosen and the ratio of the two cuts.
+test points, the fit time, the graph chosen and the ratio of the two cuts
+(``--arms rule`` runs the rule only, to compare with an earlier file's ``off``).
 
 Usage::
 
@@ -42,7 +44,7 @@ def run(args: argparse.Namespace) -> None:
         w = csv.writer(fh)
         for name, s, d, X, y, tr, ytr, pos, unl, test in draws(args):
             for cls in [c for c in (LapSVM, LapRLS) if c.__name__ in args.estimators]:
-                for arm in ("rule", "off"):
+                for arm in args.arms:
                     e = cls(random_state=0)
                     e._graph_width_rule = arm == "rule"
                     t0 = time.perf_counter()
@@ -64,6 +66,9 @@ def run(args: argparse.Namespace) -> None:
 
 def summarize(path: str) -> str:
     df = pd.read_csv(path, header=None, names=COLUMNS)
+    if set(df.arm) != {"rule", "off"}:  # one arm (--arms): its errors only
+        g = df.groupby(["dataset", "setting", "estimator", "arm"])
+        return (100 * g.err_unlabeled.mean()).round(2).to_string()
     t = 100 * df.pivot_table(
         index=["dataset", "setting", "estimator"],
         columns="arm",
@@ -101,7 +106,10 @@ def main(argv: list[str] | None = None) -> int:
         only=["moons-200", "iris"],
         settings=["1/class", "2/class"],
         csv_name="study_graph_width.csv",
-        extra=((("--estimators",), dict(nargs="+", default=["LapSVM", "LapRLS"])),),
+        extra=(
+            (("--estimators",), dict(nargs="+", default=["LapSVM", "LapRLS"])),
+            (("--arms",), dict(nargs="+", default=["rule", "off"])),
+        ),
     )
 
 

@@ -105,7 +105,7 @@ class _PrimalMixin(ManifoldClassifierMixin):
             self._fit_once(X, y, adjacency=adjacency, X_val=X_val, y_val=y_val)
         pending = self.__dict__.pop("_graph_width_data", None)
         if pending is not None:
-            # below five labels per class: the default or the narrow heat graph,
+            # up to ten labels per class: the default or the narrow heat graph,
             # by the ratio cut of the transduction (semisvm.models._graphwidth);
             # the chosen model's warnings only
             X_fit, y_fit = pending
@@ -824,14 +824,21 @@ class LapSVM(_PrimalMixin):
         ``cut_alternative`` (fractions of graph edges each candidate's labels
         cut), ``cut_ratio`` and ``z_needed`` (:mod:`semisvm.models._autoreg`).
     graph_selection_ : dict or None
-        Below five labels per class: the ratio cuts of
-        the default graph's and of the narrow heat graph's transductions on the
-        heat kNN graph (``cut_default``, ``cut_narrow``, ``ratio``), the
-        ``margin``, ``mean_edge``, ``narrow_heat_t``, ``narrow_gamma`` (the
-        kernel's width when it was narrowed too, else None) and the model ``chosen``
-        (``'default'`` or ``'narrow'``; :mod:`semisvm.models._graphwidth`;
-        ``narrow_fit_failed`` holds the error when the narrow fit raised one and
-        the default was kept); None when the rule did not run.
+        Up to ten labels per class (graph-trusting fits): the ratio cuts of
+        the default graph's transduction, of the narrow heat graph's Poisson
+        partition (the screen) and of the narrow graph's transduction on the
+        heat kNN graph (``cut_default``, ``cut_screen``, ``cut_narrow``,
+        ``ratio``; NaN for a step that did not run), the default boundary's
+        edge weight and the mean degree (``boundary_default``,
+        ``mean_degree``: no screen below one degree), the labels each model
+        leaves isolated (``isolated_default``, ``isolated_narrow``; None unless
+        the narrow cut was below the margin), the ``screen_margin``
+        and ``margin``, ``mean_edge``, ``narrow_heat_t``, ``narrow_gamma`` (the
+        kernel's width when it was narrowed too, else None) and the model
+        ``chosen`` (``'default'`` or ``'narrow'``;
+        :mod:`semisvm.models._graphwidth`; ``narrow_fit_failed`` holds the error
+        when the narrow fit raised one and the default was kept); None when the
+        rule did not run.
     extension_check_ : dict or None
         The extension check of a graph-trusting fit with the RBF width rule
         (option ``extension_width``, :mod:`semisvm.models._extension`): the width
