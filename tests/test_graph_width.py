@@ -273,3 +273,53 @@ def test_narrow_model_that_isolates_a_label_is_not_kept():
     off._graph_width_rule = False
     off.fit(X, yy)
     np.testing.assert_array_equal(est.decision_function(X), off.decision_function(X))
+
+
+def test_nystroem_operator_narrow_model_reuses_the_search(monkeypatch):
+    # two circles with noise 0.1, 3,000 points, one label per class, on the
+    # Nystroem operator (1,000 landmarks): the narrow graph with the kernel
+    # narrowed by min(rho, 1 / NARROW_HEAT^2) separates them; one kNN search
+    import semisvm.graph._graph as graph_mod
+    import semisvm.models._problem as problem_mod
+
+    X, y = make_circles(3000, noise=0.1, factor=0.5, random_state=0)
+    X = StandardScaler().fit_transform(X)
+    yl = _one_label_per_class(X, y, 0)
+    u = yl == -1
+    opts = SolverOptions(kernel_approximation="nystroem", n_components=1000)
+    calls = {"scalable": 0}
+    original = problem_mod.scalable_knn
+
+    def counting(est, X_):
+        calls["scalable"] += 1
+        return original(est, X_)
+
+    monkeypatch.setattr(problem_mod, "scalable_knn", counting)
+
+    def no_search(*a, **k):
+        raise AssertionError("the rule searched the neighbours again")
+
+    monkeypatch.setattr("semisvm.models._graphwidth.knn_query", no_search)
+    est = LapSVM(random_state=0, options=opts).fit(X, yl)
+    assert calls["scalable"] == 1
+    monkeypatch.setattr("semisvm.models._graphwidth.knn_query", graph_mod.knn_query)
+    sel = est.graph_selection_
+    assert est.kernel_operator_ == "nystroem" and est._graph_scale > 1.0
+    assert sel["chosen"] == "narrow"
+    off = LapSVM(random_state=0, options=opts)
+    off._graph_width_rule = False
+    off.fit(X, yl)
+    factor = min(off._graph_scale, NARROW_HEAT**-2)
+    assert sel["narrow_gamma"] == pytest.approx(off.gamma_ * factor)
+    ref = LapSVM(
+        random_state=0,
+        graph_weight="heat",
+        gamma=sel["narrow_gamma"],
+        options=opts.replace(heat_t=NARROW_HEAT * heat_width(X, 10)),
+    ).fit(X, yl)
+    np.testing.assert_allclose(
+        est.decision_function(X), ref.decision_function(X), rtol=1e-6, atol=1e-8
+    )
+    assert np.mean(est.transduction_[u] != y[u]) < 0.02
+    assert np.mean(off.transduction_[u] != y[u]) > 0.1
+    assert not hasattr(est, "_knn_lists") and not hasattr(est, "_given_knn")

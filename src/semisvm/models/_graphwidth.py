@@ -186,7 +186,7 @@ def graph_width_applies(
         and est.graph_weight == "auto"
         and adjacency is None
         and est.kernel != "precomputed"
-        and getattr(est, "kernel_operator_", None) == "dense"
+        and getattr(est, "kernel_operator_", None) in ("dense", "nystroem")
         and float(getattr(est, "gamma_i_", 0.0)) > 0
         and fewest <= MAX_LABELS_PER_CLASS
         and X.shape[0] > est.n_neighbors + 1
@@ -199,6 +199,7 @@ def choose_graph_width(
     y: np.ndarray,
     caught: list,
     fit_kwargs: dict | None = None,
+    knn_lists: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> list:
     """Refit ``est`` (fitted on its default graph) on the narrow heat graph and
     keep the model whose transduction has the lower ratio cut by the margin
@@ -206,11 +207,21 @@ def choose_graph_width(
     ``graph_selection_``; its parameters are unchanged.
 
     ``caught``: the warnings of the default fit (``warnings.catch_warnings``
-    records); returns the chosen model's, for the caller to show."""
+    records); returns the chosen model's, for the caller to show.
+    ``knn_lists``: the default fit's kNN lists (indices, squared distances;
+    itself excluded) when it searched them at scale: reused, not searched again."""
     t0 = time.perf_counter()
     k = int(est.n_neighbors)
     unl = np.asarray(y) == -1
-    nb = knn_query(X, k)
+    if knn_lists is None:
+        nb = knn_query(X, k)
+    else:  # the search's format: each point first, at distance 0
+        ind, d2 = knn_lists
+        rows = np.arange(ind.shape[0])[:, None]
+        nb = (
+            np.hstack([np.zeros_like(rows, dtype=np.float64), np.sqrt(d2)]),
+            np.hstack([rows, ind]),
+        )
     width = heat_width(X, k, neighbors=nb)
     W = knn_graph(X, k, weight="heat", neighbors=nb)
     narrow_t = NARROW_HEAT * width
@@ -247,7 +258,7 @@ def choose_graph_width(
         )
         info["cut_screen"] = ratio_cut(W, screen, codes)
     if info["cut_screen"] < SCREEN_MARGIN * info["cut_default"]:
-        alt, caught_alt = _fit_narrow(est, X, y, W, info, fit_kwargs)
+        alt, caught_alt = _fit_narrow(est, X, y, W, info, fit_kwargs, knn_lists)
         if info["chosen"] == "narrow":
             near = _drop_self(nb[0] ** 2, nb[1], k)[1]
             info["isolated_default"] = isolated_labels(est.transduction_, y, near)
@@ -275,7 +286,13 @@ def choose_graph_width(
 
 
 def _fit_narrow(
-    est: Any, X: Any, y: np.ndarray, W: Any, info: dict, fit_kwargs: dict | None
+    est: Any,
+    X: Any,
+    y: np.ndarray,
+    W: Any,
+    info: dict,
+    fit_kwargs: dict | None,
+    knn_lists: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> tuple[Any, list]:
     """Fit ``est``'s estimator on the narrow graph (and kernel), and fill
     ``info``'s cut of its transduction on ``W``, the ratio and the choice.
@@ -289,10 +306,16 @@ def _fit_narrow(
     if est.kernel == "rbf" and est.gamma == "knn" and rho > 1.0:
         # the kernel as narrow as the n-point graph: the width rule's gamma
         # (taken in a fixed sample) times the graph's length ratio rho (1 up
-        # to 2,000 points: the width rule's kernel, its extension check included)
+        # to 2,000 points: the width rule's kernel, its extension check
+        # included); on the Nystroem operator at most the graph's narrowing
+        # (length x NARROW_HEAT): its landmarks resolve the sample's scale
+        if est.kernel_operator_ == "nystroem":
+            rho = min(rho, NARROW_HEAT**-2)
         info["narrow_gamma"] = float(est.gamma_) * rho
         alt.set_params(gamma=info["narrow_gamma"])
     alt._graph_width_rule = False
+    if knn_lists is not None:
+        alt._given_knn = knn_lists  # the same X: the same search
     with warnings.catch_warnings(record=True) as caught_alt:
         warnings.simplefilter("always")
         try:

@@ -108,9 +108,14 @@ class _PrimalMixin(ManifoldClassifierMixin):
             # up to ten labels per class: the default or the narrow heat graph,
             # by the ratio cut of the transduction (semisvm.models._graphwidth);
             # the chosen model's warnings only
-            X_fit, y_fit = pending
+            X_fit, y_fit, knn_lists = pending
             caught = choose_graph_width(
-                self, X_fit, y_fit, caught, dict(X_val=X_val, y_val=y_val)
+                self,
+                X_fit,
+                y_fit,
+                caught,
+                dict(X_val=X_val, y_val=y_val),
+                knn_lists=knn_lists,
             )
         for w in caught:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
@@ -240,8 +245,9 @@ class _PrimalMixin(ManifoldClassifierMixin):
         # output adaptation are 'other'
         total = time.perf_counter() - t_fit
         self.fit_times_["other"] = max(total - sum(self.fit_times_.values()), 0.0)
+        knn_lists = self.__dict__.pop("_knn_lists", None)
         if graph_width_applies(self, X, y, fewest_labels(Y, labeled), adjacency):
-            self._graph_width_data = (X, y)
+            self._graph_width_data = (X, y, knn_lists)
 
     def _check_extension(
         self,

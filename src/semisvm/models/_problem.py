@@ -457,7 +457,11 @@ def prepare_operators(
             or isinstance(opts.graph_pca, numbers.Integral)
         )
     )
-    knn = scalable_knn(est, X) if scalable else None
+    # the lists of the default fit's search when the graph-width rule refits
+    # on the same X (semisvm.models._graphwidth), else a search
+    given = est.__dict__.pop("_given_knn", None)
+    knn = (given if given is not None else scalable_knn(est, X)) if scalable else None
+    est._knn_lists = knn  # for the graph-width rule; dropped after the fit
     if need_graph:
         est._graph_scale = graph_scale(
             X,
