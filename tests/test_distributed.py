@@ -284,9 +284,13 @@ def test_nystroem_on_cluster_equals_in_process(client, est_cls):
     est = est_cls(
         options=SolverOptions(kernel_approximation="nystroem", n_components=80)
     )
+    # the graph-width rule runs in process only: the cluster's model is the
+    # default graph's, the in-process fit's with the rule off
+    est._graph_width_rule = False
     a = est.fit(X, y)
     with cluster_plan("distributed"):
         b = est_cls(**est.get_params(deep=False)).fit(Xd, y)
+    assert b.graph_selection_ is None
     assert a.kernel_operator_ == b.kernel_operator_ == "nystroem"
     np.testing.assert_array_equal(a.landmarks_, b.landmarks_)
     # the two sum C^T L C in different orders; T = U S^{-1/2} magnifies that rounding
@@ -354,6 +358,7 @@ def test_auto_rule_on_cluster_nystroem_equals_in_process(client, monkeypatch):
     est = LapSVM(
         options=SolverOptions(kernel_approximation="nystroem", n_components=100)
     )
+    est._graph_width_rule = False  # in process only (the narrow graph's refit)
     a = est.fit(X, y)
     with cluster_plan("distributed"):
         b = LapSVM(**est.get_params(deep=False)).fit(

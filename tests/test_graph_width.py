@@ -278,7 +278,8 @@ def test_narrow_model_that_isolates_a_label_is_not_kept():
 def test_nystroem_operator_narrow_model_reuses_the_search(monkeypatch):
     # two circles with noise 0.1, 3,000 points, one label per class, on the
     # Nystroem operator (1,000 landmarks): the narrow graph with the kernel
-    # narrowed by min(rho, 1 / NARROW_HEAT^2) separates them; one kNN search
+    # narrowed by min(rho, 1 / NARROW_HEAT^2) and k-means landmarks separates
+    # them; one kNN search
     import semisvm.graph._graph as graph_mod
     import semisvm.models._problem as problem_mod
 
@@ -315,11 +316,14 @@ def test_nystroem_operator_narrow_model_reuses_the_search(monkeypatch):
         random_state=0,
         graph_weight="heat",
         gamma=sel["narrow_gamma"],
-        options=opts.replace(heat_t=NARROW_HEAT * heat_width(X, 10)),
+        options=opts.replace(
+            heat_t=NARROW_HEAT * heat_width(X, 10), landmarks="kmeans"
+        ),
     ).fit(X, yl)
     np.testing.assert_allclose(
         est.decision_function(X), ref.decision_function(X), rtol=1e-6, atol=1e-8
     )
+    assert est.options.landmarks == "uniform"  # the user's options untouched
     assert np.mean(est.transduction_[u] != y[u]) < 0.02
     assert np.mean(off.transduction_[u] != y[u]) > 0.1
     assert not hasattr(est, "_knn_lists") and not hasattr(est, "_given_knn")
