@@ -236,7 +236,8 @@ def choose_graph_width(
             np.hstack([rows, ind]),
         )
     width = heat_width(X, k, neighbors=nb)
-    W = knn_graph(X, k, weight="heat", neighbors=nb)
+    # the reference graph, in coordinates once for every cut below
+    W = sp.coo_array(knn_graph(X, k, weight="heat", neighbors=nb))
     narrow_t = NARROW_HEAT * width
     info: dict[str, Any] = {
         "criterion": "ratio cut of the transduction on the heat kNN graph "
@@ -256,10 +257,9 @@ def choose_graph_width(
         "isolated_default": None,
         "isolated_narrow": None,
     }
-    Wc = sp.coo_array(W)
-    crossing = est.transduction_[Wc.row] != est.transduction_[Wc.col]
-    info["boundary_default"] = float(Wc.data[crossing].sum()) / 2.0
-    info["mean_degree"] = float(Wc.data.sum()) / X.shape[0]
+    crossing = est.transduction_[W.row] != est.transduction_[W.col]
+    info["boundary_default"] = float(W.data[crossing].sum()) / 2.0
+    info["mean_degree"] = float(W.data.sum()) / X.shape[0]
     narrow, alt, caught_alt = False, None, []  # type: tuple[bool, Any, list]
     if info["boundary_default"] >= info["mean_degree"]:
         # the screen: the narrow graph's Poisson partition
