@@ -7,10 +7,11 @@ from sklearn.datasets import make_blobs, make_circles, make_moons
 from sklearn.preprocessing import StandardScaler
 
 from semisvm import LapRLS, LapSVM, SolverOptions
-from semisvm.graph import heat_width, knn_graph
+from semisvm.graph import heat_width, intrinsic_dimension, knn_graph
 from semisvm.graph._poisson import poisson_transduction
 from semisvm.models._graphwidth import (
     CUT_MARGIN,
+    MAX_DIMENSION,
     NARROW_HEAT,
     SCREEN_MARGIN,
     isolated_labels,
@@ -254,15 +255,17 @@ def test_isolated_labels_against_brute_force():
     assert isolated_labels(np.where(y == -1, t, y), y, near) <= 8
 
 
-def test_narrow_model_that_isolates_a_label_is_not_kept():
+def test_narrow_model_that_isolates_a_label_is_not_kept(monkeypatch):
     # six blobs in 6-d, a lone label at the edge of its blob (the blob touches
     # one of another class): the narrow graph's model cuts less by leaving that
     # label a spike and its blob to the neighbour's class (17% error); the
-    # default spreads it (< 1%): the cut alone would pick the wrong model
+    # default spreads it (< 1%): the cut alone would pick the wrong model.
+    # The rule runs below MAX_DIMENSION only; lifted here to test the guard
     from test_graph_dimension import _blobs_with_a_lone_label
 
     X, y, c, yy = _blobs_with_a_lone_label()
     unl = yy == -1
+    monkeypatch.setattr("semisvm.models._graphwidth.MAX_DIMENSION", np.inf)
     est = LapSVM(random_state=0).fit(X, yy)
     sel = est.graph_selection_
     assert sel["ratio"] < CUT_MARGIN  # the cut prefers the narrow model
@@ -327,3 +330,25 @@ def test_nystroem_operator_narrow_model_reuses_the_search(monkeypatch):
     assert np.mean(est.transduction_[u] != y[u]) < 0.02
     assert np.mean(off.transduction_[u] != y[u]) > 0.1
     assert not hasattr(est, "_knn_lists") and not hasattr(est, "_given_knn")
+
+
+@pytest.mark.parametrize("power", ["auto", 1])
+def test_rule_runs_below_max_dimension_only(power):
+    # the gate reads the intrinsic dimension the fit measured for the power
+    # rule, or measures it (a numeric laplacian_power): planar moons run the
+    # rule; the 6-d blobs (the guard's case above) do not, and give the model
+    # of the estimator without the rule
+    from test_graph_dimension import _blobs_with_a_lone_label
+
+    X, y, yl = _moons(0)
+    est = LapSVM(random_state=0, laplacian_power=power).fit(X, yl)
+    assert intrinsic_dimension(X) < MAX_DIMENSION
+    assert est.graph_selection_ is not None
+    Xb, _, _, yb = _blobs_with_a_lone_label()
+    assert intrinsic_dimension(Xb) >= MAX_DIMENSION
+    est = LapSVM(random_state=0, laplacian_power=power).fit(Xb, yb)
+    assert est.graph_selection_ is None and "graph_width" not in est.fit_times_
+    off = LapSVM(random_state=0, laplacian_power=power)
+    off._graph_width_rule = False
+    off.fit(Xb, yb)
+    np.testing.assert_array_equal(est.decision_function(Xb), off.decision_function(Xb))

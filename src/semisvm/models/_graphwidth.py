@@ -94,6 +94,26 @@ and 0.65 went either way.  This is a heuristic with evidence, not a consistency
 result: where the classes themselves cross dense regions no partition has a
 much lower cut, and the margin keeps the default when the two cuts are close.
 
+*Below three dimensions.* The rule runs where the data's intrinsic dimension
+(:func:`semisvm.graph.intrinsic_dimension`, the estimate behind
+``laplacian_power="auto"``) is below :data:`MAX_DIMENSION` (3): planar data
+and curves.  The cut reads the density through a heat width t that must
+shrink (Narayanan, Belkin & Niyogi take :math:`t \to 0`) while a ball of
+radius t still holds many points, :math:`n\,t^d \to \infty` at least -- the
+points the comparison needs grow exponentially with d, as for any kernel
+density estimate; at the sizes where a few labels are given, the narrow graph
+is a density estimate in the plane and little more than a sparser kNN graph
+above it.  Measured (BENCHMARKS.md,
+sessions 16-18; 28 families x 1, 2, 5, 10 labels per class x 10 draws, LapSVM
+and LapRLS): every (cell, estimator) pair the rule improved by more than half a
+point has dimension 2.0 or less (two moons, two circles with noise 0.1, two
+spirals); of the 20 families of dimension 2.9-26 none improved by as much,
+COIL20(B)
+(3.9) lost 0.5 and 0.7 point (LapSVM, LapRLS) over 30 draws at one label per class (a near-chance
+cell whose classes are ten objects each), the six blobs of the isolated-label
+case are 6-dimensional, and the rule cost 1.1-3x a fit there (tanh784 at
+100,000 points: 1.9x) for no change of model.
+
 *Where it runs.* ``graph_weight='auto'`` (a user's weight is kept), the
 estimator's own kNN graph on the dense or the Nyström operator (no
 ``adjacency``, no precomputed kernel, not the streamed operator; at scale the
@@ -102,7 +122,8 @@ on a Dask array keeps the default graph's model, which is what the in-process
 fit returns with the rule off), a graph term in the
 fitted model (:math:`\lambda_I > 0`: with five or more labels per class, where
 the ``"auto"`` rule kept the graph), unlabeled points to partition, and at most
-:data:`MAX_LABELS_PER_CLASS` (ten) labels in some class.  Cost: one kNN search,
+:data:`MAX_LABELS_PER_CLASS` (ten) labels in some class, below
+:data:`MAX_DIMENSION`.  Cost: one kNN search,
 two sparse graphs and the screen's sparse solve always; the second fit where
 the screen passes.  ``graph_selection_`` holds the cuts (``cut_screen`` and
 ``cut_narrow`` are NaN where the step did not run), the default boundary's
@@ -121,13 +142,15 @@ import scipy.sparse as sp
 
 from .._dask import is_distributed_array
 from .._validation import split_labeled
-from ..graph import heat_width, knn_graph
+from ..graph import heat_width, intrinsic_dimension, knn_graph
 from ..graph._graph import _drop_self, knn_query
 from ..graph._poisson import poisson_transduction
 from ._options import resolved_options
 
 #: the rule runs when some class has at most this many labels
 MAX_LABELS_PER_CLASS = 10
+#: the rule runs when the data's intrinsic dimension is below this
+MAX_DIMENSION = 3.0
 #: the narrow graph's heat width, in mean edge lengths of the kNN graph
 NARROW_HEAT = 0.5
 #: keep the narrow graph's model when its ratio cut is below this fraction of
@@ -203,7 +226,19 @@ def graph_width_applies(
         and float(getattr(est, "gamma_i_", 0.0)) > 0
         and fewest <= MAX_LABELS_PER_CLASS
         and X.shape[0] > est.n_neighbors + 1
+        and data_dimension(est, X) < MAX_DIMENSION
     )
+
+
+def data_dimension(est: Any, X: Any) -> float:
+    """The intrinsic dimension the fit measured for ``laplacian_power="auto"``
+    (``est.intrinsic_dimension_``), else measured here on the same fixed-size
+    sample (:func:`semisvm.graph.intrinsic_dimension`); ``nan`` (the rule does
+    not run) when the points have no dimension to measure."""
+    dim = float(getattr(est, "intrinsic_dimension_", float("nan")))
+    if np.isnan(dim):
+        dim = intrinsic_dimension(X, est.n_neighbors)
+    return dim
 
 
 def choose_graph_width(

@@ -844,7 +844,8 @@ class LapSVM(_PrimalMixin):
         ``chosen`` (``'default'`` or ``'narrow'``;
         :mod:`semisvm.models._graphwidth`; ``narrow_fit_failed`` holds the error
         when the narrow fit raised one and the default was kept); None when the
-        rule did not run.
+        rule did not run (among its conditions: an intrinsic dimension below
+        3).
     extension_check_ : dict or None
         The extension check of a graph-trusting fit with the RBF width rule
         (option ``extension_width``, :mod:`semisvm.models._extension`): the width
