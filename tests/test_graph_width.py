@@ -333,7 +333,7 @@ def test_nystroem_operator_narrow_model_reuses_the_search(monkeypatch):
 
 
 @pytest.mark.parametrize("power", ["auto", 1])
-def test_rule_runs_below_max_dimension_only(power):
+def test_rule_runs_below_max_dimension_only(power, capsys):
     # the gate reads the intrinsic dimension the fit measured for the power
     # rule, or measures it (a numeric laplacian_power): planar moons run the
     # rule; the 6-d blobs (the guard's case above) do not, and give the model
@@ -346,8 +346,9 @@ def test_rule_runs_below_max_dimension_only(power):
     assert est.graph_selection_ is not None
     Xb, _, _, yb = _blobs_with_a_lone_label()
     assert intrinsic_dimension(Xb) >= MAX_DIMENSION
-    est = LapSVM(random_state=0, laplacian_power=power).fit(Xb, yb)
+    est = LapSVM(random_state=0, laplacian_power=power, verbose=1).fit(Xb, yb)
     assert est.graph_selection_ is None and "graph_width" not in est.fit_times_
+    assert "graph width: intrinsic dimension" in capsys.readouterr().out
     off = LapSVM(random_state=0, laplacian_power=power)
     off._graph_width_rule = False
     off.fit(Xb, yb)

@@ -214,8 +214,9 @@ def isolated_labels(
 def graph_width_applies(
     est: Any, X: Any, y: np.ndarray, fewest: int, adjacency: Any
 ) -> bool:
-    """Whether :func:`choose_graph_width` runs after this fit (module docstring)."""
-    return bool(
+    """Whether :func:`choose_graph_width` runs after this fit (module docstring);
+    ``verbose`` says so when only the dimension stops it."""
+    if not (
         getattr(est, "_graph_width_rule", True)
         and not is_distributed_array(X)  # in process only (module docstring)
         and np.any(np.asarray(y) == -1)
@@ -226,8 +227,19 @@ def graph_width_applies(
         and float(getattr(est, "gamma_i_", 0.0)) > 0
         and fewest <= MAX_LABELS_PER_CLASS
         and X.shape[0] > est.n_neighbors + 1
-        and data_dimension(est, X) < MAX_DIMENSION
-    )
+    ):
+        return False
+    dim = data_dimension(est, X)
+    if dim < MAX_DIMENSION:
+        return True
+    if est.verbose:
+        print(
+            f"[{type(est).__name__}] graph width: intrinsic dimension {dim:.3g}, "
+            f"not below {MAX_DIMENSION:g}: default graph (the rule runs on planar "
+            "data and curves only)",
+            flush=True,
+        )
+    return False
 
 
 def data_dimension(est: Any, X: Any) -> float:
