@@ -103,15 +103,14 @@ radius t still holds many points, :math:`n\,t^d \to \infty` at least -- the
 points the comparison needs grow exponentially with d, as for any kernel
 density estimate; at the sizes where a few labels are given, the narrow graph
 is a density estimate in the plane and little more than a sparser kNN graph
-above it.  Measured (BENCHMARKS.md,
-sessions 16-18; 28 families x 1, 2, 5, 10 labels per class x 10 draws, LapSVM
-and LapRLS): every (cell, estimator) pair the rule improved by more than half a
-point has dimension 2.0 or less (two moons, two circles with noise 0.1, two
-spirals); of the 20 families of dimension 2.9-26 none improved by as much,
-COIL20(B)
-(3.9) lost 0.5 and 0.7 point (LapSVM, LapRLS) over 30 draws at one label per class (a near-chance
-cell whose classes are ten objects each), the six blobs of the isolated-label
-case are 6-dimensional, and the rule cost 1.1-3x a fit there (tanh784 at
+above it.  Measured (BENCHMARKS.md, sessions 16-18; 28 families x 1, 2, 5, 10
+labels per class x 10 draws, LapSVM and LapRLS): every (cell, estimator) pair
+the rule improved by more than half a point has dimension 2.0 or less (two
+moons, two circles with noise 0.1, two spirals); of the 20 families of
+dimension 2.9-26 none improved by as much, COIL20(B) (3.9) lost 0.5 and 0.7
+point (LapSVM, LapRLS) over 30 draws at one label per class (a near-chance cell
+whose classes are ten objects each), the six blobs of the isolated-label case
+are 6-dimensional, and the rule cost 1.1-3x a fit there (tanh784 at
 100,000 points: 1.9x) for no change of model.
 
 *Where it runs.* ``graph_weight='auto'`` (a user's weight is kept), the
