@@ -9,6 +9,7 @@ import pytest
 from sklearn.base import clone
 from sklearn.datasets import make_classification, make_moons
 
+from semisvm import LapRLS, LapSVM
 from semisvm.model_selection import LapRLSCV, LapSVMCV, _search
 from semisvm.models._adaptive import _mass_shift
 from semisvm.models._problem import build_laplacian, resolve_graph_weight
@@ -180,13 +181,16 @@ def test_shared_search_chooses_as_the_unshared_one(cls, problem, monkeypatch):
     assert not hasattr(shared.best_estimator_, "_operator_cache")
 
 
-def test_lapsvmcv_refits_with_pcg_above_5000_points():
-    # Newton's dense systems cost minutes at n = 10,000: PCG, run to convergence
-    assert LapSVMCV()._template(4000).solver == "newton"
-    big = LapSVMCV()._template(6000)
-    assert big.solver == "pcg" and big.early_stopping is None
-    kept = LapSVMCV(estimator_params={"solver": "newton"})._template(6000)
-    assert kept.solver == "newton"
+def test_cv_template_is_the_base_estimator_with_its_defaults():
+    # the search fits and refits what the user gets from LapSVM() / LapRLS():
+    # the same solver and stopping rule (LapSVM: PCG, early stop "auto"), with
+    # estimator_params on top and the search's seed
+    for cvcls, base in ((LapSVMCV, LapSVM), (LapRLSCV, LapRLS)):
+        assert cvcls(random_state=4)._template().get_params() == base(
+            random_state=4
+        ).get_params()
+    kept = LapSVMCV(estimator_params={"solver": "newton"})._template()
+    assert kept.solver == "newton" and kept.early_stopping == "auto"
 
 
 @pytest.mark.parametrize("loss", ["squared", "squared_hinge"])

@@ -267,13 +267,11 @@ def test_search_refit_runs_the_check(cls):
     assert not hasattr(best, "_search_refit") and not hasattr(best, "_operator_cache")
     u, t = _errors(cv, X, y_tr, y_true, Xt, yt)
     assert abs(t - u) < 0.03
-    # the search's refit solves exactly (shared factorization): so does the
-    # plain fit here (its default PCG stops early, and the check's choice
-    # between two factors can follow that difference)
+    # the search's refit is the plain estimator with its defaults (LapSVM: PCG
+    # with its early stop): the same check, the same factor
     plain = (LapRLS if cls == "LapRLSCV" else LapSVM)(
         gamma_a=1e-6,
         gamma_i=1.0,
-        **({} if cls == "LapRLSCV" else {"solver": "newton"}),
         **{
             k: v
             for k, v in cv.best_params_.items()

@@ -190,7 +190,10 @@ def test_cv_scores_equal_brute_force(cvcls, base, kw):
 @pytest.mark.parametrize("cvcls", [LapRLSCV, LapSVMCV])
 def test_cv_estimator_moons(cvcls, moons):
     X, y, y_true = moons
-    clf = cvcls(cv=3, random_state=0, n_neighbors=(6, 10)).fit(X, y)
+    # LapSVM's exact solver (its default is PCG with an early stop)
+    kw = {"solver": "newton"} if cvcls is LapSVMCV else None
+    clf = cvcls(cv=3, random_state=0, n_neighbors=(6, 10), estimator_params=kw)
+    clf.fit(X, y)
     n_cand = 3 * 2 * 5 * 5
     assert len(clf.cv_results_["params"]) == n_cand
     assert set(clf.best_params_) == {"gamma", "gamma_a", "gamma_i", "n_neighbors"}
@@ -220,10 +223,8 @@ def test_fallback_with_one_label_per_class(cvcls, base):
     with pytest.warns(UserWarning, match="at least two labeled points per class"):
         clf = cvcls().fit(X, y)
     assert clf.best_params_ == {} and clf.fallback_reason_
-    # the estimator the search refits: exact solution (no early stopping), the
-    # CV's refit defaults (LapSVMCV: Newton)
-    kw = {"solver": "newton"} if base is LapSVM else {}
-    ref = base(early_stopping=None, **kw).fit(X, y)
+    # the estimator the search refits: the base estimator with its defaults
+    ref = base().fit(X, y)
     np.testing.assert_array_equal(clf.predict(X), ref.predict(X))
 
 
@@ -359,8 +360,8 @@ def _stratified_folds(y, n_splits, seed):
 @pytest.mark.parametrize(
     "cvcls, base, kw",
     [
-        (LapRLSCV, LapRLS, {"early_stopping": None}),
-        (LapSVMCV, LapSVM, {"solver": "newton", "early_stopping": None}),
+        (LapRLSCV, LapRLS, {}),
+        (LapSVMCV, LapSVM, {}),
     ],
 )
 @pytest.mark.parametrize("three_classes", [False, True])
@@ -412,17 +413,14 @@ def test_kfold_accepts_a_splitter(moons):
 
 
 @pytest.mark.parametrize("cvcls, base", [(LapRLSCV, LapRLS), (LapSVMCV, LapSVM)])
-def test_fallback_keeps_scalar_weights_early_stopping_and_refit(cvcls, base):
+def test_fallback_keeps_scalar_weights_base_defaults_and_refit(cvcls, base):
     X, y, _ = make_two_moons(100, n_labeled_per_class=2, random_state=0)
     with pytest.warns(UserWarning, match="no model selection"):
         clf = cvcls(gamma_a=1e-2, gamma_i=0.5, gamma=[2.0], random_state=3).fit(X, y)
     est = clf.best_estimator_
     assert (est.gamma_a, est.gamma_i, est.gamma) == (1e-2, 0.5, 2.0)
-    assert est.early_stopping is None and est.random_state == 3
-    kw = {"solver": "newton"} if base is LapSVM else {}
-    ref = base(
-        gamma_a=1e-2, gamma_i=0.5, gamma=2.0, early_stopping=None, random_state=3, **kw
-    ).fit(X, y)
+    assert est.early_stopping == base().early_stopping and est.random_state == 3
+    ref = base(gamma_a=1e-2, gamma_i=0.5, gamma=2.0, random_state=3).fit(X, y)
     np.testing.assert_allclose(clf.decision_function(X), ref.decision_function(X))
     # refit=False: no model is fitted, as after a search
     with pytest.warns(UserWarning, match="no model selection"):

@@ -60,10 +60,6 @@ _SEARCHED = (
     "laplacian_power",
 )
 
-#: above this many points LapSVMCV refits with PCG (to convergence) instead of
-#: the dense Newton solver
-_EXACT_REFIT_MAX_N = 5000
-
 #: graph-term pairs (gamma_a, gamma_i) of each round-2 graph: the best of round 1
 ROUND2_PAIRS = 5
 #: unlabeled points on which round 1 balances each held-out fit (round 2: the
@@ -515,9 +511,6 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
     """Shared machinery of LapSVMCV and LapRLSCV."""
 
     _base: type
-    _refit_defaults: dict = {}
-    #: the refit defaults above _EXACT_REFIT_MAX_N points
-    _large_defaults: dict = {}
     _parameter_constraints: dict = {
         "gamma_a": ["array-like", Interval(numbers.Real, 0, None, closed="neither")],
         "gamma_i": ["array-like", Interval(numbers.Real, 0, None, closed="left")],
@@ -574,18 +567,10 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
         self.n_jobs = n_jobs
 
     # ------------------------------------------------------------ helpers
-    def _template(self, n_samples: int = 0) -> Any:
+    def _template(self) -> Any:
+        # the base estimator as a user gets it (its own solver and stopping
+        # rule, as LapSVM() fits the "auto" rule's choice), with estimator_params
         params = dict(self.estimator_params or {})
-        # the candidates are scored at their exact optimum: refit that same model
-        # (no early stopping) unless the user asks otherwise
-        params.setdefault("early_stopping", None)
-        defaults = (
-            self._large_defaults
-            if n_samples > _EXACT_REFIT_MAX_N
-            else self._refit_defaults
-        )
-        for key, value in defaults.items():
-            params.setdefault(key, value)
         # the search's seed also drives the estimators' own draws (landmarks of
         # the LOO features, validation splits) unless estimator_params sets one
         params.setdefault("random_state", self.random_state)
@@ -669,7 +654,7 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
         check_finite(X, "X")
         check_classification_targets(y)
         y = np.asarray(y)
-        template = self._template(X.shape[0])
+        template = self._template()
         t_start = time.perf_counter()
         lab_mask = labeled_mask(y)
         if np.unique(y[lab_mask]).size < 2:
@@ -688,8 +673,8 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
             self.best_score_: float | None = None
             self.cv_results_: dict[str, Any] = {}
             self.n_splits_ = 0
-            # the estimator the search would refit (early_stopping=None, the
-            # refit defaults, the seed), with every single-valued candidate as
+            # the estimator the search would refit (the base estimator with
+            # estimator_params and the seed), with every single-valued candidate as
             # a setting (a scalar gamma_a, a one-element gamma grid, ...)
             settings = {}
             for name in _SEARCHED:
@@ -1188,9 +1173,10 @@ _CV_DOC = r"""
     Cholesky factorization
     per (configuration, ratio :math:`\gamma_I/\gamma_A`) of the grid shared by
     every pair with that ratio (8 for the default 21 pairs) instead of an
-    eigendecomposition; the refit on the search's K and L solves through one
-    LU factorization of :math:`I + rLK` (:mod:`semisvm.models._factorized`)
-    instead of a dense system per Newton step and class.  The choices are
+    eigendecomposition; the refit runs on the search's K and L (with LapRLS's
+    ``'direct'`` or LapSVM's ``'newton'`` solver through one LU factorization
+    of :math:`I + rLK`, :mod:`semisvm.models._factorized`, instead of a dense
+    system per Newton step and class).  The choices are
     those of the search without this sharing (tested).  At n = 2,000 a search
     costs 5-9 default fits in CPU time on one core (two moons, digits, a
     784-dimension set with 10 classes); at n = 10,000 (784 dimensions, 10
@@ -1215,7 +1201,8 @@ _CV_DOC = r"""
     The fits of one (width, ``n_neighbors``) group share the kernel and the
     graph (:class:`~semisvm.models._base.OperatorCache`: neither depends on the
     labels nor on the weights), and the estimator's exact solvers (LapRLS
-    ``'direct'``, LapSVM ``'newton'``) share one LU factorization of
+    ``'direct'``, the default of LapRLSCV; LapSVM ``'newton'``, when
+    ``estimator_params`` selects it) share one LU factorization of
     :math:`I + rLK` per ratio :math:`r = \gamma_I/\gamma_A` (the default grids
     are geometric with a common step :math:`10^{1.5}`: 8 factorizations for
     their 25 pairs), after which a fit costs :math:`O(n l + l^3)`
@@ -1232,8 +1219,8 @@ _CV_DOC = r"""
     folds) of the best.  The chosen candidate is refitted on all the data with
     the plain estimator.  Cost (digits, n = 1,797, 10 classes, 5 labels per
     class, the default 75 candidates x 5 folds, ``cv=5``): LapRLSCV 6.9 s,
-    LapSVMCV 10.7 s (one default LapSVM fit: 2.2 s); without the shared
-    factorizations LapRLSCV took 101 s.
+    LapSVMCV with ``solver='newton'`` 10.7 s (one default LapSVM fit: 2.2 s);
+    without the shared factorizations LapRLSCV took 101 s.
 
     With fewer than five labeled points in some class (two are the minimum of any
     cross-validation, and below five the held-out labels rank the candidates
@@ -1279,9 +1266,12 @@ _CV_DOC = r"""
         Other parameters of the base estimator (``kernel``, ``graph_weight``,
         ``normalize_laplacian``, ``solver``, ...; the expert options as
         ``{'options': SolverOptions(...)}``, :class:`~semisvm.SolverOptions`),
-        used for the search and the refit.
-        ``early_stopping`` defaults to ``None`` here: the candidates are scored at
-        their exact optimum, and the refit computes that same model.
+        used for the search and the refit.  The base estimator keeps its own
+        defaults otherwise: ``LapSVMCV`` refits with PCG and its ``"auto"`` early
+        stop, as ``LapSVM()`` fits the choice of its ``"auto"`` rule (the LOO
+        engine scores each candidate at its exact optimum; on planar data the
+        stopped iterate errs less: BENCHMARKS.md, session 19); pass
+        ``{'solver': 'newton'}`` for the exact minimiser.
     refit : bool, default=True
         Refit the best candidate on all the data (needed for ``predict``).
     random_state : int, RandomState or None, default=None
@@ -1367,10 +1357,6 @@ LapRLSCV.__doc__ = (
 
 class LapSVMCV(_ManifoldCV):
     _base = LapSVM
-    _refit_defaults = {"solver": "newton"}
-    # Newton's dense n x n systems above 5,000 points cost minutes (n = 10,000,
-    # 10 classes: 13 min); PCG run to convergence reaches the same optimum
-    _large_defaults = {"solver": "pcg"}
 
     @staticmethod
     def _loss(O: np.ndarray, T: np.ndarray) -> float:
@@ -1381,13 +1367,11 @@ LapSVMCV.__doc__ = (
     r"""Laplacian SVM with :math:`\gamma_A`, :math:`\gamma_I`, kernel width and graph
     size chosen by cross-validation on the labeled points.
 
-    Each candidate is fitted by :class:`~semisvm.LapSVM` itself with
-    ``estimator_params``, by default ``solver='newton'`` and no early stopping
-    (the exact minimiser of Eq. 7 of Melacci & Belkin 2011), in the search and in
-    the refit.  Above 5,000 training points the default solver is ``'pcg'``,
-    still without early stopping (run to convergence: the same minimiser; the
-    dense Newton systems would cost minutes, 13 min for the refit alone at n =
-    10,000 with 10 classes); a ``solver`` in ``estimator_params`` is kept."""
+    Each candidate is fitted by :class:`~semisvm.LapSVM` itself with its defaults
+    and ``estimator_params`` (primal PCG of Melacci & Belkin 2011 with the
+    ``"auto"`` early stop), in the K-fold search and in the refit; the LOO
+    engine (``cv='loo'``) scores the exact minimisers of Eq. 7, as the ``"auto"``
+    rule of ``LapSVM()`` does."""
     + _CV_DOC
     + r"""
     Examples
