@@ -186,9 +186,10 @@ def test_cv_template_is_the_base_estimator_with_its_defaults():
     # the same solver and stopping rule (LapSVM: PCG, early stop "auto"), with
     # estimator_params on top and the search's seed
     for cvcls, base in ((LapSVMCV, LapSVM), (LapRLSCV, LapRLS)):
-        assert cvcls(random_state=4)._template().get_params() == base(
-            random_state=4
-        ).get_params()
+        assert (
+            cvcls(random_state=4)._template().get_params()
+            == base(random_state=4).get_params()
+        )
     kept = LapSVMCV(estimator_params={"solver": "newton"})._template()
     assert kept.solver == "newton" and kept.early_stopping == "auto"
 
