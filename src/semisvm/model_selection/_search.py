@@ -67,6 +67,12 @@ ROUND2_PAIRS = 5
 #: held-out fit cost O(u l C) per candidate
 ROUND1_UNLABELED = 250
 
+#: landmarks of round 1's factor: its Cholesky factorizations (one per
+#: configuration and ratio gamma_i / gamma_a, 384 for the default grids) cost r^3
+#: each, the graph Grams n k r; round 2 re-scores on the "auto" rule's own factor.
+#: 600 -> 300 cut a search at n = 2,000 by 1.6x (BENCHMARKS.md, session 19)
+ROUND1_FEATURES = 300
+
 #: the graph parameters of a LOO configuration
 _GRAPH_CONF = ("n_neighbors", "normalize_laplacian", "laplacian_power")
 
@@ -939,7 +945,7 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
     ) -> None:
         """Every configuration scored by the estimators' own ``"auto"`` engine
         (:func:`semisvm.models._autoreg.loo_evidence`), in two rounds."""
-        from ..models._autoreg import MIN_FEATURES, LOOEvidence, z_threshold
+        from ..models._autoreg import LOOEvidence, z_threshold
 
         gas = [float(v) for v in _grid(self.gamma_a, "gamma_a")]
         gis = [float(v) for v in _grid(self.gamma_i, "gamma_i")]
@@ -960,14 +966,14 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
             progress=progress,
             max_neighbors=max(g["n_neighbors"] for g in gconfs),
         )
-        # round 1: every configuration on a coarse factor (MIN_FEATURES landmarks);
+        # round 1: every configuration on a coarse factor (ROUND1_FEATURES landmarks);
         # the defaults' kernel scored last (its K is kept for round 2), the rows
         # stored in the order of kconfs
         parts: list[list] = [[] for _ in kconfs]
         try:
             for j in list(range(1, len(kconfs))) + [0]:
                 start = len(scorer.rows)
-                scorer.score_kernel(kconfs[j], gconfs, MIN_FEATURES, True, True)
+                scorer.score_kernel(kconfs[j], gconfs, ROUND1_FEATURES, True, True)
                 parts[j] = scorer.rows[start:]
                 progress.step(f"{kconfs[j]}")
         finally:
@@ -1146,7 +1152,7 @@ _CV_DOC = r"""
     ``gamma_a="auto"``: exact held-out outputs of every labeled point (LapRLS
     closed form, LapSVM re-solved error sets), each held-out fit balanced on its
     own unlabeled outputs, scored by the squared hinge after the best rescaling.
-    Round 1 screens every configuration on a 600-landmark factor (LapSVM
+    Round 1 screens every configuration on a 300-landmark factor (LapSVM
     candidates with the LapRLS closed form, each held-out fit balanced on 250
     unlabeled points); round 2 re-scores, exactly as the ``"auto"`` rule does,
     the defaults' configuration, the supervised models and the three best
@@ -1178,9 +1184,9 @@ _CV_DOC = r"""
     of :math:`I + rLK`, :mod:`semisvm.models._factorized`, instead of a dense
     system per Newton step and class).  The choices are
     those of the search without this sharing (tested).  At n = 2,000 a search
-    costs 5-9 default fits in CPU time on one core (two moons, digits, a
+    costs 5-7 default fits in CPU time on one core (two moons, digits, a
     784-dimension set with 10 classes); at n = 10,000 (784 dimensions, 10
-    classes) 104-194 s with the default BLAS threads.
+    classes) 48-62 s with the default BLAS threads (2.2x a default fit).
 
     **K-fold search (``cv`` an integer or a scikit-learn splitter).**  Runs over
     the Cartesian product of the kernel widths ``gamma``, graph sizes
