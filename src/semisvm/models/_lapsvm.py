@@ -21,6 +21,7 @@ from ..solvers._pcg import lapsvm_pcg
 from ._adaptive import paper_regularization
 from ._autoreg import select_regularization
 from ._base import ManifoldClassifierMixin
+from ._components import auto_early_stopping
 from ._graphwidth import choose_graph_width, graph_width_applies
 from ._options import SolverOptions, resolved_options
 from ._problem import (
@@ -135,6 +136,7 @@ class _PrimalMixin(ManifoldClassifierMixin):
         :func:`~semisvm.models._graphwidth.choose_graph_width`."""
         t_fit = time.perf_counter()
         self.graph_selection_ = None
+        self.graph_components_ = None
         X, y = self._validate_fit_input(X, y)
         opts = resolved_options(self)
         solver = self._resolve_solver(X.shape[0])
@@ -206,6 +208,8 @@ class _PrimalMixin(ManifoldClassifierMixin):
             power=self.laplacian_power_,
             scale=getattr(self, "_graph_scale", 1.0),
         )
+        # "auto": no early stop while a component of the graph holds no label
+        es = auto_early_stopping(self, es, L, labeled)
         if es in ("validation", "mixed") or X_val is not None:
             K_val, Y_val = self._validation_data(
                 X, y, K, kind, classes, val_idx, X_val, y_val
@@ -782,8 +786,11 @@ class LapSVM(_PrimalMixin):
         ``check_every`` iterations (the rules' details are options:
         ``check_every``, ``stability_tol``, ``stability_value_tol``,
         ``stability_window``, ``validation_fraction``).  ``None`` runs PCG to ``tol``.  ``'auto'``
-        is ``'stability'`` for PCG and ``None`` for the exact solvers; asking
-        for a rule with ``solver='newton'`` or ``'dual'`` is an error.
+        is ``'stability'`` for PCG -- unless a connected component of the graph
+        holds no labeled point: then the rule's premise fails and PCG runs to
+        ``tol`` (:mod:`semisvm.models._components`, ``graph_components_``) --
+        and ``None`` for the exact solvers; asking for a rule with
+        ``solver='newton'`` or ``'dual'`` is an error.
     tol : float, default=1e-6
         Classical PCG stopping threshold (relative to the value at t = 0); with
         ``solver='dual'`` LIBSVM's tolerance (largest KKT violation of the QP).
@@ -869,6 +876,11 @@ class LapSVM(_PrimalMixin):
         ``'validation'``, ``'mixed'``, ``'error_vectors'`` (Newton), ``'direct'``.
     objective_ : float or ndarray
     solver_ : str
+    graph_components_ : dict or None
+        ``{'n_components', 'n_unlabeled'}``: the graph's connected components and
+        those without a labeled point, measured when ``early_stopping='auto'``
+        resolves to the stability rule (PCG on a sparse graph); with
+        ``n_unlabeled > 0`` PCG ran to ``tol`` instead.  None otherwise.
     gamma_ : float or None
         The kernel parameter actually used (the rule's times
         ``extension_check_['factor']``).
