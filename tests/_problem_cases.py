@@ -55,7 +55,7 @@ def case_lapsvm():
 
 def case_laprls():
     X, y, Xt = _moons()
-    clf = LapRLS(gamma=2.0, n_neighbors=6).fit(X, y)
+    clf = LapRLS(gamma=2.0, n_neighbors=6, solver="direct").fit(X, y)
     return {"f": clf.decision_function(Xt)}
 
 

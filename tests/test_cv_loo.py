@@ -100,8 +100,8 @@ def test_refit_is_the_plain_estimator_with_the_best_parameters(cls, monkeypatch)
     X, y, _ = _moons(seed=2)
     # a graph-term pair only: the refit must reuse the search's K and L (it did
     # not while graph_pca='auto' counted as a projection)
-    # (LapSVM through its exact solver: its default PCG factorizes nothing)
-    kw = {"solver": "newton"} if cls is LapSVMCV else None
+    # (through the exact solvers: the default PCG factorizes nothing)
+    kw = {"solver": "newton"} if cls is LapSVMCV else {"solver": "direct"}
     cv = cls(gamma_a=(1e-6, 1e-2), gamma_i=(1.0,), estimator_params=kw).fit(X, y)
     assert calls, "the refit did not use the search's factorization"
     ref = clone(cv.best_estimator_).set_params(**cv.best_params_).fit(X, y)

@@ -98,7 +98,8 @@ def test_multiclass_newton_equals_pcg_estimators():
 def test_laprls_direct_equals_pcg_estimator():
     X, y, _ = make_two_moons(150, n_labeled_per_class=3, random_state=1)
     d = LapRLS(solver="direct").fit(X, y)
-    p = LapRLS(solver="pcg", tol=1e-12, max_iter=20000).fit(X, y)
+    p = LapRLS(solver="pcg", early_stopping=None, tol=1e-12, max_iter=20000)
+    p.fit(X, y)
     np.testing.assert_allclose(
         p.decision_function(X), d.decision_function(X), atol=1e-6
     )
@@ -106,16 +107,18 @@ def test_laprls_direct_equals_pcg_estimator():
 
 def test_laprls_auto_solver_factorizes_small_and_iterates_large(monkeypatch):
     """``solver='auto'``: the direct solve up to LAPRLS_DIRECT_MAX_N points, PCG
-    to ``tol`` above (threshold lowered here), the same model either way."""
+    above (threshold lowered here; to ``tol`` without early stopping), the same
+    model either way."""
     import semisvm.models._lapsvm as lm
 
     X, y, _ = make_two_moons(150, n_labeled_per_class=3, random_state=1)
-    small = LapRLS().fit(X, y)
+    small = LapRLS(solver="auto").fit(X, y)
     assert small.solver_ == "direct"
     d = LapRLS(solver="direct").fit(X, y)
     np.testing.assert_array_equal(small.decision_function(X), d.decision_function(X))
     monkeypatch.setattr(lm, "LAPRLS_DIRECT_MAX_N", 149)
-    large = LapRLS(tol=1e-10, max_iter=20000).fit(X, y)
+    large = LapRLS(solver="auto", early_stopping=None, tol=1e-10, max_iter=20000)
+    large.fit(X, y)
     assert large.solver_ == "pcg" and large.termination_condition_ == "tol"
     np.testing.assert_allclose(
         large.decision_function(X), d.decision_function(X), atol=1e-5

@@ -190,8 +190,8 @@ def test_cv_scores_equal_brute_force(cvcls, base, kw):
 @pytest.mark.parametrize("cvcls", [LapRLSCV, LapSVMCV])
 def test_cv_estimator_moons(cvcls, moons):
     X, y, y_true = moons
-    # LapSVM's exact solver (its default is PCG with an early stop)
-    kw = {"solver": "newton"} if cvcls is LapSVMCV else None
+    # the exact solvers (the estimators' default is PCG with an early stop)
+    kw = {"solver": "newton"} if cvcls is LapSVMCV else {"solver": "direct"}
     clf = cvcls(cv=3, random_state=0, n_neighbors=(6, 10), estimator_params=kw)
     clf.fit(X, y)
     n_cand = 3 * 2 * 5 * 5

@@ -1207,8 +1207,8 @@ _CV_DOC = r"""
     The fits of one (width, ``n_neighbors``) group share the kernel and the
     graph (:class:`~semisvm.models._base.OperatorCache`: neither depends on the
     labels nor on the weights), and the estimator's exact solvers (LapRLS
-    ``'direct'``, the default of LapRLSCV; LapSVM ``'newton'``, when
-    ``estimator_params`` selects it) share one LU factorization of
+    ``'direct'``, LapSVM ``'newton'``, when ``estimator_params`` selects
+    them) share one LU factorization of
     :math:`I + rLK` per ratio :math:`r = \gamma_I/\gamma_A` (the default grids
     are geometric with a common step :math:`10^{1.5}`: 8 factorizations for
     their 25 pairs), after which a fit costs :math:`O(n l + l^3)`
@@ -1224,8 +1224,8 @@ _CV_DOC = r"""
     grid) is chosen whenever its loss is within one standard error (over the
     folds) of the best.  The chosen candidate is refitted on all the data with
     the plain estimator.  Cost (digits, n = 1,797, 10 classes, 5 labels per
-    class, the default 75 candidates x 5 folds, ``cv=5``): LapRLSCV 6.9 s,
-    LapSVMCV with ``solver='newton'`` 10.7 s (one default LapSVM fit: 2.2 s);
+    class, the default 75 candidates x 5 folds, ``cv=5``): LapRLSCV with
+    ``solver='direct'`` 6.9 s, LapSVMCV with ``solver='newton'`` 10.7 s (one default LapSVM fit: 2.2 s);
     without the shared factorizations LapRLSCV took 101 s.
 
     With fewer than five labeled points in some class (two are the minimum of any
@@ -1273,11 +1273,12 @@ _CV_DOC = r"""
         ``normalize_laplacian``, ``solver``, ...; the expert options as
         ``{'options': SolverOptions(...)}``, :class:`~semisvm.SolverOptions`),
         used for the search and the refit.  The base estimator keeps its own
-        defaults otherwise: ``LapSVMCV`` refits with PCG and its ``"auto"`` early
-        stop, as ``LapSVM()`` fits the choice of its ``"auto"`` rule (the LOO
-        engine scores each candidate at its exact optimum; on planar data the
-        stopped iterate errs less: BENCHMARKS.md, session 19); pass
-        ``{'solver': 'newton'}`` for the exact minimiser.
+        defaults otherwise: the refit runs PCG with its ``"auto"`` early stop,
+        as ``LapSVM()`` and ``LapRLS()`` fit the choice of their ``"auto"`` rule
+        (the LOO engine scores each candidate at its exact optimum; on planar
+        data the stopped iterate errs less: BENCHMARKS.md, session 19); pass
+        ``{'solver': 'newton'}`` (LapSVM) or ``{'solver': 'direct'}`` (LapRLS)
+        for the exact minimiser.
     refit : bool, default=True
         Refit the best candidate on all the data (needed for ``predict``).
     random_state : int, RandomState or None, default=None
@@ -1344,9 +1345,11 @@ LapRLSCV.__doc__ = (
     r"""Laplacian RLS with :math:`\gamma_A`, :math:`\gamma_I`, kernel width and graph
     size chosen by cross-validation on the labeled points.
 
-    Each candidate is fitted by :class:`~semisvm.LapRLS` itself (the exact
-    solution of Eq. 15 of Melacci & Belkin 2011 with its defaults), in the
-    search and in the refit."""
+    Each candidate is fitted by :class:`~semisvm.LapRLS` itself with its
+    defaults and ``estimator_params`` (PCG with the ``"auto"`` early stop), in
+    the K-fold search and in the refit; the LOO engine (``cv='loo'``) scores the
+    exact minimisers of Eq. 15 of Melacci & Belkin 2011, as the ``"auto"`` rule
+    of ``LapRLS()`` does."""
     + _CV_DOC
     + r"""
     Examples

@@ -1032,20 +1032,26 @@ class LapRLS(_PrimalMixin):
 
     Parameters
     ----------
-    solver : {'auto', 'direct', 'pcg'}, default='auto'
-        ``'direct'`` solves the linear system of Eq. 15 (one LU factorisation
-        shared by all classes); ``'pcg'`` runs Algorithm 1 with the closed-form step
-        :math:`s^* = -\nabla^T d / d^T H d` and the same early-stopping rules.
+    solver : {'pcg', 'direct', 'auto'}, default='pcg'
+        ``'pcg'`` runs Algorithm 1 with the closed-form step
+        :math:`s^* = -\nabla^T d / d^T H d` and the same early-stopping rules
+        as :class:`LapSVM` (by default its ``"auto"`` early stop, as
+        ``LapSVM()``: along two spirals and two noisy circles with one to five
+        labels per class the stopped iterate errs less than the exact optimum,
+        and nowhere more by half a point over 1,380 benchmark draws;
+        BENCHMARKS.md, session 19); ``'direct'`` solves the linear system of
+        Eq. 15 exactly (one LU factorisation shared by all classes).
         ``'auto'``: ``'direct'`` up to :data:`LAPRLS_DIRECT_MAX_N` (10,000)
-        training points, ``'pcg'`` (to ``tol``, no early stopping unless asked)
-        above: the :math:`O(n^3)` factorization outgrows PCG's
+        training points, ``'pcg'`` above: the :math:`O(n^3)` factorization outgrows PCG's
         :math:`O(n^2)` products per iteration there (one label per class,
         circles at 20,000 points: 222 s against 50 s for PCG's 83 iterations,
         the same transduction; at 5,000-10,000 the factorization is still as
         fast or faster: moons 3.4 / 15.6 s against 4.4 / 16.9 s), and it needs a
         second n x n array.
-    early_stopping : {None, 'stability', 'validation', 'mixed'}, default=None
-        PCG only.
+    early_stopping : {'auto', None, 'stability', 'validation', 'mixed'}, default='auto'
+        PCG only, as in :class:`LapSVM` (``'auto'``: the stability rule with PCG
+        unless a graph component holds no label, none with ``'direct'``;
+        ``None``: PCG to ``tol``, the exact minimiser).
     options : SolverOptions, default=None
         The expert options, as in :class:`LapSVM` (e.g.
         ``LapRLS(solver='pcg', options=SolverOptions(preconditioner='paper'))``).
@@ -1080,7 +1086,7 @@ class LapRLS(_PrimalMixin):
     def __init__(
         self,
         *,
-        solver: str = "auto",
+        solver: str = "pcg",
         gamma_a: float | str = "auto",
         gamma_i: float | str = "auto",
         kernel: Any = "rbf",
@@ -1093,7 +1099,7 @@ class LapRLS(_PrimalMixin):
         normalize_laplacian: bool = _defaults.NORMALIZE_LAPLACIAN,
         laplacian_power: int | str = _defaults.LAPLACIAN_POWER,
         class_weight: Any = None,
-        early_stopping: str | None = None,
+        early_stopping: str | None = "auto",
         tol: float = 1e-6,
         max_iter: int = 1000,
         random_state: Any = None,
