@@ -17,7 +17,6 @@ Usage::
 
 from __future__ import annotations
 
-import argparse
 import csv
 import sys
 import time
@@ -27,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from study_mid_power import draws  # noqa: E402
+from study_mid_power import draw_parser, draws  # noqa: E402
 
 
 def main() -> None:
@@ -35,14 +34,7 @@ def main() -> None:
 
     from semisvm import LapSVM
 
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--only", nargs="+", required=True)
-    ap.add_argument("--settings", nargs="+", required=True)
-    ap.add_argument("--first-draw", type=int, default=0)
-    ap.add_argument("--draws", type=int, default=10)
-    ap.add_argument("--data", default=None)
-    ap.add_argument("--csv", required=True)
-    args = ap.parse_args()
+    args = draw_parser(__doc__.splitlines()[0]).parse_args()
     with open(args.csv, "a", newline="") as fh:
         w = csv.writer(fh)
         for name, s, d, X, y, tr, ytr, pos, unl, _ in draws(args):

@@ -51,6 +51,20 @@ def _load(name: str, ddir: Path):
     return ba.load(name, ddir)
 
 
+def draw_parser(description: str) -> argparse.ArgumentParser:
+    """The arguments :func:`draws` reads (``--only``, ``--settings``,
+    ``--first-draw``, ``--draws``, ``--data``) and ``--csv``, all but the first
+    two and the CSV with defaults (the study scripts of session 19)."""
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("--only", nargs="+", required=True)
+    ap.add_argument("--settings", nargs="+", required=True)
+    ap.add_argument("--first-draw", type=int, default=0)
+    ap.add_argument("--draws", type=int, default=10)
+    ap.add_argument("--data", default=None)
+    ap.add_argument("--csv", required=True)
+    return ap
+
+
 def draws(args: argparse.Namespace):
     """Per draw of ``bench_accuracy.py`` (``--only``, ``--settings``,
     ``--first-draw``, ``--draws``): ``(name, setting, draw, X, y, tr, ytr, pos,
