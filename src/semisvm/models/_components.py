@@ -7,11 +7,13 @@ unlabeled points through the graph term, one hop per iteration, so that once the
 labels of U are stable the information has arrived.
 
 **A component of the graph that holds no labeled point breaks that premise.**
-Let :math:`C` be such a component and :math:`1_C` its indicator.  The graph
-term :math:`f^T L f` does not change when :math:`f` moves by a multiple of
-:math:`1_C` (:math:`L 1_C = 0` for the Laplacian of a graph without edges
-leaving C, and for its powers), and no loss term sees the points of C.  So the
-outputs on C along that direction are set by the ambient term
+Let :math:`C` be such a component and :math:`v_C` the null vector of the
+Laplacian supported on it (:math:`1_C` for :math:`D - W`,
+:math:`D^{1/2} 1_C` for the normalized :math:`I - D^{-1/2} W D^{-1/2}`;
+:math:`L v_C = 0` because no edge leaves C, and so for every power of L).  The
+graph term :math:`f^T L f` does not change when :math:`f` moves along
+:math:`v_C`, and no loss term sees the points of C.  So the outputs on C along
+that direction are set by the ambient term
 :math:`\gamma_A \|f\|_K^2` alone: the curvature of the objective along it is of
 order :math:`\gamma_A` (1e-6 for the graph-trusting defaults) against
 :math:`\gamma_I` along the graph's other directions, and these are the
