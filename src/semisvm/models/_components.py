@@ -66,8 +66,7 @@ def auto_early_stopping(
     """The early-stopping rule to run: ``es`` unless the user left
     ``early_stopping="auto"``, the rule is ``"stability"`` and some component of
     the graph holds no labeled point (module docstring), then None.  Records the
-    counts in ``est.graph_components_`` (None when not measured)."""
-    est.graph_components_ = None
+    counts in ``est.graph_components_`` when measured (``fit`` resets it to None)."""
     if es != "stability" or getattr(est, "early_stopping", None) != "auto":
         return es
     counts = unlabeled_components(L, labeled)
