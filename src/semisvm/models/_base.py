@@ -496,8 +496,10 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
             class_prior=opts.class_prior,
             classes=self.classes_,
             laplacian=getattr(self, "_graph_laplacian", None),
+            reading=getattr(self, "_reading_laplacian", None),
         )
-        self._graph_laplacian = None  # used once, not kept with the model
+        # used once, not kept with the model
+        self._graph_laplacian = self._reading_laplacian = None
         self.class_balance_offset_ = off
         self.class_prior_ = prior
         self.intercept_ = np.asarray(self.intercept_, dtype=np.float64) + off

@@ -18,11 +18,16 @@ from ..solvers._coarse import coarse_start
 from ..solvers._lowrank import lapsvm_lowrank
 from ..solvers._newton import laprls_direct, lapsvm_newton
 from ..solvers._pcg import lapsvm_pcg
-from ._adaptive import paper_regularization
+from ._adaptive import paper_regularization, prior_reading_applies
 from ._autoreg import select_regularization
 from ._base import ManifoldClassifierMixin
 from ._components import auto_early_stopping
-from ._graphwidth import choose_graph_width, graph_width_applies
+from ._graphwidth import (
+    MAX_DIMENSION,
+    choose_graph_width,
+    data_dimension,
+    graph_width_applies,
+)
 from ._options import SolverOptions, resolved_options
 from ._problem import (
     fewest_labels,
@@ -235,14 +240,22 @@ class _PrimalMixin(ManifoldClassifierMixin):
                 else ("lowrank-direct" if self._loss == "squared" else "lowrank-newton")
             )
         t_solver = time.perf_counter() - t0
-        res, K = self._check_extension(
-            res, K, L, Y, y, labeled, classes, kind, solve_kw
-        )
-        # the graph for class_prior='auto''s cut test (dense graphs only)
+        # the graph for class_prior='auto''s cut tests (dense graphs only)
         self._graph_laplacian = (
             L
             if hasattr(L, "shape") and L.shape[0] == X.shape[0] and kind == "dense"
             else None
+        )
+        # one label of a class: the graph reads the proportions (below 3-d)
+        self._reading_laplacian = (
+            self._graph_laplacian
+            if prior_reading_applies(self._graph_laplacian, y[labeled], classes)
+            and self.kernel != "precomputed"
+            and data_dimension(self, X) < MAX_DIMENSION
+            else None
+        )
+        res, K = self._check_extension(
+            res, K, L, Y, y, labeled, classes, kind, solve_kw
         )
         self._finish(res, K, X, y, labeled, classes, t_solver)
         # the entries sum to the whole fit: validation, targets, weights, the
@@ -371,6 +384,7 @@ class _PrimalMixin(ManifoldClassifierMixin):
             class_balance=opts.class_balance,
             class_prior=opts.class_prior,
             laplacian=L if hasattr(L, "shape") else None,
+            reading=getattr(self, "_reading_laplacian", None),
         )
         return choose_width_factor(K, F, b, off, random_state=seed)
 

@@ -1,0 +1,73 @@
+"""One label per class: the mass or the count reading of the labels' proportions.
+
+With a single label in a class (two classes, ``class_prior='auto'``), session 20
+lets the model's graph choose how the labels' proportions are imposed on the
+unlabeled outputs: by output mass (the class-mass balance of every earlier
+version) or by count, whichever partition has the lower ratio cut
+(:func:`semisvm.models._adaptive.prior_reading`).  This A/B fits ``LapSVM()`` and
+``LapRLS()`` on the draws of ``bench_accuracy.py`` with the choice off (arm
+``mass``, ``COUNT_READING = False``: the previous behaviour) and on (arm
+``cut``), and appends one row per fit to ``--csv``: data set, setting, draw, estimator,
+arm, the errors on U and on the test points, the fit time, and whether the
+count reading was kept (the two arms' balance offsets differ).
+
+Usage::
+
+    python benchmarks/accuracy/study_prior_reading.py --only circles10-2000 \\
+        --settings 1/class --draws 10 --csv prior_reading.csv
+"""
+
+from __future__ import annotations
+
+import csv
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from study_mid_power import draw_parser, draws  # noqa: E402
+
+#: ``mass``: the previous behaviour; ``cut``: the readings compared by the
+#: ratio cut of the model's own graph (the default)
+ARMS = ("mass", "cut")
+
+
+def main() -> None:
+    from semisvm import LapRLS, LapSVM
+    from semisvm.models import _adaptive
+
+    args = draw_parser(__doc__.splitlines()[0]).parse_args()
+    with open(args.csv, "a", newline="") as fh:
+        w = csv.writer(fh)
+        for name, s, d, X, y, tr, ytr, pos, unl, test in draws(args):
+            for cls in (LapSVM, LapRLS):
+                offsets = {}
+                for arm in ARMS:
+                    _adaptive.COUNT_READING = arm != "mass"
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        t = time.perf_counter()
+                        e = cls(random_state=0).fit(X[tr], ytr)
+                        t = time.perf_counter() - t
+                    offsets[arm] = np.asarray(e.class_balance_offset_)
+                    eu = float(np.mean(e.transduction_[pos] != y[unl]))
+                    et = (
+                        float(np.mean(e.predict(X[test]) != y[test]))
+                        if len(test)
+                        else float("nan")
+                    )
+                    changed = arm != "mass" and not np.array_equal(
+                        offsets["mass"], offsets[arm]
+                    )
+                    w.writerow(
+                        [name, s, d, cls.__name__, arm, eu, et, round(t, 4), changed]
+                    )
+                    fh.flush()
+        _adaptive.COUNT_READING = True
+
+
+if __name__ == "__main__":
+    main()
