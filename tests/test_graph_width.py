@@ -135,12 +135,17 @@ def test_no_narrow_fit_when_the_default_boundary_is_below_one_degree():
     assert np.mean(est.transduction_[u] != y[u]) == 0.0
 
 
-def test_no_narrow_fit_when_the_screen_does_not_cut_less():
+def test_no_narrow_fit_when_the_screen_does_not_cut_less(monkeypatch):
     # three blobs, 300 points, one label each (seed 1): the Poisson partition
-    # of the narrow graph cuts more than the default's transduction
+    # of the narrow graph (0.5 x the mean edge) cuts more than the default's
+    # transduction
+    from semisvm.models import _graphwidth
+
     X, y = make_blobs(300, centers=3, cluster_std=2.0, random_state=1)
     X = StandardScaler().fit_transform(X)
     yl = _one_label_per_class(X, y, 1)
+    ladder = LapSVM(random_state=0).fit(X, yl)
+    monkeypatch.setattr(_graphwidth, "NARROW_HEATS", (NARROW_HEAT,))
     est = LapSVM(random_state=0).fit(X, yl)
     sel = est.graph_selection_
     assert sel["boundary_default"] >= sel["mean_degree"]
@@ -153,6 +158,11 @@ def test_no_narrow_fit_when_the_screen_does_not_cut_less():
     assert np.isnan(sel["cut_narrow"]) and sel["chosen"] == "default"
     ref = LapSVM(random_state=0, graph_weight="local").fit(X, yl)
     np.testing.assert_array_equal(est.decision_function(X), ref.decision_function(X))
+    # at 0.35 x the screen passes, the narrow model cuts more: the same default
+    lsel = ladder.graph_selection_
+    assert lsel["narrow_heat"] == 0.35 and lsel["cut_screen"] < lsel["cut_default"]
+    assert lsel["ratio"] >= CUT_MARGIN and lsel["chosen"] == "default"
+    np.testing.assert_array_equal(ladder.decision_function(X), ref.decision_function(X))
 
 
 def test_default_graph_kept_when_the_narrow_cut_does_not_halve():
@@ -370,3 +380,35 @@ def test_rule_runs_below_max_dimension_only(power, capsys):
     off._graph_width_rule = False
     off.fit(Xb, yb)
     np.testing.assert_array_equal(est.decision_function(Xb), off.decision_function(Xb))
+
+
+def test_a_narrower_width_when_the_first_does_not_halve_the_cut(monkeypatch):
+    """Two circles with noise 0.1, 2,000 points, one label per class (seed 14):
+    heat weights at 0.5 x the mean edge cut 0.62 x the default's (kept: the
+    default, 45% error); at 0.35 x the cut falls to a third and the model
+    separates the rings.  The chosen model is the estimator fitted directly on
+    that graph."""
+    from semisvm.models import _graphwidth
+
+    X, y = make_circles(2000, noise=0.1, factor=0.5, random_state=0)
+    yl = _one_label_per_class(X, y, 14)
+    u = yl == -1
+    est = LapSVM(random_state=0).fit(X, yl)
+    sel = est.graph_selection_
+    assert _graphwidth.NARROW_HEATS == (NARROW_HEAT, 0.35)
+    assert sel["chosen"] == "narrow" and sel["narrow_heat"] == 0.35
+    assert sel["ratio"] < CUT_MARGIN
+    assert np.mean(est.transduction_[u] != y[u]) < 0.01
+    t = 0.35 * heat_width(X, 10)
+    assert sel["narrow_heat_t"] == pytest.approx(t, rel=1e-12)
+    ref = LapSVM(
+        random_state=0, graph_weight="heat", options=SolverOptions(heat_t=t)
+    ).fit(X, yl)
+    np.testing.assert_allclose(
+        est.decision_function(X), ref.decision_function(X), rtol=1e-7, atol=1e-9
+    )
+    # the first width alone keeps the default graph's model here
+    monkeypatch.setattr(_graphwidth, "NARROW_HEATS", (NARROW_HEAT,))
+    one = LapSVM(random_state=0).fit(X, yl)
+    assert one.graph_selection_["chosen"] == "default"
+    assert np.mean(one.transduction_[u] != y[u]) > 0.3
