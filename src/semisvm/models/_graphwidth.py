@@ -133,8 +133,9 @@ the ``"auto"`` rule kept the graph), unlabeled points to partition, and at most
 two sparse graphs and the screen's sparse solve always; the second fit where
 the screen passes.  ``graph_selection_`` holds the cuts (``cut_screen`` and
 ``cut_narrow`` are NaN where the step did not run), the default boundary's
-weight and the mean degree, the ratio, the narrow graph's width and kernel and
-the choice; ``verbose`` prints them.
+weight and the mean degree, the ratio, the narrow graph's width (the last one
+tried: ``narrow_heat`` in mean edges, ``narrow_heat_t``) and kernel and the
+choice; ``verbose`` prints them.
 """
 
 from __future__ import annotations
