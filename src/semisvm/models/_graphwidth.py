@@ -222,10 +222,16 @@ def isolated_labels(
 
 
 def graph_width_applies(
-    est: Any, X: Any, y: np.ndarray, fewest: int, adjacency: Any
+    est: Any,
+    X: Any,
+    y: np.ndarray,
+    fewest: int,
+    adjacency: Any,
+    dimension: float | None = None,
 ) -> bool:
     """Whether :func:`choose_graph_width` runs after this fit (module docstring);
-    ``verbose`` says so when only the dimension stops it."""
+    ``verbose`` says so when only the dimension stops it.  ``dimension``: the
+    :func:`data_dimension` of this fit when already measured."""
     if not (
         getattr(est, "_graph_width_rule", True)
         and not is_distributed_array(X)  # in process only (module docstring)
@@ -239,7 +245,7 @@ def graph_width_applies(
         and X.shape[0] > est.n_neighbors + 1
     ):
         return False
-    dim = data_dimension(est, X)
+    dim = data_dimension(est, X) if dimension is None else float(dimension)
     if dim < MAX_DIMENSION:
         return True
     if est.verbose:

@@ -246,13 +246,16 @@ class _PrimalMixin(ManifoldClassifierMixin):
             if hasattr(L, "shape") and L.shape[0] == X.shape[0] and kind == "dense"
             else None
         )
-        # one label of a class: the graph reads the proportions (below 3-d)
-        self._reading_laplacian = (
-            self._graph_laplacian
-            if prior_reading_applies(self._graph_laplacian, y[labeled], classes)
+        # one label of a class: the graph reads the proportions (below 3-d);
+        # the dimension, measured once, serves the graph-width rule's gate too
+        dim = None
+        if (
+            prior_reading_applies(self._graph_laplacian, y[labeled], classes)
             and self.kernel != "precomputed"
-            and data_dimension(self, X) < MAX_DIMENSION
-            else None
+        ):
+            dim = data_dimension(self, X)
+        self._reading_laplacian = (
+            self._graph_laplacian if dim is not None and dim < MAX_DIMENSION else None
         )
         res, K = self._check_extension(
             res, K, L, Y, y, labeled, classes, kind, solve_kw
@@ -263,7 +266,9 @@ class _PrimalMixin(ManifoldClassifierMixin):
         total = time.perf_counter() - t_fit
         self.fit_times_["other"] = max(total - sum(self.fit_times_.values()), 0.0)
         knn_lists = self.__dict__.pop("_knn_lists", None)
-        if graph_width_applies(self, X, y, fewest_labels(Y, labeled), adjacency):
+        if graph_width_applies(
+            self, X, y, fewest_labels(Y, labeled), adjacency, dimension=dim
+        ):
             self._graph_width_data = (X, y, knn_lists)
 
     def _check_extension(
