@@ -9,7 +9,9 @@ version) or by count, whichever partition has the lower ratio cut
 ``mass``, ``COUNT_READING = False``: the previous behaviour) and on (arm
 ``cut``), and appends one row per fit to ``--csv``: data set, setting, draw, estimator,
 arm, the errors on U and on the test points, the fit time, and whether the
-count reading was kept (the two arms' balance offsets differ).
+count reading was kept (the arm's balance offsets differ from ``mass``'s).
+Arm ``binary`` (session 21) compares the two readings' ratio cuts on the model's
+kNN edges with unit weights (``--arms mass cut binary``).
 
 Usage::
 
@@ -31,22 +33,44 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from study_mid_power import draw_parser, draws  # noqa: E402
 
 #: ``mass``: the previous behaviour; ``cut``: the readings compared by the
-#: ratio cut of the model's own graph (the default)
-ARMS = ("mass", "cut")
+#: ratio cut of the model's own graph (the default); ``binary``: by the ratio
+#: cut of the same edges with unit weights
+ARMS = ("mass", "cut", "binary")
+
+
+def binary_laplacian(laplacian):
+    """The Laplacian of the graph with ``laplacian``'s edges at unit weight."""
+    import scipy.sparse as sp
+
+    L = sp.csr_array(getattr(laplacian, "base", laplacian))
+    A = (L != 0).astype(np.float64)
+    A.setdiag(0)
+    A.eliminate_zeros()
+    return sp.diags_array(np.asarray(A.sum(axis=1)).ravel()) - A
 
 
 def main() -> None:
     from semisvm import LapRLS, LapSVM
     from semisvm.models import _adaptive
 
-    args = draw_parser(__doc__.splitlines()[0]).parse_args()
+    ap = draw_parser(__doc__.splitlines()[0])
+    ap.add_argument("--arms", nargs="+", default=["mass", "cut"], choices=ARMS)
+    args = ap.parse_args()
+    original = _adaptive.prior_reading
+
+    def on_unit_weights(F, unlabeled, prior, mass_offset, laplacian):
+        return original(F, unlabeled, prior, mass_offset, binary_laplacian(laplacian))
+
     with open(args.csv, "a", newline="") as fh:
         w = csv.writer(fh)
         for name, s, d, X, y, tr, ytr, pos, unl, test in draws(args):
             for cls in (LapSVM, LapRLS):
                 offsets = {}
-                for arm in ARMS:
+                for arm in args.arms:
                     _adaptive.COUNT_READING = arm != "mass"
+                    _adaptive.prior_reading = (
+                        on_unit_weights if arm == "binary" else original
+                    )
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")
                         t = time.perf_counter()
@@ -59,14 +83,17 @@ def main() -> None:
                         if len(test)
                         else float("nan")
                     )
-                    changed = arm != "mass" and not np.array_equal(
-                        offsets["mass"], offsets[arm]
+                    changed = (
+                        arm != "mass"
+                        and "mass" in offsets
+                        and not np.array_equal(offsets["mass"], offsets[arm])
                     )
                     w.writerow(
                         [name, s, d, cls.__name__, arm, eu, et, round(t, 4), changed]
                     )
                     fh.flush()
         _adaptive.COUNT_READING = True
+        _adaptive.prior_reading = original
 
 
 if __name__ == "__main__":
