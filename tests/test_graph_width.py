@@ -312,6 +312,7 @@ def test_nystroem_operator_narrow_model_reuses_the_search(monkeypatch):
     # them; one kNN search
     import semisvm.graph._graph as graph_mod
     import semisvm.models._problem as problem_mod
+    from semisvm.models import _graphwidth
 
     X, y = make_circles(3000, noise=0.1, factor=0.5, random_state=0)
     X = StandardScaler().fit_transform(X)
@@ -336,7 +337,10 @@ def test_nystroem_operator_narrow_model_reuses_the_search(monkeypatch):
     monkeypatch.setattr("semisvm.models._graphwidth.knn_query", graph_mod.knn_query)
     sel = est.graph_selection_
     assert est.kernel_operator_ == "nystroem" and est._graph_scale > 1.0
+    # on the Nystroem operator the narrower width comes first, and is kept here
+    assert _graphwidth.NYSTROEM_NARROW_HEATS[0] < NARROW_HEAT
     assert sel["chosen"] == "narrow"
+    assert sel["narrow_heat"] == _graphwidth.NYSTROEM_NARROW_HEATS[0]
     off = LapSVM(random_state=0, options=opts)
     off._graph_width_rule = False
     off.fit(X, yl)
@@ -347,7 +351,7 @@ def test_nystroem_operator_narrow_model_reuses_the_search(monkeypatch):
         graph_weight="heat",
         gamma=sel["narrow_gamma"],
         options=opts.replace(
-            heat_t=NARROW_HEAT * heat_width(X, 10), landmarks="kmeans"
+            heat_t=sel["narrow_heat"] * heat_width(X, 10), landmarks="kmeans"
         ),
     ).fit(X, yl)
     np.testing.assert_allclose(

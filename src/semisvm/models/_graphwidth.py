@@ -136,6 +136,26 @@ the screen passes.  ``graph_selection_`` holds the cuts (``cut_screen`` and
 weight and the mean degree, the ratio, the narrow graph's width (the last one
 tried: ``narrow_heat`` in mean edges, ``narrow_heat_t``) and kernel and the
 choice; ``verbose`` prints them.
+
+*On the Nyström operator* the two widths are tried the other way round
+(:data:`NYSTROEM_NARROW_HEATS`: 0.35, then 0.5 times the mean edge).  There
+the narrow model's function lives in the span of the landmarks' kernel
+functions, whose length is at most halved (the kernel narrowed at most
+:math:`1/0.5^2` times, above) while the n-point graph's length ratio
+:math:`\rho` is far larger (about 27 for two circles at 100,000 points).  A
+function of that class crosses a gap over two or three kernel lengths, wider
+than the gap, and the graph term prices the whole transition zone, its dense
+edges included: the jump between the classes costs more than on the graph
+alone, it comes out smaller, and the outputs' decay along each class away from
+its one label moves the boundary (two circles with noise 0.1 at 100,000
+points, one draw: the boundary's radius 0.69-0.87 against 0.73-0.79 for
+Poisson learning on the same graph, which errs 0.78% where the model errs
+1.40%).  Narrower heat weights make the zone's edges cheaper relative to the
+classes' cores: 0.35 times the mean edge lowers the model's error on those
+circles from 1.06% to 0.96% over ten draws (no draw worse by 0.02; 0.25 times
+the mean edge: 1.23% on the first draw); BENCHMARKS.md, session 21.  On the
+dense operator (up to 20,000 points here) the kernel narrows with the graph
+and the wider width comes first.
 """
 
 from __future__ import annotations
@@ -163,6 +183,10 @@ NARROW_HEAT = 0.5
 #: the narrow widths tried in turn (in mean edge lengths) until one model's cut
 #: halves the default's
 NARROW_HEATS = (NARROW_HEAT, 0.35)
+#: the same widths on the Nystroem operator, the narrower first: its kernel is
+#: narrowed at most 1 / NARROW_HEAT^2 times while the n-point graph narrows
+#: further (module docstring, "On the Nystroem operator")
+NYSTROEM_NARROW_HEATS = (0.35, NARROW_HEAT)
 #: keep the narrow graph's model when its ratio cut is below this fraction of
 #: the default's
 CUT_MARGIN = 0.5
@@ -325,7 +349,12 @@ def choose_graph_width(
     info["mean_degree"] = float(W.data.sum()) / X.shape[0]
     alt, caught_alt = None, []  # type: tuple[Any, list]
     if info["boundary_default"] >= info["mean_degree"]:
-        for factor in NARROW_HEATS:
+        ladder = (
+            NYSTROEM_NARROW_HEATS
+            if est.kernel_operator_ == "nystroem"
+            else NARROW_HEATS
+        )
+        for factor in ladder:
             info.update(
                 narrow_heat=factor,
                 narrow_heat_t=factor * width,
