@@ -20,8 +20,9 @@ Data sets: the paper sets in ``--data`` / ``$SEMISVM_DATA`` / ``../shared/data``
 (G50C, COIL20(B), PCMAC, USPST(B), COIL20, USPST with the protocol of Melacci &
 Belkin 2011, Table 2: |L|, |V| and the test fold; and with 1, 5, 10 labels per
 class), the full USPS (train part / ``is_test``), scikit-learn's digits, breast
-cancer, wine, iris, two moons and two circles at n = 200, 2,000, 20,000 (1 and 5
-labels per class) and one imbalanced two-moons set (1:4).  A quarter of each set
+cancer, wine, iris, two moons and two circles at n = 200, 2,000, 20,000, 100,000 (1
+and 5 labels per class), two circles with noise 0.1 at the same sizes (1 label per
+class: issue 28's targets) and one imbalanced two-moons set (1:4).  A quarter of each set
 (stratified) is the held-out test part unless the protocol gives one.
 """
 
@@ -365,7 +366,7 @@ def cells(args: argparse.Namespace) -> list[tuple[str, str]]:
     for kind in ("moons", "circles"):
         for n in (200, 2000, 20000, 100000):
             out += [(f"{kind}-{n}", f"{k}/class") for k in (1, 5)]
-    out += [(f"circles10-{n}", "1/class") for n in (2000, 20000)]
+    out += [(f"circles10-{n}", "1/class") for n in (200, 2000, 20000, 100000)]
     out.append(("moons_imbalanced", "prop10"))
     ddir = data_dir(args.data)
     for name in PAPER_SETS + ["usps_full"]:
