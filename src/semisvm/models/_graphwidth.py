@@ -323,14 +323,17 @@ def choose_graph_width(
             np.hstack([rows, ind]),
         )
     width = heat_width(X, k, neighbors=nb)
+    ladder = (
+        NYSTROEM_NARROW_HEATS if est.kernel_operator_ == "nystroem" else NARROW_HEATS
+    )
     # the reference graph, in coordinates once for every cut below
     W = sp.coo_array(knn_graph(X, k, weight="heat", neighbors=nb))
     info: dict[str, Any] = {
         "criterion": "ratio cut of the transduction on the heat kNN graph "
         "(width: the mean edge length)",
         "mean_edge": width,
-        "narrow_heat": NARROW_HEAT,
-        "narrow_heat_t": NARROW_HEAT * width,
+        "narrow_heat": ladder[0],
+        "narrow_heat_t": ladder[0] * width,
         "narrow_gamma": None,
         "cut_default": ratio_cut(W, est.transduction_, est.classes_),
         "cut_screen": float("nan"),
@@ -349,11 +352,6 @@ def choose_graph_width(
     info["mean_degree"] = float(W.data.sum()) / X.shape[0]
     alt, caught_alt = None, []  # type: tuple[Any, list]
     if info["boundary_default"] >= info["mean_degree"]:
-        ladder = (
-            NYSTROEM_NARROW_HEATS
-            if est.kernel_operator_ == "nystroem"
-            else NARROW_HEATS
-        )
         for factor in ladder:
             info.update(
                 narrow_heat=factor,
