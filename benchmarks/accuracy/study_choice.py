@@ -158,7 +158,12 @@ def _original(rec: dict) -> list[int]:
 
 
 def rule_base(rec: dict) -> int:
-    return switch(rec, 0, lowest(rec, supervised(rec)))
+    """Today's rule: the test against the alternative with the lowest criterion
+    (ties: fewer LOO errors, then the first), then, if it switched, floating-point
+    ties of the criterion to the largest gamma_a (``select_regularization``)."""
+    sup = supervised(rec)
+    k_best = min(sup, key=lambda k: (rec["scores"][k], rec["errors"][k], k))
+    return lowest(rec, sup) if switch(rec, 0, k_best) != 0 else 0
 
 
 def rule_errors_first(rec: dict) -> int:
