@@ -144,3 +144,37 @@ def test_grid_without_the_supervised_model(cls):
     cv = cls(gamma_a=(1e-6, 1e-2), gamma_i=(0.1, 1.0), n_neighbors=(6,)).fit(X, y)
     assert cv.best_params_["gamma_i"] in (0.1, 1.0)
     assert all(p["gamma_i"] > 0 for p in cv.cv_results_["params"])
+
+
+@pytest.mark.parametrize("cls", [LapRLSCV, LapSVMCV])
+@pytest.mark.parametrize("operator", ["streamed", "nystroem"])
+def test_search_without_a_dense_kernel_scores_as_the_dense_one(
+    cls, operator, monkeypatch
+):
+    # where the estimator fits on a scalable operator (75,000 points: its dense
+    # K needs 42 GiB) the search must not build the n x n K either; it reads
+    # kernel columns from X and the graphs from the estimator's own kNN search,
+    # which for the RBF kernel are the graphs read off the dense K: every
+    # candidate's LOO score is the dense search's
+    from semisvm.models import SolverOptions, _problem
+
+    X, y, _ = _moons(n=260, per=6, seed=3)
+    dense = cls(
+        estimator_params={"options": SolverOptions(kernel_approximation="dense")}
+    ).fit(X, y)
+
+    def no_dense_kernel(*args, **kwargs):
+        raise AssertionError("the dense kernel was built")
+
+    monkeypatch.setattr(_problem, "prepare_kernel", no_dense_kernel)
+    other = cls(
+        estimator_params={"options": SolverOptions(kernel_approximation=operator)}
+    ).fit(X, y)
+    assert other.best_params_ == dense.best_params_
+    assert other.best_estimator_.kernel_operator_ == operator
+    a, b = dense.cv_results_, other.cv_results_
+    assert a["params"] == b["params"]
+    np.testing.assert_allclose(
+        b["mean_test_loss"], a["mean_test_loss"], rtol=1e-7, atol=1e-10
+    )
+    np.testing.assert_array_equal(b["mean_test_score"], a["mean_test_score"])

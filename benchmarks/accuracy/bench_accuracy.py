@@ -113,9 +113,6 @@ DENSE = {
     "LabelSpreading-rbf",
     "SelfTraining-SVC",
 }
-#: the search estimators are skipped above this many points (their cost at
-#: 100,000 points is not measured yet)
-MAX_CV_N = 30000
 FIELDS = [
     "dataset",
     "setting",
@@ -615,14 +612,7 @@ def run_cell(name, setting, draws, methods, ddir, quick, max_dense, threads):
                 "n": n,
                 "n_labeled": lab.size,
             }
-            if method.endswith("CV") and method != "SVC-CV" and n > MAX_CV_N:
-                row.update(
-                    err_unlabeled="",
-                    err_test="",
-                    fit_time="",
-                    note=f"skipped: search estimator at n={n} > {MAX_CV_N}",
-                )
-            elif method in DENSE and n > max_dense:
+            if method in DENSE and n > max_dense:
                 row.update(
                     err_unlabeled="",
                     err_test="",
