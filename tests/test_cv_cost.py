@@ -272,16 +272,22 @@ def test_round_two_rescores_the_best_pairs_of_each_graph():
 
 def test_gram_of_the_second_power_reuses_the_first():
     # B = Phi^T L^p Phi: (L Phi)^T (L Phi) for p = 2 with the L Phi of p = 1,
-    # the triangular product for the exact root (every point a landmark)
+    # (L Phi)^T (L^2 Phi) for p = 3, (L^2 Phi)^T (L^2 Phi) for p = 4, the
+    # triangular product for the exact root (every point a landmark); each
+    # against the explicit power of the sparse Laplacian
     X, y, _ = _moons(n=150, per=8, seed=7)
     scorer, kconfs, gconfs = _scorer(LapSVMCV, X, y)
     est, K = scorer.kernel(kconfs[0])
     lab = np.flatnonzero(y != -1)
+    extra = [dict(gconfs[0], laplacian_power=p) for p in (3, 4, 1)]
     for r in (60, 150):
         Phi = loo_features(lambda idx: K[:, idx], X.shape[0], lab, max_features=r)
-        for gc in gconfs[:4]:
+        for gc in gconfs[:4] + extra:
             _, L = scorer.graph(est, K, gc)
-            ref = Phi.T @ (L.tocsr() @ Phi)
+            Lp = L.base.tocsr()
+            for _ in range(gc["laplacian_power"] - 1):
+                Lp = Lp @ L.base.tocsr()
+            ref = Phi.T @ (Lp @ Phi)
             B = scorer.gram(Phi, L, gc)
             np.testing.assert_allclose(
                 B, ref, rtol=1e-10, atol=1e-12 * np.abs(ref).max()
