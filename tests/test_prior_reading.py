@@ -55,8 +55,16 @@ def _explicit_ratio_cut(W: sp.spmatrix, side: np.ndarray) -> float:
     return across / 2.0 / min(k, side.size - k)
 
 
-@pytest.mark.parametrize("seed", range(4))
-def test_the_reading_with_the_lower_ratio_cut_is_kept(seed):
+# seeds whose ratio cut mass / count is 2.1 (the count's lower), 0.96 and 0.74
+# (lower by less than the margin: the count reading at 0.7, the mass at 1) and
+# 0.50 (the mass reading either way)
+@pytest.mark.parametrize("seed", [0, 9, 31, 104])
+@pytest.mark.parametrize("margin", [None, 1.0])
+def test_the_mass_reading_needs_a_clearly_lower_ratio_cut(seed, margin, monkeypatch):
+    if margin is None:
+        margin = _adaptive.MASS_CUT_MARGIN  # the default, 0.7
+    else:
+        monkeypatch.setattr(_adaptive, "MASS_CUT_MARGIN", margin)
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(120, 2))
     W = knn_graph(X, 6, weight="heat")
@@ -71,11 +79,19 @@ def test_the_reading_with_the_lower_ratio_cut_is_kept(seed):
     d_count = count_offset(F[unl, 0], 0.5)
     cuts = {d: _explicit_ratio_cut(W, F[:, 0] + d > 0) for d in (mass[0], d_count)}
     assert got[0] in cuts
-    assert cuts[got[0]] == pytest.approx(min(cuts.values()), rel=1e-12)
-    if cuts[d_count] < cuts[mass[0]]:
-        assert got[0] == d_count
-    else:
+    # the mass reading only where its cut is at most margin x the count's
+    if cuts[mass[0]] <= margin * cuts[d_count]:
         assert got[0] == mass[0]
+    else:
+        assert got[0] == d_count
+    ratio = cuts[mass[0]] / cuts[d_count]
+    expected = {0: "count", 9: "count", 31: "count", 104: "mass"}[seed]
+    if margin == 1.0 and seed in (9, 31):
+        expected = "mass"
+    assert ratio == pytest.approx(
+        {0: 2.124, 9: 0.963, 31: 0.744, 104: 0.503}[seed], abs=1e-3
+    )
+    assert got[0] == (mass[0] if expected == "mass" else d_count)
 
 
 def test_imbalanced_blobs_keep_the_mass_reading():
