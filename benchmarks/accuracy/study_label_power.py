@@ -34,7 +34,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_accuracy as ba  # noqa: E402
-from study_mid_power import draw_parser, draws  # noqa: E402
+from study_mid_power import draws, study_main  # noqa: E402
 
 
 def run(args) -> None:
@@ -81,14 +81,17 @@ def summarize(path: str) -> str:
     return ba.markdown_table(header, out, fmt=str)
 
 
-def main() -> int:
-    ap = draw_parser(__doc__.splitlines()[0])
-    ap.add_argument("--summarize", action="store_true", help="only print the table")
-    args = ap.parse_args()
-    if not args.summarize:
-        run(args)
-    print(summarize(args.csv))
-    return 0
+def main(argv: list[str] | None = None) -> int:
+    return study_main(
+        argv,
+        __doc__,
+        run,
+        summarize,
+        only=["checker-2000", "diabetes_median", "gauss_overlap-1000"],
+        settings=["5/class", "10/class"],
+        csv_name="label_power.jsonl",
+        draws=10,
+    )
 
 
 if __name__ == "__main__":
