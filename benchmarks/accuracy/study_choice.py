@@ -41,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_accuracy as ba  # noqa: E402
 from study_mid_power import draws  # noqa: E402
 
-Z = 1.6448536269514722  # semisvm.models._autoreg.Z_SWITCH
+from semisvm.models._autoreg import Z_SWITCH as Z  # noqa: E402
 
 
 # ---------------------------------------------------------------- capture
@@ -115,16 +115,17 @@ def _fit(cls, X, y, gamma_a="auto", gamma_i="auto"):
 
 # ---------------------------------------------------------------- rules
 def paired_z(diff: np.ndarray) -> float:
-    """``semisvm.models._autoreg._paired_z``."""
-    se = diff.std(ddof=1) / np.sqrt(diff.size) if diff.size > 1 else 0.0
-    if se > 0:
-        return float(diff.mean() / se)
-    return float(np.inf) if diff.mean() > 0 else 0.0
+    """The rule's own paired z (``semisvm.models._autoreg._paired_z``)."""
+    from semisvm.models._autoreg import _paired_z
+
+    return _paired_z(np.asarray(diff))
 
 
 def graded(r: float) -> float:
-    """``semisvm.models._autoreg.graded_threshold``."""
-    return float(min(5.0, max(0.0, 6.0 * np.log(r)))) if r > 0 else 0.0
+    """The rule's own threshold (``semisvm.models._autoreg.graded_threshold``)."""
+    from semisvm.models._autoreg import graded_threshold
+
+    return graded_threshold(r)
 
 
 def supervised(rec: dict) -> list[int]:
