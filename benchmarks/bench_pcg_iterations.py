@@ -10,8 +10,18 @@ with ``preconditioner="nystroem"`` (default rank), on
 * two moons, 1 label per class;
 * a 784-dimension manifold set, ``X = tanh(Z W)``, ``Z ~ N(0, I_10)``,
   ``W ~ N(0, 1/10)`` (10 x 784), class ``Z_1 + 0.5 sin(2 Z_2) > 0``, 50 labels,
+* ``spiral_long`` (issue 28, point 3): two interleaved spirals whose arc length
+  grows like n at a constant density along the arc (``t_max = 3 pi sqrt(n / 2000)``,
+  noise 0.5), 5 labels per class: the graph's diameter grows like n, the case
+  where a one-level preconditioner's iterations grow with the manifold's length.
+  Fitted through the estimators (``LapSVM``, or ``LapRLS`` with ``--loss
+  squared``; ``solver="pcg"``, ``gamma_a=1e-6, gamma_i=1`` with the estimators'
+  normalization, the first Laplacian power, no early stop) so that the problem
+  is the one users solve (local kernel width, the default graph; the times
+  there are whole fits),
 
 at n = 2k, 5k, 10k, 20k (20k: a 3.2 GB float64 K, once per process).
+``--data`` picks the sets, ``--tol`` the tolerance, ``--loss squared`` gives LapRLS.
 
 Part ``early`` (issue 11, point 6): accuracy on the unlabeled points of the
 unstopped solution against the early-stopping rules, and the iterations they save,
@@ -28,6 +38,8 @@ Usage::
     python benchmarks/bench_pcg_iterations.py                  # both parts (~1 h)
     python benchmarks/bench_pcg_iterations.py --part iterations --sizes 2000 5000
     python benchmarks/bench_pcg_iterations.py --quick          # small sizes (< 2 min)
+    python benchmarks/bench_pcg_iterations.py --part iterations --data spiral_long \
+        --sizes 2000 4000 8000 16000 --tol 1e-9 --loss squared
 
 Prints the tables and appends them to ``benchmarks/results/pcg_iterations.md``.
 """
@@ -78,11 +90,34 @@ def manifold(n: int, d: int = 784, seed: int = 0) -> tuple[np.ndarray, np.ndarra
     return X, y
 
 
+def spiral_long(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Two spirals of arc length ~ n at a constant density along the arc."""
+    rng = np.random.default_rng(seed + 7)
+    t_max = 3 * np.pi * np.sqrt(n / 2000)
+    t = np.sqrt(rng.uniform(np.pi**2, t_max**2, size=n))  # uniform in arc length
+    y = rng.integers(2, size=n)
+    r = np.where(y == 1, 1.0, -1.0)[:, None]
+    X = r * np.c_[t * np.cos(t), t * np.sin(t)] + rng.normal(scale=0.5, size=(n, 2))
+    return X, y
+
+
 def dataset(
     name: str, n: int, seed: int = 0
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Features, targets (n, C) in {-1, 0, +1} and the true class of every point."""
-    if name == "moons":
+    if name == "spiral_long":
+        X, ytrue = spiral_long(n, seed)
+        lab = np.sort(
+            np.concatenate(
+                [
+                    np.random.default_rng(seed).choice(
+                        np.flatnonzero(ytrue == c), 5, replace=False
+                    )
+                    for c in (0, 1)
+                ]
+            )
+        )
+    elif name == "moons":
         X, y, yt = make_two_moons(n, n_labeled_per_class=1, random_state=seed)
         lab = np.flatnonzero(y != -1)
         ytrue = yt
@@ -147,9 +182,48 @@ def solve(K, L, Y, ytrue, **kw) -> dict:
     }
 
 
-def worker(part: str, name: str, n: int, seed: int) -> dict:
+def fit_estimator(X, Y, ytrue, loss: str, preconditioner: str, tol: float) -> dict:
+    """Fit ``LapSVM``/``LapRLS`` with PCG to ``tol`` (no early stop); its iterations."""
+    from semisvm import LapRLS, LapSVM, SolverOptions
+
+    y = np.where(Y[:, 0] > 0, 1, np.where(Y[:, 0] < 0, 0, -1))
+    est = (LapRLS if loss == "squared" else LapSVM)(
+        solver="pcg",
+        gamma_a=GAMMA_A,
+        gamma_i=GAMMA_I,
+        laplacian_power=1,
+        early_stopping=None,
+        tol=tol,
+        max_iter=5000,
+        random_state=0,
+        options=SolverOptions(preconditioner=preconditioner),
+    )
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.fit(X, y)
+    unl = y == -1
+    return {
+        "n_iter": int(est.n_iter_),
+        "n_products": "-",  # not exposed by the estimators
+        "reason": str(est.termination_condition_),
+        "time_s": time.perf_counter() - t0,
+        "objective": float(est.objective_),
+        "acc": float(np.mean(est.transduction_[unl] == ytrue[unl])),
+    }
+
+
+def worker(
+    part: str, name: str, n: int, seed: int, tol: float = 1e-6, loss: str = "hinge"
+) -> dict:
     X, Y, ytrue = dataset(name, n, seed)
     n = X.shape[0]
+    if name == "spiral_long":
+        out = {"data": name, "n": n, "kernel_s": 0.0, "graph_s": 0.0}
+        for pre in ("paper", "nystroem"):
+            out[pre] = fit_estimator(X, Y, ytrue, loss, pre, tol)
+        out["peak_rss_mib"] = cm.peak_rss_mib()
+        return out
     t0 = time.perf_counter()
     K, g = build_kernel(
         X, kernel="rbf", gamma="median", degree=3, coef0=1.0, kernel_params=None
@@ -173,7 +247,9 @@ def worker(part: str, name: str, n: int, seed: int) -> dict:
         "kernel_s": t1 - t0,
         "graph_s": time.perf_counter() - t1,
     }
-    base = dict(tol=1e-6, max_iter=1000)
+    base: dict = dict(tol=tol, max_iter=5000 if tol < 1e-6 else 1000)
+    if loss == "squared":
+        base["loss"] = "squared"
     if part == "iterations":
         out["paper"] = solve(K, L, Y, ytrue, preconditioner="paper", **base)
         out["nystroem"] = solve(
@@ -191,14 +267,27 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--part", choices=["iterations", "early", "both"], default="both")
     ap.add_argument("--sizes", type=int, nargs="*", default=None)
+    ap.add_argument(
+        "--data",
+        nargs="*",
+        default=None,
+        choices=["moons", "manifold", "spiral_long"],
+        help="part iterations: the sets (default moons manifold)",
+    )
+    ap.add_argument("--tol", type=float, default=1e-6, help="part iterations")
+    ap.add_argument(
+        "--loss",
+        choices=["hinge", "squared"],
+        default="hinge",
+        help="part iterations: squared hinge (LapSVM) or squared (LapRLS)",
+    )
     ap.add_argument("--quick", action="store_true", help="small sizes (CI smoke test)")
     ap.add_argument("--no-save", action="store_true")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--job", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.worker:
-        part, name, n, seed = json.loads(args.job)
-        print(json.dumps(worker(part, name, n, seed)))
+        print(json.dumps(worker(*json.loads(args.job))))
         return
     parts = ["iterations", "early"] if args.part == "both" else [args.part]
     machine = cm.machine_description()
@@ -208,7 +297,8 @@ def main(argv: list[str] | None = None) -> None:
             sizes = args.sizes or (
                 [500, 1000] if args.quick else [2000, 5000, 10000, 20000]
             )
-            jobs = [(part, d, n, 0) for d in ("moons", "manifold") for n in sizes]
+            data = args.data or ["moons", "manifold"]
+            jobs = [(part, d, n, 0, args.tol, args.loss) for d in data for n in sizes]
         else:
             sizes = args.sizes or (
                 [200, 500] if args.quick else [200, 1000, 2000, 5000, 10000, 20000]
@@ -262,7 +352,8 @@ def main(argv: list[str] | None = None) -> None:
                 ],
             )
             body += (
-                "### Iterations to tol = 1e-6 against n (max_iter 1000)\n\n"
+                f"### Iterations to tol = {args.tol:g} against n"
+                f" ({'LapRLS' if args.loss == 'squared' else 'LapSVM'})\n\n"
                 + table
                 + "\n\n"
             )
@@ -290,6 +381,9 @@ def main(argv: list[str] | None = None) -> None:
             + (" --quick" if args.quick else "")
             + (f" --part {args.part}" if args.part != "both" else "")
             + (f" --sizes {' '.join(map(str, args.sizes))}" if args.sizes else "")
+            + (f" --data {' '.join(args.data)}" if args.data else "")
+            + (f" --tol {args.tol:g}" if args.tol != 1e-6 else "")
+            + (" --loss squared" if args.loss == "squared" else "")
         )
         path = cm.append_results(
             "pcg_iterations", "PCG iterations and early stopping", cmd, body, machine
