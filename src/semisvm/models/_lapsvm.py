@@ -380,7 +380,10 @@ class _PrimalMixin(ManifoldClassifierMixin):
 
         opts = resolved_options(self)
         b = np.asarray(res.b, dtype=np.float64).reshape(-1)
-        F = np.asarray(K @ res.alpha, dtype=np.float64).reshape(K.shape[0], -1) + b
+        # through the operator: a float32 K times float64 alpha in numpy would
+        # upcast a copy of K (1.3 s of a 16 s fit on full USPS)
+        Kop = as_operator(K) if isinstance(K, np.ndarray) else K
+        F = np.asarray(Kop @ res.alpha, dtype=np.float64).reshape(K.shape[0], -1) + b
         _, off, _, _ = adapt_outputs(
             F,
             labeled,
