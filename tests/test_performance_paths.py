@@ -70,7 +70,7 @@ def test_blas_thread_choice_by_size():
     n = 1100  # 9.7 MB in float64
     K = _sym(n)
     op = DenseKernelOperator(K)
-    assert op.blas_threads == 1
+    assert op._threads() == 1
     v = rng.standard_normal(n)
     np.testing.assert_allclose(op @ v, K @ v, atol=1e-10)
 

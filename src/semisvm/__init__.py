@@ -7,6 +7,7 @@ exact transductive SVM, as scikit-learn estimators.
 
 __version__ = "0.1.0"
 
+from ._config import config_context, get_config, set_config
 from .model_selection import LapRLSCV, LapSVMCV
 from .models import (
     ExactTSVM,
@@ -31,6 +32,9 @@ __all__ = [
     "SemiSupervisedKernel",
     "SolverOptions",
     "__version__",
+    "config_context",
+    "get_config",
     "lapsvm_path",
     "plot_path",
+    "set_config",
 ]

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 import scipy.linalg as sla
 
+from .._config import blas_limits_enabled
 from .._memory import block_rows
 from ._kernels import kernel_matrix, row_norms_sq
 from ._operators import single_blas_thread
@@ -150,8 +151,9 @@ class NystroemFactor:
 
             sub = X[np.sort(rng.choice(n, size=min(n, 10 * m), replace=False))]
             # one OpenMP/BLAS thread: oversubscribed threads were 10x slower on the
-            # shared 2-core benchmark machine
-            with threadpool_limits(limits=1):
+            # shared 2-core benchmark machine (not under blas_threads=None)
+            limit = 1 if blas_limits_enabled() else None
+            with threadpool_limits(limits=limit):
                 km = MiniBatchKMeans(
                     n_clusters=m,
                     batch_size=max(1024, 2 * m),

@@ -18,6 +18,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import blas
 
+from .._config import blas_limits_enabled
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 __all__ = [
@@ -66,9 +68,13 @@ def _blas_controller() -> Any:
 
 
 def single_blas_thread() -> Any:
-    """Context manager running BLAS calls inside it on one thread (or a no-op)."""
+    """Context manager running BLAS calls inside it on one thread (or a no-op).
+
+    A no-op under ``semisvm.set_config(blas_threads=None)``: the caller's BLAS
+    threads then apply.
+    """
     ctl = _blas_controller()
-    if ctl is None:  # pragma: no cover
+    if ctl is None or not blas_limits_enabled():
         return nullcontext()
     return ctl.limit(limits=1, user_api="blas")
 
@@ -93,7 +99,10 @@ def on_one_blas_thread(func: F) -> F:
 
 
 def blas_threads_for(nbytes: int) -> int | None:
-    """BLAS threads for a product with a matrix of ``nbytes`` (None: BLAS default)."""
+    """BLAS threads for a product with a matrix of ``nbytes`` (None: BLAS default;
+    always None under ``semisvm.set_config(blas_threads=None)``)."""
+    if not blas_limits_enabled():
+        return None
     if _MIN_LIMIT_BYTES <= nbytes <= SINGLE_THREAD_MAX_BYTES:
         return 1
     return None
@@ -156,16 +165,31 @@ class DenseKernelOperator:
         if self.use_symmetry and not self._F.flags.f_contiguous:
             self.use_symmetry = False
         self._symv = blas.ssymv if K.dtype == np.float32 else blas.dsymv
-        self.blas_threads = (
-            blas_threads_for(K.nbytes) if blas_threads == "auto" else blas_threads
-        )
+        if not (
+            blas_threads is None
+            or blas_threads == "auto"
+            or (isinstance(blas_threads, int) and blas_threads >= 1)
+        ):
+            raise ValueError(
+                f"blas_threads must be a positive integer, None or 'auto', "
+                f"got {blas_threads!r}."
+            )
+        self.blas_threads = blas_threads
         self.n_products = 0
+
+    def _threads(self) -> int | None:
+        """The limit of this product: ``'auto'`` is read at each product, so that
+        ``semisvm.config_context`` applies to operators built before it."""
+        if self.blas_threads is None or isinstance(self.blas_threads, int):
+            return self.blas_threads
+        return blas_threads_for(self.K.nbytes)  # 'auto'
 
     def __matmul__(self, V: np.ndarray) -> np.ndarray:
         V = np.asarray(V)
         self.n_products += 1 if V.ndim == 1 else V.shape[1]
-        if self.blas_threads is not None and (ctl := _blas_controller()) is not None:
-            with ctl.limit(limits=self.blas_threads, user_api="blas"):
+        limit = self._threads()
+        if limit is not None and (ctl := _blas_controller()) is not None:
+            with ctl.limit(limits=limit, user_api="blas"):
                 return self._product(V)
         return self._product(V)
 
