@@ -105,3 +105,22 @@ def test_verbose_says_why_the_early_stop_is_off(capsys):
     LapSVM(gamma_a=1e-6, gamma_i=1.0, verbose=1000).fit(X, y)
     out = capsys.readouterr().out
     assert "early stop off: 1 of the graph's 3 connected components" in out
+
+
+def test_verbose_iteration_lines_one_per_report_whatever_the_classes(capsys):
+    # 3 classes: one PCG column each; the progress stays one line per report
+    rng = np.random.default_rng(0)
+    centres = np.array([[0.0, 0.0], [4.0, 0.0], [0.0, 4.0]])
+    X = np.vstack([c + rng.standard_normal((60, 2)) for c in centres])
+    y = np.full(180, -1)
+    y[[0, 1, 60, 61, 120, 121]] = [0, 0, 1, 1, 2, 2]
+    clf = LapSVM(
+        solver="pcg", gamma_a=1e-6, gamma_i=1.0, early_stopping=None, verbose=2
+    ).fit(X, y)
+    lines = [ln for ln in capsys.readouterr().out.splitlines() if " iter " in ln]
+    assert len(lines) == int(np.max(clf.n_iter_)) // 2
+    assert all(ln.startswith("[LapSVM] iter ") for ln in lines)
+    assert all("of 3 columns" in ln and "still active" in ln for ln in lines)
+    # the last report is not below the final objective (it only decreases)
+    last = float(lines[-1].split("objective sum ")[1].split(" ")[0])
+    assert last >= float(np.sum(clf.objective_)) * (1 - 1e-5)  # 6 digits printed

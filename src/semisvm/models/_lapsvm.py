@@ -682,9 +682,16 @@ class _PrimalMixin(ManifoldClassifierMixin):
         def cb(state):
             it = state["iteration"]
             if it % every == 0:
-                obj = np.array2string(np.asarray(state["objective"]), precision=6)
+                obj = np.atleast_1d(np.asarray(state["objective"], dtype=np.float64))
                 n_act = int(np.sum(state["active"]))
-                print(f"[{name}] iter {it:5d}  objective {obj}  active columns {n_act}")
+                # one line whatever the number of columns (one per class)
+                text = (
+                    f"{obj[0]:.6g}"
+                    if obj.size == 1
+                    else f"sum {obj.sum():.6g} (max {obj.max():.6g} of {obj.size} "
+                    f"columns, {n_act} still active)"
+                )
+                print(f"[{name}] iter {it:5d}  objective {text}")
             return False
 
         return cb
@@ -822,7 +829,10 @@ class LapSVM(_PrimalMixin):
         Used to hold out validation points, to draw the Nyström landmarks and
         the landmarks of the ``'auto'`` rule's LOO features.
     verbose : int, default=0
-        Print a line every ``verbose`` iterations.
+        Print a line every ``verbose`` iterations (``True``: every 10): the
+        objective, or with several classes the sum over the one-vs-rest
+        columns, its largest term and the columns still iterating; any value
+        > 0 also reports the fit's stages (kernel, graph, chosen weights).
     options : SolverOptions, default=None
         The expert options (:class:`~semisvm.SolverOptions`, ``None``: every
         default): the graph's ``heat_t`` and ``intrinsic_bias``; the mappings
