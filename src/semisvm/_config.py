@@ -18,7 +18,9 @@ its own BLAS calls.
 
 The environment variable ``SEMISVM_BLAS_THREADS`` (``auto`` or ``none``) sets
 the default at import.  The setting is process-wide (not per thread), so that
-the threads of an in-process Dask cluster see it too.
+the threads of an in-process Dask cluster see it too; worker processes (a
+``LocalCluster`` with processes, other machines) read their own
+``SEMISVM_BLAS_THREADS``.
 """
 
 from __future__ import annotations
