@@ -97,7 +97,8 @@ def test_operator_reads_the_policy_at_each_product():
         assert op._threads() is None
         np.testing.assert_allclose(op @ V, ref, rtol=1e-12, atol=1e-12)
     assert DenseKernelOperator(K, blas_threads=3)._threads() == 3
-    for bad in ("four", 0, 1.5):
+    assert DenseKernelOperator(K, blas_threads=np.int64(2))._threads() == 2
+    for bad in ("four", 0, 1.5, True):
         with pytest.raises(ValueError, match="blas_threads"):
             DenseKernelOperator(K, blas_threads=bad)
 

@@ -10,6 +10,7 @@ implementations of the same interface, chosen in one place
 from __future__ import annotations
 
 import functools
+import numbers
 from collections.abc import Callable
 from contextlib import nullcontext
 from typing import Any, Protocol, TypeVar, cast, runtime_checkable
@@ -167,14 +168,22 @@ class DenseKernelOperator:
         self._symv = blas.ssymv if K.dtype == np.float32 else blas.dsymv
         if not (
             blas_threads is None
-            or blas_threads == "auto"
-            or (isinstance(blas_threads, int) and blas_threads >= 1)
+            or (isinstance(blas_threads, str) and blas_threads == "auto")
+            or (
+                isinstance(blas_threads, numbers.Integral)
+                and not isinstance(blas_threads, bool)
+                and blas_threads >= 1
+            )
         ):
             raise ValueError(
                 f"blas_threads must be a positive integer, None or 'auto', "
                 f"got {blas_threads!r}."
             )
-        self.blas_threads = blas_threads
+        self.blas_threads = (
+            int(blas_threads)
+            if isinstance(blas_threads, numbers.Integral)
+            else blas_threads
+        )
         self.n_products = 0
 
     def _threads(self) -> int | None:
