@@ -545,7 +545,7 @@ def run_method(method, X, y, lab, unl, test, quick) -> tuple[float, float, float
     return err_u, err_t, t, note
 
 
-#: --replay: also fit the candidate the auto rule did not choose (study_switch.py)
+#: --replay: also fit the candidate the auto rule did not choose (studies/study_switch.py)
 REPLAY = False
 
 
@@ -903,7 +903,7 @@ def main(argv: list[str] | None = None) -> int:
         "--replay",
         action="store_true",
         help="LapSVM/LapRLS: also fit the candidate the auto rule did not choose "
-        "and log both errors (benchmarks/accuracy/study_switch.py replays them)",
+        "and log both errors (benchmarks/studies/study_switch.py replays them)",
     )
     args = p.parse_args(argv)
     global REPLAY

@@ -15,8 +15,8 @@ is fitted with LapRLS (one direct solve: a fast proxy for the whole family) and
 its error on the unlabeled points is compared with ``SVC()`` on the labels alone.
 Prints one line per (data set, labels, configuration): ``name labels config error``.
 
-    python benchmarks/screen_defaults.py moons,circles,breast,wine,iris > screen.txt
-    python benchmarks/screen_defaults.py --summary screen.txt   # ranking table
+    python benchmarks/studies/screen_defaults.py moons,circles,breast,wine,iris > screen.txt
+    python benchmarks/studies/screen_defaults.py --summary screen.txt   # ranking table
 
 The run behind the shipped defaults is summarised in ``results/defaults_screen.md``.
 """

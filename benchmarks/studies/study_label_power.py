@@ -18,7 +18,7 @@ chosen.  One JSON line per draw goes to ``--csv``; the summary is printed.
 
 Usage::
 
-    python benchmarks/accuracy/study_label_power.py --only checker-2000 \\
+    python benchmarks/studies/study_label_power.py --only checker-2000 \\
         diabetes_median --settings 5/class 10/class --draws 10 --csv power.jsonl
 """
 
@@ -33,6 +33,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(1, str(Path(__file__).resolve().parents[1] / "accuracy"))
 import bench_accuracy as ba  # noqa: E402
 from study_mid_power import draws, study_main  # noqa: E402
 

@@ -10,7 +10,7 @@ largest iteration count.
 
 Usage::
 
-    python benchmarks/accuracy/study_laprls_stop.py --only spirals-1000 \\
+    python benchmarks/studies/study_laprls_stop.py --only spirals-1000 \\
         --settings 1/class 5/class --draws 10 --csv laprls_stop.csv
 """
 
@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(1, str(Path(__file__).resolve().parents[1] / "accuracy"))
 from study_mid_power import draw_parser, draws  # noqa: E402
 
 ARMS = {"direct": {"solver": "auto", "early_stopping": None}, "pcg_es": {}}

@@ -11,7 +11,7 @@ error and time of the stability rule and SVC's error.
 
 Usage::
 
-    python benchmarks/accuracy/study_components.py --only clusters_cut-2000 \\
+    python benchmarks/studies/study_components.py --only clusters_cut-2000 \\
         --settings 2/class 5/class --draws 10 --csv components.csv
 """
 
@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(1, str(Path(__file__).resolve().parents[1] / "accuracy"))
 from study_mid_power import draw_parser, draws  # noqa: E402
 
 

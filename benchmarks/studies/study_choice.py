@@ -18,9 +18,9 @@ appends the per-rule summary to ``--csv``.
 
 Usage::
 
-    python benchmarks/accuracy/study_choice.py capture --only diabetes_median \\
+    python benchmarks/studies/study_choice.py capture --only diabetes_median \\
         --settings 5/class 10/class --draws 10 --out /tmp/choice.pkl
-    python benchmarks/accuracy/study_choice.py replay /tmp/choice.pkl \\
+    python benchmarks/studies/study_choice.py replay /tmp/choice.pkl \\
         --rules base errors_first one_se graph_first best_graph
 """
 
@@ -38,6 +38,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(1, str(Path(__file__).resolve().parents[1] / "accuracy"))
 import bench_accuracy as ba  # noqa: E402
 from study_mid_power import draws  # noqa: E402
 

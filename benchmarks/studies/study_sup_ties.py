@@ -12,9 +12,9 @@ draw, estimator, arm, errors on U and on the test points, the chosen
 
 Usage::
 
-    python benchmarks/accuracy/study_sup_ties.py --only wine breast_cancer \\
+    python benchmarks/studies/study_sup_ties.py --only wine breast_cancer \\
         --settings 5/class 10/class --draws 5 --csv sup_ties.csv
-    python benchmarks/accuracy/study_sup_ties.py --summarize --csv sup_ties.csv
+    python benchmarks/studies/study_sup_ties.py --summarize --csv sup_ties.csv
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(1, str(Path(__file__).resolve().parents[1] / "accuracy"))
 from study_mid_power import draws, study_main  # noqa: E402
 
 COLUMNS = ["dataset", "setting", "draw", "estimator", "arm", "err_unlabeled"]

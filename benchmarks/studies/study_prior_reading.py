@@ -15,7 +15,7 @@ kNN edges with unit weights (``--arms mass cut binary``).
 
 Usage::
 
-    python benchmarks/accuracy/study_prior_reading.py --only circles10-2000 \\
+    python benchmarks/studies/study_prior_reading.py --only circles10-2000 \\
         --settings 1/class --draws 10 --csv prior_reading.csv
 """
 
@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(1, str(Path(__file__).resolve().parents[1] / "accuracy"))
 from study_mid_power import draw_parser, draws  # noqa: E402
 
 #: ``mass``: the previous behaviour; ``cut``: the readings compared by the

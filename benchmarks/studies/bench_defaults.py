@@ -6,9 +6,9 @@ label draws (stratified: the same number of labels per class); the error is
 measured on the unlabeled training points.  Also counted: fits whose
 predictions on the unlabeled points are one constant class.
 
-    python benchmarks/bench_defaults.py            # full run, appends results/defaults.md
-    python benchmarks/bench_defaults.py --quick    # small sizes, < 2 min
-    python benchmarks/bench_defaults.py --only moons,circles --sizes 20000 --draws 3
+    python benchmarks/studies/bench_defaults.py            # full run, appends results/defaults.md
+    python benchmarks/studies/bench_defaults.py --quick    # small sizes, < 2 min
+    python benchmarks/studies/bench_defaults.py --only moons,circles --sizes 20000 --draws 3
 
 Input conventions (as a practitioner would use the estimators): the scikit-learn
 tabular sets with features on different scales (breast cancer, wine) are
@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _common import append_results, data_dir, machine_description, markdown_table  # noqa: E402
 
 
@@ -228,7 +228,9 @@ def main(argv=None):
     )
     print(table)
     if not args.no_save:
-        cmd = "python benchmarks/bench_defaults.py " + " ".join(argv or sys.argv[1:])
+        cmd = "python benchmarks/studies/bench_defaults.py " + " ".join(
+            argv or sys.argv[1:]
+        )
         body = (
             f"{args.draws} label draws per cell (stratified), error on the "
             f"unlabeled training points; 'minus SVC' is the mean error minus that "

@@ -11,7 +11,7 @@ of other methods (peers) can come from other CSVs of the same draws;
 
 Usage::
 
-    python benchmarks/accuracy/replay_tables.py graded.csv peers.csv \\
+    python benchmarks/studies/replay_tables.py graded.csv peers.csv \\
         --rename peers.csv:LapSVM=LapSVM-fixed,LapRLS=LapRLS-fixed
 """
 
@@ -23,6 +23,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(1, str(Path(__file__).resolve().parents[1] / "accuracy"))
 import bench_accuracy as ba  # noqa: E402
 
 REPLAYED = re.compile(r"err_def=(\S+) err_alt=(\S+)")

@@ -1,7 +1,7 @@
 """Cost of K @ V with V of 1 vs 10 columns (issue 21, point 2).
 
 Prints milliseconds per product for several layouts; run with
-``nice python benchmarks/scale/bench_gemm_columns.py [n]``.
+``nice python benchmarks/studies/bench_gemm_columns.py [n]``.
 """
 
 import sys

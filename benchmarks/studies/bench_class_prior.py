@@ -2,8 +2,8 @@
 clear gap of the unlabeled outputs), on balanced and imbalanced two-class data
 with balanced labels (2 and 5 per class).
 
-    python benchmarks/bench_class_prior.py            # 6 draws per cell
-    python benchmarks/bench_class_prior.py --quick    # 2 draws, fewer cells
+    python benchmarks/studies/bench_class_prior.py            # 6 draws per cell
+    python benchmarks/studies/bench_class_prior.py --quick    # 2 draws, fewer cells
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
 from _common import append_results, bench_parser, machine_description, markdown_table  # noqa: E402
 
 

@@ -15,7 +15,7 @@ Usage::
 
     python benchmarks/accuracy/bench_accuracy.py --settings 5/class 10/class paper \\
         --methods LapSVM LapSVM-graph LapSVM-sup SVC --csv z.csv
-    python benchmarks/accuracy/study_switch.py z.csv [more.csv ...]
+    python benchmarks/studies/study_switch.py z.csv [more.csv ...]
 
 A row is replayed only where the replayed choice at the current threshold (2)
 reproduces the logged choice and the logged LapSVM error equals the error of the

@@ -13,7 +13,7 @@ fits ``LapSVMPath()`` with its defaults and reports the transductive error
 
 Usage::
 
-    python benchmarks/bench_path_selection.py [--seeds 10] [--n 400] [--no-append]
+    python benchmarks/studies/bench_path_selection.py [--seeds 10] [--n 400] [--no-append]
 
 Appends its table to ``benchmarks/results/path_selection.md``.
 """
@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _common import append_results, machine_description, markdown_table  # noqa: E402
 from semisvm.datasets import make_two_moons  # noqa: E402
 from semisvm.models._path import LapSVMPath  # noqa: E402

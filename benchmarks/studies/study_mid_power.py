@@ -10,9 +10,9 @@ the fit time and the (gamma_a, gamma_i) the auto rule chose.
 
 Usage::
 
-    python benchmarks/accuracy/study_mid_power.py --only pcmac xor_noise-1000 \\
+    python benchmarks/studies/study_mid_power.py --only pcmac xor_noise-1000 \\
         --settings 5/class 10/class --draws 5 --csv mid_power.csv
-    python benchmarks/accuracy/study_mid_power.py --summarize --csv mid_power.csv
+    python benchmarks/studies/study_mid_power.py --summarize --csv mid_power.csv
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(1, str(Path(__file__).resolve().parents[1] / "accuracy"))
 import bench_accuracy as ba  # noqa: E402
 
 COLUMNS = [

@@ -26,7 +26,7 @@ test part (``predict``), and the diagnostics of the extension
   large when the coefficients cancel), ``rkhs`` (:math:`\\alpha^T K \\alpha`),
   ``offset`` (the class-balance shift), ``gamma`` (kernel parameter).
 
-    OPENBLAS_NUM_THREADS=1 PYTHONPATH=src python benchmarks/accuracy/study_extension.py \\
+    OPENBLAS_NUM_THREADS=1 PYTHONPATH=src python benchmarks/studies/study_extension.py \\
         --only gauss_overlap-1000 digits358 --draws 3 --csv out.csv
 """
 
@@ -42,7 +42,7 @@ from pathlib import Path
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent / "accuracy"))
 sys.path.insert(0, str(HERE.parent))
 from bench_accuracy import FIELDS as BENCH_FIELDS  # noqa: E402
 from bench_accuracy import draw_split, load  # noqa: E402

@@ -29,7 +29,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _common import machine_description, markdown_table  # noqa: E402
 
-RESULTS = Path(__file__).resolve().parent / "results" / "pcg_columns.md"
+RESULTS = Path(__file__).resolve().parents[1] / "scale" / "results" / "pcg_columns.md"
 
 
 def problem(n: int, r: int, l: int, C: int, seed: int = 0):

@@ -14,7 +14,7 @@ isotropic blobs in d dimensions).
 
 Usage::
 
-    python benchmarks/accuracy/study_power.py --only g50c digits gauss100 \\
+    python benchmarks/studies/study_power.py --only g50c digits gauss100 \\
         --settings 1/class 5/class --draws 3 --variants 10:1 10:3 50:5 --csv p.csv
 """
 
@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(1, str(Path(__file__).resolve().parents[1] / "accuracy"))
 import bench_accuracy as ba  # noqa: E402
 
 

@@ -9,7 +9,7 @@ and the narrow width in mean edges; empty where the rule did not run).
 
 Usage::
 
-    python benchmarks/accuracy/study_constant.py --only circles10-2000 \\
+    python benchmarks/studies/study_constant.py --only circles10-2000 \\
         --settings 1/class --draws 10 --csv ladder.csv \\
         --constant semisvm.models._graphwidth:NARROW_HEATS --values "(0.5,)" "(0.5, 0.35)"
 """
@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(1, str(Path(__file__).resolve().parents[1] / "accuracy"))
 from study_mid_power import draw_parser, draws  # noqa: E402
 
 

@@ -10,8 +10,8 @@ against a file written before, and the transductive error of both.
 
 Usage::
 
-    python benchmarks/cv_choices.py --save /tmp/before.npz
-    python benchmarks/cv_choices.py --compare /tmp/before.npz
+    python benchmarks/studies/cv_choices.py --save /tmp/before.npz
+    python benchmarks/studies/cv_choices.py --compare /tmp/before.npz
 """
 
 from __future__ import annotations

@@ -13,9 +13,9 @@ test points, the fit time, the graph chosen and the ratio of the two cuts
 
 Usage::
 
-    python benchmarks/accuracy/study_graph_width.py --only moons-200 iris \\
+    python benchmarks/studies/study_graph_width.py --only moons-200 iris \\
         --settings 1/class 2/class --draws 10 --csv graph_width.csv
-    python benchmarks/accuracy/study_graph_width.py --summarize --csv graph_width.csv
+    python benchmarks/studies/study_graph_width.py --summarize --csv graph_width.csv
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(1, str(Path(__file__).resolve().parents[1] / "accuracy"))
 from study_mid_power import draws, study_main  # noqa: E402
 
 COLUMNS = ["dataset", "setting", "draw", "estimator", "arm", "err_unlabeled"]
