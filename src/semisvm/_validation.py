@@ -25,6 +25,8 @@ __all__ = [
     "labeled_mask",
     "split_labeled",
     "check_semi_supervised_targets",
+    "decode_labels",
+    "plain",
     "check_n_neighbors",
     "warn_if_unscaled",
     "DataScaleWarning",
@@ -36,9 +38,34 @@ __all__ = [
 UNSCALED_STD_RATIO = 1e3
 
 #: Marker for unlabeled points in ``y`` (scikit-learn's convention).  The one
-#: label decoder :func:`labeled_mask` reads ``-1``, ``-1.0`` and the string
-#: ``"-1"`` as this marker.
+#: label decoder :func:`decode_labels` reads ``-1``, ``-1.0``, the string
+#: ``"-1"`` and the missing values ``None``, ``NaN`` and ``pd.NA`` as this marker.
 UNLABELED = -1
+
+#: How the messages name the accepted markers of an unlabeled point.
+UNLABELED_MARKERS = "-1, None, NaN or pd.NA"
+
+
+def plain(value: Any) -> Any:
+    """``value`` with numpy scalars and arrays turned into Python objects.
+
+    Messages format values with ``repr``, which numpy 2 writes as ``np.int64(0)``
+    for a scalar and ``array([7])`` for an array: a message should show the value
+    the user wrote (``0``, ``[7]``), not how numpy stores it.  Lists, tuples and
+    sets are converted element by element.
+
+    Examples
+    --------
+    >>> repr(plain(np.int64(0))), repr(plain([np.str_("a"), np.float64(0.5)]))
+    ('0', "['a', 0.5]")
+    """
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, list | tuple | set | frozenset):
+        return type(value)(plain(v) for v in value)
+    return value
 
 
 def _is_unlabeled(v: Any) -> bool:
@@ -54,14 +81,176 @@ def _is_unlabeled(v: Any) -> bool:
     return False
 
 
+def _label_array(y: Any) -> np.ndarray:
+    """``y`` as a numpy array that keeps the class values and the missing entries.
+
+    pandas columns need care: ``np.asarray`` turns a categorical or nullable
+    integer column with missing entries into floats (class ``1`` becomes
+    ``1.0``), and a Python list of strings with a ``NaN`` into the string
+    ``"nan"``.  Missing entries come back as ``None`` / ``NaN`` / ``pd.NA`` in an
+    object array, or as the marker in an integer array.
+    """
+    dtype = getattr(y, "dtype", None)
+    if dtype is not None and not isinstance(dtype, np.dtype):
+        import pandas as pd  # a pandas extension dtype: pandas is loaded
+
+        if isinstance(dtype, pd.CategoricalDtype):
+            cat = pd.Categorical(y)
+            codes = np.asarray(cat.codes)
+            cats = np.asarray(cat.categories)
+            if cats.dtype.kind in "iu":
+                out = cats.astype(np.int64)[np.maximum(codes, 0)] if cats.size else None
+                fill: Any = UNLABELED
+            elif cats.dtype.kind == "f":
+                out = cats[np.maximum(codes, 0)] if cats.size else None
+                fill = float(UNLABELED)
+            else:
+                out = cats.astype(object)[np.maximum(codes, 0)] if cats.size else None
+                fill = None
+            if out is None:  # no category: every entry is missing
+                return np.full(codes.shape, UNLABELED)
+            out[codes < 0] = fill
+            return out
+        kind = getattr(dtype, "kind", "O")
+        if kind in "iu":  # nullable integers: keep them integers
+            return np.asarray(y.to_numpy(dtype=np.int64, na_value=UNLABELED))
+        if kind == "f":
+            return np.asarray(y.to_numpy(dtype=np.float64, na_value=np.nan))
+        return np.asarray(y.to_numpy(dtype=object))
+    arr = np.asarray(y)
+    if dtype is None and arr.dtype.kind in "US":  # a list: was a NaN stringified?
+        obj = np.asarray(y, dtype=object)
+        if obj.shape == arr.shape and any(
+            isinstance(v, float) and v != v for v in obj.ravel()
+        ):
+            return obj
+    return arr
+
+
+def _rows(mask: np.ndarray, limit: int = 5) -> str:
+    """The first rows of ``mask`` and a verb, for a message: ``"rows 0, 3 hold"``."""
+    idx = np.flatnonzero(mask).tolist()
+    shown = ", ".join(str(i) for i in idx[:limit])
+    more = f" and {len(idx) - limit} more" if len(idx) > limit else ""
+    return f"rows {shown}{more} hold" if len(idx) > 1 else f"row {shown} holds"
+
+
+def _decode_objects(y: np.ndarray, name: str) -> np.ndarray:
+    """Object labels: missing entries become the marker, one type of class label.
+
+    Strings stay strings (object dtype, the marker written ``"-1"`` so that the
+    column still sorts); numbers become an int or float array; other objects
+    (booleans) are left as they are.  Strings mixed with other values among the
+    labeled rows are ambiguous (is ``3`` the class ``"3"``?) and refused.
+    """
+    import pandas as pd
+
+    flat = y.ravel()
+    missing = np.asarray(pd.isna(flat), dtype=bool)
+    marker = missing | np.fromiter(
+        (_is_unlabeled(v) for v in flat), dtype=bool, count=flat.size
+    )
+    is_str = np.fromiter(
+        (isinstance(v, str) for v in flat), dtype=bool, count=flat.size
+    )
+    text, other = ~marker & is_str, ~marker & ~is_str
+    if text.any() and other.any():
+        others = flat[other]
+        numeric = all(
+            isinstance(v, numbers.Number) and not isinstance(v, bool | np.bool_)
+            for v in others
+        )
+        kind = "numbers" if numeric else "other values"
+        raise ValueError(
+            f"{name} mixes strings with {kind} among the labeled rows: "
+            f"{_rows(text)} strings (e.g. {plain(flat[text][0])!r}), "
+            f"{_rows(other)} {kind} (e.g. {plain(others[0])!r}). Use one type of "
+            f"class label; {UNLABELED_MARKERS} mark the unlabeled rows."
+        )
+    if text.any():
+        if not (marker & ~is_str).any():
+            return y
+        out = flat.copy()
+        out[marker] = str(UNLABELED)
+        return out.reshape(y.shape)
+    lab = flat[other]
+    if lab.size and all(
+        isinstance(v, numbers.Real) and not isinstance(v, bool | np.bool_) for v in lab
+    ):
+        integral = all(isinstance(v, numbers.Integral) for v in lab)
+        num = np.full(flat.shape, UNLABELED, dtype=np.int64 if integral else np.float64)
+        num[other] = lab.astype(num.dtype)
+        return num.reshape(y.shape)
+    if not missing.any():
+        return y
+    out = flat.copy()
+    out[missing] = UNLABELED
+    return out.reshape(y.shape)
+
+
+def decode_labels(y: Any, name: str = "y") -> np.ndarray:
+    """``y`` as a numpy array in which every unlabeled row holds the marker.
+
+    The one label decoder of the package.  An entry marks an unlabeled point
+    when it is ``-1`` (int, float or the string ``"-1"``) or a missing value:
+    ``None``, ``NaN`` or ``pd.NA`` -- how pandas writes an empty cell, so that a
+    column of class names with blanks for the unlabeled rows needs no recoding.
+    Missing entries become ``-1`` (``"-1"`` among string labels); the class
+    values themselves are kept (a categorical or nullable-integer column keeps
+    its categories and integers, an object column of numbers becomes numeric).
+    A numeric array without missing values is returned unchanged.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+        Labels: a numpy array, a list, or a pandas Series of any dtype (object,
+        string, categorical, nullable integer, float).
+    name : str, default="y"
+        Named in the error message.
+
+    Returns
+    -------
+    ndarray of shape (n_samples,)
+
+    Raises
+    ------
+    ValueError
+        If the labeled rows mix strings with numbers or other values (naming
+        the first rows of each kind): ``["a", 3]`` could mean the class ``"3"``
+        or a typo, and no single sort order holds both.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> decode_labels(pd.Series(["neg", None, "pos"])).tolist()
+    ['neg', '-1', 'pos']
+    >>> decode_labels(np.array([0.0, np.nan, 1.0])).tolist()
+    [0.0, -1.0, 1.0]
+    >>> decode_labels(pd.Series([0, None, 1], dtype="category")).tolist()
+    [0, -1, 1]
+    """
+    y = _label_array(y)
+    kind = y.dtype.kind
+    if kind in "fc":
+        nan = np.isnan(y)
+        if nan.any():
+            y = y.copy()
+            y[nan] = UNLABELED
+        return y
+    if kind == "O":
+        return _decode_objects(y, name)
+    return y
+
+
 def labeled_mask(y: Any) -> np.ndarray:
-    """Boolean mask of the labeled rows: the one label decoder of the package.
+    """Boolean mask of the labeled rows, as :func:`decode_labels` reads ``y``.
 
     A label marks an unlabeled point when it is the integer ``-1``, the float
-    ``-1.0`` or the string ``"-1"`` (scikit-learn's convention, extended to
-    string labels); every other value (booleans included) is a class label.
-    Estimators, ``score``, the scorers, the splitters and the CV estimators all
-    decide labeled / unlabeled through this function.
+    ``-1.0``, the string ``"-1"`` (scikit-learn's convention, extended to
+    string labels) or a missing value (``None``, ``NaN``, ``pd.NA``); every
+    other value (booleans included) is a class label.  Estimators, ``score``,
+    the scorers, the splitters and the CV estimators all decide labeled /
+    unlabeled through this function.
 
     Parameters
     ----------
@@ -71,14 +260,19 @@ def labeled_mask(y: Any) -> np.ndarray:
     -------
     ndarray of bool of shape (n_samples,)
 
+    Raises
+    ------
+    ValueError
+        If the labeled rows mix strings with other values (:func:`decode_labels`).
+
     Examples
     --------
-    >>> labeled_mask(["neg", "-1", "pos"]).tolist()
-    [True, False, True]
-    >>> labeled_mask([0, -1, 1.0, -1.0]).tolist()
+    >>> labeled_mask(["neg", "-1", "pos", None]).tolist()
     [True, False, True, False]
+    >>> labeled_mask([0, -1, 1.0, -1.0, float("nan")]).tolist()
+    [True, False, True, False, False]
     """
-    y = np.asarray(y)
+    y = decode_labels(y)
     kind = y.dtype.kind
     if kind in "iufc":
         return np.asarray(y != UNLABELED, dtype=bool)
@@ -201,7 +395,7 @@ def validate_params(
         desc = " or ".join(_describe(c) for c in allowed)
         of = f" of {owner}" if owner else ""
         raise ValueError(
-            f"The {name!r} parameter{of} must be {desc}. Got {value!r} instead."
+            f"The {name!r} parameter{of} must be {desc}. Got {plain(value)!r} instead."
         )
 
 
@@ -248,7 +442,7 @@ def check_numeric_frame(X: Any, name: str = "X") -> None:
         example = X[col].iloc[0] if len(X) else None
         raise ValueError(
             f"{name} has non-numeric column(s) {bad[:5]!r} (e.g. {col!r} holds "
-            f"{example!r}); encode them as numbers first (e.g. with "
+            f"{plain(example)!r}); encode them as numbers first (e.g. with "
             "sklearn.preprocessing.OneHotEncoder in a Pipeline)."
         )
 
@@ -259,7 +453,8 @@ def split_labeled(y: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     Parameters
     ----------
     y : array-like of shape (n_samples,)
-        Labels, with ``-1`` marking unlabeled points.
+        Labels; ``-1``, ``None``, ``NaN`` or ``pd.NA`` mark unlabeled points
+        (:func:`decode_labels`).
 
     Returns
     -------
@@ -275,22 +470,24 @@ def split_labeled(y: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     ValueError
         If there is no labeled point, or only one class among them.
     """
-    y = np.asarray(y)
+    y = decode_labels(y)
     if y.ndim != 1:
         raise ValueError(f"y must be 1-dimensional, got shape {y.shape}.")
     if y.dtype.kind == "f" and not np.isfinite(y).all():
-        raise ValueError("y contains NaN or infinity; mark unlabeled points with -1.")
+        raise ValueError(
+            f"y contains infinity; mark unlabeled points with {UNLABELED_MARKERS}."
+        )
     labeled = labeled_mask(y)
     if not labeled.any():
         raise ValueError(
-            "No labeled point in y: every entry is -1 (unlabeled). At least one"
-            " labeled point per class is needed."
+            f"No labeled point in y: every entry is unlabeled ({UNLABELED_MARKERS})."
+            " At least one labeled point per class is needed."
         )
     classes, enc = np.unique(y[labeled], return_inverse=True)
     if classes.size < 2:
         raise ValueError(
-            f"The labeled points hold a single class ({classes[0]!r}); at least two"
-            " classes are needed to train a classifier."
+            f"The labeled points hold a single class ({plain(classes[0])!r}); at least"
+            " two classes are needed to train a classifier."
         )
     y_enc = np.full(y.shape[0], -1, dtype=np.intp)
     y_enc[labeled] = enc
@@ -300,53 +497,49 @@ def split_labeled(y: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 def check_semi_supervised_targets(y: Any, name: str = "y") -> np.ndarray:
     """Check a semi-supervised label column and return it as an array.
 
-    Class labels may be ints, strings, or integer-valued floats; ``-1`` (or the
-    string ``"-1"``) marks an unlabeled point.  Strings mixed with the integer
-    ``-1`` are accepted (the ``-1`` entries become ``"-1"``).
+    Class labels may be ints, strings, or integer-valued floats, in a numpy
+    array, a list or a pandas Series (object, string, categorical or nullable
+    dtype); ``-1`` (or the string ``"-1"``), ``None``, ``NaN`` and ``pd.NA`` mark
+    an unlabeled point (:func:`decode_labels`: they become ``-1``, or ``"-1"``
+    among string labels, and the class names are kept).
 
     Raises
     ------
     ValueError
-        For continuous (non-integer float) labels, NaN or None entries, strings
-        mixed with other numbers, or a column that is not 1-dimensional, with a
-        message saying how unlabeled points are marked.
+        For continuous (non-integer float) labels, infinity, strings mixed with
+        other values among the labeled rows (naming the rows), or a column that
+        is not 1-dimensional, with a message saying how unlabeled points are
+        marked.
     """
-    y = np.asarray(y)
+    y = decode_labels(y, name)
     if y.ndim != 1:
         raise ValueError(f"{name} must be 1-dimensional, got shape {y.shape}.")
-    hint = " Class labels must be ints or strings; mark unlabeled points with -1."
+    hint = (
+        " Class labels must be ints or strings; mark unlabeled points with "
+        f"{UNLABELED_MARKERS}."
+    )
     if y.dtype.kind == "O":
-        if any(v is None for v in y):
-            raise ValueError(f"{name} contains None.{hint}")
-        is_str = np.array([isinstance(v, str) for v in y], dtype=bool)
-        if is_str.all():
+        if all(isinstance(v, str) for v in y):
             y = y.astype(str)
-        elif is_str.any():
-            other = y[~is_str]
-            if all(_is_unlabeled(v) for v in other):
-                y = np.array([str(UNLABELED) if _is_unlabeled(v) else v for v in y])
-            else:
-                raise ValueError(
-                    f"{name} mixes strings with numbers other than -1 (e.g. "
-                    f"{other[0]!r}).{hint}"
-                )
-        elif not is_str.any():
+        else:
             try:
                 y = y.astype(np.float64)
             except (TypeError, ValueError):
+                bad = next((v for v in y if not isinstance(v, numbers.Number)), y[0])
                 raise ValueError(
                     f"{name} holds values that are neither numbers nor strings "
-                    f"(e.g. {y[0]!r}).{hint}"
+                    f"(e.g. {plain(bad)!r}).{hint}"
                 ) from None
     if y.dtype.kind == "f":
         if not np.isfinite(y).all():
-            raise ValueError(f"{name} contains NaN or infinity.{hint}")
+            raise ValueError(f"{name} contains infinity.{hint}")
         lab = y[y != UNLABELED]
         frac = lab[lab != np.round(lab)]
         if frac.size:
             raise ValueError(
                 f"Unknown label type: continuous. {name} holds non-integer values "
-                f"(e.g. {frac[0]!r}), a regression target; this is a classifier." + hint
+                f"(e.g. {plain(frac[0])!r}), a regression target; this is a "
+                "classifier." + hint
             )
     elif y.dtype.kind not in "iubUS":
         raise ValueError(f"{name} has an unsupported dtype {y.dtype}.{hint}")
