@@ -78,3 +78,136 @@ def test_max_iter_advice_without_early_stopping():
         LapSVM(gamma_a=1e-6, gamma_i=1.0, early_stopping=None, max_iter=2), X, y
     )
     assert "Increase max_iter" in msg and "early_stopping='stability'" in msg, msg
+
+
+# ------------------------------------------------------- bad inputs, plain values
+# numpy 2 writes a numpy scalar as np.int64(0) and an array as array([7]); every
+# message of a bad input shows the value as the user wrote it.
+
+
+def _one_class():
+    X, y, _ = make_two_moons(60, n_labeled_per_class=3, random_state=0)
+    return X, np.where(y == 1, -1, y)  # class 0 and unlabeled points only
+
+
+def _continuous():
+    X, y, _ = make_two_moons(20, n_labeled_per_class=3, random_state=0)
+    return X, np.where(y == -1, -1.0, y + 0.5)
+
+
+def _bad_inputs():
+    from semisvm import ExactTSVM, LapSVC, LapSVMPath
+    from semisvm._validation import check_semi_supervised_targets, split_labeled
+    from semisvm.datasets import split_labeled_unlabeled
+    from semisvm.kernels import DenseKernelOperator
+    from semisvm.solvers import lapsvm_path
+
+    X, y1 = _one_class()
+    Xc, yc = _continuous()
+    Xm, ym, _ = make_two_moons(60, n_labeled_per_class=3, random_state=0)
+    eye = np.eye(4)
+    return {
+        "LapSVM one class": (lambda: LapSVM().fit(X, y1), "single class (0)"),
+        "LapRLS one class": (lambda: LapRLS().fit(X, y1), "single class (0)"),
+        "ExactTSVM one class": (
+            lambda: ExactTSVM().fit(X[:20], y1[:20]),
+            "single class (0)",
+        ),
+        "LapSVMPath one class": (lambda: LapSVMPath().fit(X, y1), "single class (0)"),
+        "LapSVC one class": (lambda: LapSVC().fit(X, y1), "single class (0)"),
+        "split_labeled one class": (
+            lambda: split_labeled(np.array(["a", "-1", "a"])),
+            "single class ('a')",
+        ),
+        "continuous labels": (
+            lambda: ExactTSVM().fit(Xc, yc),
+            "(e.g. 0.5)",
+        ),
+        "continuous labels (check)": (
+            lambda: check_semi_supervised_targets(np.array([0.25, -1.0])),
+            "(e.g. 0.25)",
+        ),
+        "numpy float parameter": (
+            lambda: LapSVM(gamma_a=np.float64(-1.0)).fit(Xm, ym),
+            "Got -1.0 instead",
+        ),
+        "numpy int parameter": (
+            lambda: LapSVM(n_neighbors=np.int64(0)).fit(Xm, ym),
+            "Got 0 instead",
+        ),
+        "blas_threads": (
+            lambda: DenseKernelOperator(eye, blas_threads=np.int64(0)),
+            "got 0.",
+        ),
+        "blas_threads bool": (
+            lambda: DenseKernelOperator(eye, blas_threads=np.True_),
+            "got True.",
+        ),
+        "path rho": (
+            lambda: lapsvm_path(
+                eye, eye, np.array([1.0, -1, 0, 0]), rho=np.float64(-1)
+            ),
+            "got -1.0.",
+        ),
+        "LapSVMPath y_val": (
+            lambda: LapSVMPath().fit(Xm, ym, X_val=Xm[:3], y_val=np.array([0, 1, 7])),
+            "holds labels [7] that are not among the training classes [0, 1]",
+        ),
+        "split with too few of a class": (
+            lambda: split_labeled_unlabeled(
+                np.r_[np.zeros(6), np.ones(1)], 4, min_per_class=2, random_state=0
+            ),
+            "Class 1.0 has 1 point(s)",
+        ),
+    }
+
+
+@pytest.mark.parametrize("case", list(_bad_inputs()))
+def test_bad_input_messages_print_plain_values(case):
+    fit, expected = _bad_inputs()[case]
+    with pytest.raises(ValueError) as exc:
+        fit()
+    msg = str(exc.value)
+    assert expected in msg, msg
+    assert "np." not in msg and "array(" not in msg, msg
+
+
+def _bad_inputs_pending():
+    from semisvm import SolverOptions
+
+    Xm, ym, _ = make_two_moons(60, n_labeled_per_class=3, random_state=0)
+    prior = SolverOptions(class_prior=np.array([0.5, 0.2, 0.3]))
+    return {
+        "y_val unknown label": (
+            lambda: LapSVM(early_stopping="validation").fit(
+                Xm, ym, X_val=Xm[:3], y_val=np.array([0, 1, 7])
+            ),
+            "labels [7] are not among the classes of the labeled training points "
+            "[0, 1]",
+        ),
+        "class_weight numpy key": (
+            lambda: LapSVM(class_weight={np.int64(5): 1.0}).fit(Xm, ym),
+            "keys [5]",
+        ),
+        "class_prior array": (
+            lambda: LapSVM(options=prior).fit(Xm, ym),
+            "got [0.5, 0.2, 0.3]",
+        ),
+    }
+
+
+# these messages are written in models/_problem.py (one_vs_rest) and
+# models/_adaptive.py, which wrap their values in plain() in the same way
+@pytest.mark.xfail(
+    reason="needs plain() in models/_problem.py one_vs_rest and models/_adaptive.py "
+    "(class_weight, class_prior); remove this marker with that edit",
+    strict=True,
+)
+@pytest.mark.parametrize("case", list(_bad_inputs_pending()))
+def test_bad_input_messages_print_plain_values_pending(case):
+    fit, expected = _bad_inputs_pending()[case]
+    with pytest.raises(ValueError) as exc:
+        fit()
+    msg = str(exc.value)
+    assert expected in msg, msg
+    assert "np." not in msg and "array(" not in msg, msg

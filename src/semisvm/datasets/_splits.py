@@ -17,6 +17,8 @@ import numpy as np
 from sklearn.model_selection import StratifiedKFold
 from sklearn.utils import check_random_state
 
+from .._validation import plain
+
 __all__ = [
     "TABLE2_SIZES",
     "Split",
@@ -94,7 +96,7 @@ def _draw_with_each_class(
         members = idx[yi == c]
         if members.size < min_per_class:
             raise ValueError(
-                f"Class {c!r} has {members.size} point(s) here; {min_per_class} needed."
+                f"Class {plain(c)!r} has {members.size} point(s) here; {min_per_class} needed."
             )
         chosen.extend(rng.choice(members, size=min_per_class, replace=False))
     rest = np.setdiff1d(idx, chosen)

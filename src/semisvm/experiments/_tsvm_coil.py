@@ -199,8 +199,8 @@ def tsvm_one_vs_rest(
     enc = encode_targets(np.where(is_lab, y, -1))
     if not np.array_equal(enc.classes, classes):
         raise ValueError(
-            f"every class needs a labeled point; labeled classes {list(enc.classes)}"
-            f" of {list(classes)}."
+            f"every class needs a labeled point; labeled classes {enc.classes.tolist()}"
+            f" of {np.asarray(classes).tolist()}."
         )
     T = enc.Y
     if classes.size == 2:

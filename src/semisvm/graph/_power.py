@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from .._validation import plain
+
 __all__ = ["LaplacianPower", "product_operand"]
 
 
@@ -35,7 +37,9 @@ class LaplacianPower:
 
     def __init__(self, L: Any, power: int) -> None:
         if int(power) != power or power < 1:
-            raise ValueError(f"laplacian_power must be an integer >= 1, got {power!r}.")
+            raise ValueError(
+                f"laplacian_power must be an integer >= 1, got {plain(power)!r}."
+            )
         self.base = sp.csr_array(L, dtype=np.float64)
         self.power = int(power)
         self.shape = self.base.shape

@@ -20,6 +20,7 @@ import scipy.sparse as sp
 from scipy.linalg import blas
 
 from .._config import blas_limits_enabled
+from .._validation import plain
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -177,7 +178,7 @@ class DenseKernelOperator:
         ):
             raise ValueError(
                 f"blas_threads must be a positive integer, None or 'auto', "
-                f"got {blas_threads!r}."
+                f"got {plain(blas_threads)!r}."
             )
         self.blas_threads = (
             int(blas_threads)

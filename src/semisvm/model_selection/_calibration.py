@@ -12,7 +12,7 @@ from sklearn.metrics import accuracy_score
 from sklearn.utils import _safe_indexing
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import UNLABELED, labeled_mask
+from .._validation import UNLABELED, decode_labels, labeled_mask
 
 __all__ = ["LabeledCalibratedClassifierCV"]
 
@@ -37,7 +37,9 @@ def _with_marker(y: Any, n: int) -> np.ndarray:
         return np.concatenate([y, np.full(n, UNLABELED, dtype=y.dtype)])
     if y.dtype.kind == "u":
         return np.concatenate([y.astype(np.int64), np.full(n, UNLABELED)])
-    return np.concatenate([y.astype(object), np.full(n, UNLABELED, dtype=object)])
+    text = all(isinstance(v, str) for v in y.ravel())
+    marker = str(UNLABELED) if text else UNLABELED  # strings keep one sortable type
+    return np.concatenate([y.astype(object), np.full(n, marker, dtype=object)])
 
 
 class _WithUnlabeled(ClassifierMixin, BaseEstimator):
@@ -131,7 +133,7 @@ class LabeledCalibratedClassifierCV(ClassifierMixin, MetaEstimatorMixin, BaseEst
             base = LapSVM()
         else:
             base = self.estimator
-        y = np.asarray(y)
+        y = decode_labels(y)
         mask = labeled_mask(y)
         if not mask.any():
             raise ValueError(
@@ -162,12 +164,12 @@ class LabeledCalibratedClassifierCV(ClassifierMixin, MetaEstimatorMixin, BaseEst
 
     def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
         """Accuracy on the labeled rows (``y != -1``) of ``(X, y)``."""
-        mask = labeled_mask(y)
-        rows = np.flatnonzero(mask)
+        y = decode_labels(y)
+        rows = np.flatnonzero(labeled_mask(y))
         sw = None if sample_weight is None else np.asarray(sample_weight)[rows]
         return float(
             accuracy_score(
-                np.asarray(y)[rows],
+                y[rows],
                 self.predict(_safe_indexing(X, rows)),
                 sample_weight=sw,
             )

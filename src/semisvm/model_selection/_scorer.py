@@ -9,7 +9,7 @@ import numpy as np
 from sklearn.metrics import get_scorer, make_scorer
 from sklearn.utils import _safe_indexing
 
-from .._validation import labeled_mask
+from .._validation import decode_labels, labeled_mask
 
 __all__ = ["labeled_mask", "labeled_scorer", "make_labeled_scorer", "LabeledScorer"]
 
@@ -41,6 +41,7 @@ class LabeledScorer:
         self.name = name
 
     def __call__(self, estimator: Any, X: Any, y: Any, **kwargs: Any) -> float:
+        y = decode_labels(y)  # None / NaN / pd.NA: unlabeled rows
         mask = labeled_mask(y)
         if not mask.any():
             raise ValueError(
@@ -54,9 +55,7 @@ class LabeledScorer:
         sw = kwargs.get("sample_weight")
         if sw is not None:
             kwargs["sample_weight"] = np.asarray(sw)[rows]
-        return self.scorer(
-            estimator, _safe_indexing(X, rows), np.asarray(y)[rows], **kwargs
-        )
+        return self.scorer(estimator, _safe_indexing(X, rows), y[rows], **kwargs)
 
     def __repr__(self) -> str:
         return f"LabeledScorer({self.name or self.scorer!r})"

@@ -9,7 +9,7 @@ import numpy as np
 from sklearn.model_selection import KFold, StratifiedKFold
 from sklearn.model_selection._split import BaseCrossValidator
 
-from .._validation import resolve_seed
+from .._validation import decode_labels, resolve_seed
 from ._scorer import labeled_mask
 
 __all__ = ["LabeledKFold", "LabeledStratifiedKFold"]
@@ -34,7 +34,7 @@ class _LabeledFolds(BaseCrossValidator):
             raise ValueError(
                 f"{type(self).__name__}.split needs y (-1 marks unlabeled points)."
             )
-        y = np.asarray(y)
+        y = decode_labels(y)
         n = y.shape[0] if X is None else (X.shape[0] if hasattr(X, "shape") else len(X))
         if y.shape[0] != n:
             raise ValueError(f"X has {n} rows but y has {y.shape[0]}.")

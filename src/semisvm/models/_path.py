@@ -27,6 +27,8 @@ from .._validation import (
     check_n_neighbors,
     check_numeric_frame,
     check_semi_supervised_targets,
+    decode_labels,
+    plain,
     resolve_seed,
     validate_params,
 )
@@ -313,8 +315,8 @@ class LapSVMPath(ClassifierMixin, BaseEstimator):
         known = np.isin(y, self.classes_)
         if not known.all():
             raise ValueError(
-                f"{name} holds labels {np.unique(y[~known])[:5]!r} that are not among "
-                f"the training classes {self.classes_!r}."
+                f"{name} holds labels {plain(np.unique(y[~known])[:5])!r} that are "
+                f"not among the training classes {plain(self.classes_)!r}."
             )
         return np.where(y == self.classes_[1], 1.0, -1.0)
 
@@ -338,6 +340,7 @@ class LapSVMPath(ClassifierMixin, BaseEstimator):
         """
         validate_params(self.get_params(deep=False), self._parameter_constraints)
         check_numeric_frame(X)
+        y = decode_labels(y)  # None / NaN / pd.NA: unlabeled (sklearn refuses NaN)
         X, y = validate_data(
             self,
             X,
@@ -448,8 +451,8 @@ class LapSVMPath(ClassifierMixin, BaseEstimator):
         known = np.isin(y_val, self.classes_)
         if not known.all():
             raise ValueError(
-                f"y_val holds labels {np.unique(y_val[~known])[:5]!r} that are not "
-                f"among the training classes {self.classes_!r}."
+                f"y_val holds labels {plain(np.unique(y_val[~known])[:5])!r} that are "
+                f"not among the training classes {plain(self.classes_)!r}."
             )
         Kv = prediction_kernel(self, X_val, dtype=np.float64)
         Yv = one_vs_rest(y_val, self.classes_)

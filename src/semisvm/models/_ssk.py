@@ -17,6 +17,7 @@ from .._validation import (
     check_finite,
     check_numeric_frame,
     check_semi_supervised_targets,
+    decode_labels,
     validate_params,
 )
 from ._deformed import SemiSupervisedKernel
@@ -198,6 +199,8 @@ class LapSVC(ClassifierMixin, BaseEstimator):
         validate_params(self.get_params(deep=False), self._parameter_constraints)
         if isinstance(self.kernel, str):
             check_numeric_frame(X)
+            if y is not None:  # None / NaN / pd.NA: unlabeled (sklearn refuses NaN)
+                y = decode_labels(y)
             X, y = validate_data(
                 self,
                 X,

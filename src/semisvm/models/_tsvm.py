@@ -18,6 +18,8 @@ from .._validation import (
     Options,
     check_finite,
     check_semi_supervised_targets,
+    decode_labels,
+    plain,
     resolve_seed,
     validate_params,
 )
@@ -287,7 +289,7 @@ class ExactTSVM(ClassifierMixin, BaseEstimator):
         :attr:`~semisvm.models._problem.Targets.Y`).
         """
         if self.verbose and self.classes_.size > 2:
-            print(f"[ExactTSVM] class {self.classes_[c]!r} vs rest", flush=True)
+            print(f"[ExactTSVM] class {plain(self.classes_[c])!r} vs rest", flush=True)
         common = dict(
             C=float(self.C),
             C_star=float(self.C_star),
@@ -324,6 +326,7 @@ class ExactTSVM(ClassifierMixin, BaseEstimator):
         self : ExactTSVM
         """
         validate_params(self.get_params(), self._parameter_constraints)
+        y = decode_labels(y)  # None / NaN / pd.NA: unlabeled (sklearn refuses NaN)
         X, y = validate_data(
             self,
             X,

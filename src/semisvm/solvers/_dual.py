@@ -109,6 +109,7 @@ import scipy.linalg as la
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVC
 
+from .._validation import plain
 from ..graph._power import product_operand
 from ._result import SolveResult
 from ._targets import as_targets
@@ -191,9 +192,9 @@ def _check_inputs(
     targets of :func:`~semisvm.solvers._targets.as_targets` with both classes in
     every column."""
     if not (np.isfinite(gamma_a) and gamma_a > 0):
-        raise ValueError(f"gamma_a must be a float > 0, got {gamma_a!r}.")
+        raise ValueError(f"gamma_a must be a float > 0, got {plain(gamma_a)!r}.")
     if not (np.isfinite(gamma_i) and gamma_i >= 0):
-        raise ValueError(f"gamma_i must be a float >= 0, got {gamma_i!r}.")
+        raise ValueError(f"gamma_i must be a float >= 0, got {plain(gamma_i)!r}.")
     K = np.asarray(K, dtype=np.float64)
     if K.ndim != 2 or K.shape[0] != K.shape[1]:
         raise ValueError(f"K must be a square (n, n) Gram matrix, got shape {K.shape}.")

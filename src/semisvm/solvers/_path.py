@@ -74,6 +74,7 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 from scipy.optimize import minimize
 
+from .._validation import plain
 from ._result import SolverResult
 from ._targets import as_targets
 from ._tolerances import tolerances
@@ -477,7 +478,7 @@ def lapsvm_path(
     (True, 'empty_L')
     """
     if not (np.isfinite(rho) and rho > 0):
-        raise ValueError(f"rho must be a positive float, got {rho!r}.")
+        raise ValueError(f"rho must be a positive float, got {plain(rho)!r}.")
     K, L = _check_operands(K, L)
     labeled, T = _check_targets(Y, K.shape[0])
     # M = J K (rho I + L K)^{-1} J^T does not depend on the targets: one LU serves
@@ -821,12 +822,14 @@ def _solve_path(
     if not np.all(np.abs(y) == 1.0):
         raise ValueError(
             "_solve_path takes the labeled points' targets in {-1, +1}; got values "
-            f"{np.unique(y)[:5]!r}. (lapsvm_path takes the (n, 1) targets.)"
+            f"{np.unique(y)[:5].tolist()}. (lapsvm_path takes the (n, 1) targets.)"
         )
     if lambda_min is None:
         lambda_min = 0.0
     if lambda_min < 0 or not np.isfinite(lambda_min):
-        raise ValueError(f"lambda_min must be a finite float >= 0, got {lambda_min!r}.")
+        raise ValueError(
+            f"lambda_min must be a finite float >= 0, got {plain(lambda_min)!r}."
+        )
     if max_events is None:
         max_events = max(100, 20 * y.size)
     path = _PathFollower(M, y, lambda_min=lambda_min, tol=tol)
