@@ -61,7 +61,7 @@ class _LabeledFolds(BaseCrossValidator):
         ----------
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
-            ``-1`` marks an unlabeled point.
+            ``-1``, ``None``, ``NaN`` or ``pd.NA`` marks an unlabeled point.
         groups : ignored
 
         Yields

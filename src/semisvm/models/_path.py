@@ -329,7 +329,12 @@ class LapSVMPath(ClassifierMixin, BaseEstimator):
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Labeled and unlabeled training points.
         y : array-like of shape (n_samples,)
-            Class labels, ``-1`` for unlabeled points.
+            Class labels: ints, strings or integer-valued floats, in an array, a
+            list or a pandas Series (object, string, categorical or nullable
+            dtype).  ``-1`` (or ``"-1"``), ``None``, ``NaN`` and ``pd.NA`` mark an
+            unlabeled point, so a column of class names with blanks needs no
+            recoding; the class names are kept in ``classes_`` and the
+            predictions (:func:`semisvm._validation.decode_labels`).
         X_val, y_val : array-like, default=None
             Labeled validation set; ``lambda_`` then minimises its error over the
             path (exactly, see :func:`path_error_pieces`).

@@ -318,8 +318,12 @@ class ExactTSVM(ClassifierMixin, BaseEstimator):
         X : array-like of shape (n_samples, n_features)
             Training points (converted to float64).
         y : array-like of shape (n_samples,)
-            Class labels; ``-1`` (or the string ``"-1"``) marks unlabeled
-            points (:func:`semisvm.models._problem.encode_targets`).
+            Class labels: ints, strings or integer-valued floats, in an array, a
+            list or a pandas Series (object, string, categorical or nullable
+            dtype).  ``-1`` (or ``"-1"``), ``None``, ``NaN`` and ``pd.NA`` mark an
+            unlabeled point, so a column of class names with blanks needs no
+            recoding; the class names are kept in ``classes_`` and the
+            predictions (:func:`semisvm._validation.decode_labels`).
 
         Returns
         -------
