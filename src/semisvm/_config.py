@@ -13,8 +13,7 @@ its own BLAS calls.
   ``OMP_NUM_THREADS`` / ``OPENBLAS_NUM_THREADS`` variables and any
   ``threadpoolctl.threadpool_limits`` of the caller apply to every call.  For a
   machine of many cores that runs one fit at a time, where one thread leaves
-  most of the machine idle (full USPS on this project's 2-core machine, quiet:
-  see BENCHMARKS.md, session 23).
+  most of the machine idle (measurements: docs/rules.rst).
 
 The environment variable ``SEMISVM_BLAS_THREADS`` (``auto`` or ``none``) sets
 the default at import.  The setting is process-wide (not per thread), so that

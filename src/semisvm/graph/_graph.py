@@ -9,10 +9,9 @@ neighbour (Zelnik-Manor & Perona, "Self-tuning spectral clustering", NIPS 2004,
 use the whole distance to the 7th, the rule kept for graphs of fewer than 10
 neighbours), which adapt to the local density and need no
 width.  The half distance to the 10th neighbour,
-:math:`w_{ij} = \exp(-4 d_{ij}^2 / (d_{10}(i) d_{10}(j)))`, won 24 of 28 cells
-of the accuracy benchmark against the 7th (issue 27: USPS 1 label per class
-15.2% -> 12.1%, COIL20 1 label per class 23.3% -> 19.5%; largest loss 1.1
-points); see ``BENCHMARKS.md``.
+:math:`w_{ij} = \exp(-4 d_{ij}^2 / (d_{10}(i) d_{10}(j)))`, is the default
+because it erred less than the 7th on most cells of the accuracy benchmark
+(measurements: docs/rules.rst).
 
 Laplacian: :math:`L = D - W` or the normalized
 :math:`L = I - D^{-1/2} W D^{-1/2}`, optionally raised to an integer power ``p``.

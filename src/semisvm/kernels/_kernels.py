@@ -93,15 +93,13 @@ def knn_gamma(
     ``min(n, max_samples)`` points, whatever the units of the features (like the
     widths the LapSVM papers tune: two moons sigma = 0.35 with 6 neighbours).
 
-    **Why a fixed-size sample** (issue 28).  The k-th neighbour distance among n
+    **Why a fixed-size sample.**  The k-th neighbour distance among n
     points shrinks like :math:`(k/n)^{1/d}`; a kernel that narrow makes the RKHS
     term nearly blind to all but the closest points, so with one label per class
     the minimizer of the LapSVM objective is a bump at each label (its Green's
     function is essentially :math:`k(\cdot, x_i)`) and the graph has nothing
     to spread.  With the width of a fixed-size sample the kernel -- and the
-    function class -- converge as n grows (two moons, one label per class, the
-    exact optimum: AUC of f 0.91 with the n-point width at n = 20,000 against
-    0.999 with the 2,000-point width and heat weights).  For
+    function class -- converge as n grows (measurements: docs/rules.rst).  For
     :math:`n \le` ``max_samples`` the rule is unchanged.
 
     Parameters
@@ -151,8 +149,8 @@ def knn_scale_ratio(
     :math:`\sigma_n`, so :math:`\mathbf f^T L^p \mathbf f / (n \bar d^{\,p})`
     shrinks like :math:`\sigma_n^{2p}` as n grows for the same function f; times
     :math:`\rho^p` it converges (to the value at the sample's scale), and
-    :math:`\gamma_I` keeps its meaning at every n (issue 28: without it the graph
-    term fades at low label rates and the labels stay isolated bumps).
+    :math:`\gamma_I` keeps its meaning at every n (without it the graph term
+    fades at low label rates and the labels stay isolated bumps).
 
     ``knn_dist2`` (n, >= k), the squared distances of every point to its nearest
     other points (the graph search's lists, ascending): :math:`\sigma_n^2` is

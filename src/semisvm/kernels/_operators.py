@@ -207,12 +207,10 @@ class DenseKernelOperator:
         Vc = V.astype(self.dtype, copy=False)
         if not self.use_symmetry or (V.ndim == 2 and V.shape[1] > SYMV_MAX_COLUMNS):
             if V.ndim == 2:
-                # (V^T K)^T: OpenBLAS's gemm with the thin operand first measured
-                # 25-35% faster in float32 for 10 columns at n = 4,000-12,000 on
-                # one thread of an AMD EPYC, the same in float64 there
-                # (benchmarks/bench_floor.py); on an Intel Xeon (SkylakeX kernels)
-                # 1.35-1.55x faster in float64 at n = 2,000-7,291 and 15% slower in
-                # float32 (session 15); returned C-ordered like V, so that the
+                # (V^T K)^T: OpenBLAS's gemm with the thin operand first was as
+                # fast or faster in float64 on the machines measured, and faster
+                # in float32 on one of them (docs/rules.rst); returned C-ordered
+                # like V, so that the
                 # solver's (n, C) blocks keep one layout (a mixed layout costs a
                 # copy in every sparse product with L)
                 out = np.empty(V.shape, dtype=np.float64)

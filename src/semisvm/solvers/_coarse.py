@@ -2,8 +2,8 @@ r"""Coarse-to-fine start for the primal solvers: the exact optimum on m landmark
 
 PCG on the full problem spreads the labels' information about one graph hop per
 iteration, so with a few labels among many points an early-stopping rule can
-fire before the labels have spread (issue 28: full USPS, one label per class,
-early-stopped LapSVM 19-22% error against 12.8% at the optimum).  The coarse
+fire before the labels have spread and stop far from the optimum (measurements:
+docs/rules.rst).  The coarse
 start gives PCG an iterate whose outputs are already spread over the whole
 graph.
 
