@@ -8,47 +8,25 @@ regularization", AISTATS 2011; Nadler, Srebro & Zhou, NIPS 2009).  With a
 fixed number of labels and n growing, the minimizer of
 :math:`\sum_{\text{labels}} \ell + \gamma\, \mathbf f^T L \mathbf f` on data of
 intrinsic dimension :math:`d \ge 2` degenerates toward a constant with spikes at
-the labels: the limit functional (the Dirichlet energy
-:math:`\int \|\nabla f\|^2`) does not control point values when
-:math:`d \ge 2`.  The iterated Laplacian :math:`L^m` measures
+the labels: the Dirichlet energy :math:`\int \|\nabla f\|^2` does not control
+point values when :math:`d \ge 2`.  The iterated Laplacian :math:`L^m` measures
 :math:`\int f \Delta^m f`, a Sobolev :math:`W^{m,2}` seminorm, which controls
-point values when :math:`2m > d`; the higher d, the higher the order needed.
+point values when :math:`2m > d`.
 
-**The rule**: :math:`m = 3` when :math:`\hat d \ge 16`; :math:`m = 2` when
-:math:`5 \le \hat d < 16` and every class has at least 5 labeled points; else
-:math:`m = 1`.  The asymptotic order :math:`m > d/2` is far above what helps at
-the sizes of the benchmarks for data of low or moderate dimension: a power above
-1 costs accuracy on two moons, circles and spirals (d = 2, one label per class:
-0% error with m = 1, 5-19% with m = 2-5; spirals with 5-10 labels per class
-+8 points at m = 2) and COIL20 (d about 4), and at **one label per class** on
-data of moderate dimension (full USPS, d about 10: 13.3 -> 16.5%; USPST(B) +4
-points), where the smoother :math:`L^2` solution has too few labels to pin it.
-With 5 or more labels per class and :math:`5 \le d < 16` the second power wins
-on most families: ``LapSVM()``, 5 label draws, 5 and 10 labels per class, error
-on U (study in ``BENCHMARKS.md``, issue 27/28 session 14): PCMAC 20.2 -> 15.8%
-and 16.8 -> 13.8%, XOR in 8 dimensions 18.8 -> 11.3%, two overlapping Gaussians
-21.2 -> 19.9%, pairs of blobs 2.5 -> 0.1% (a blob holding a single label: its
-label does not spread at m = 1, the spike of the degenerate regime), USPST(B)
-25.5 -> 23.8%; losses up to 1.7 points (three clusters per class in 20
-dimensions, d about 12, 10 labels per class).  From 16 on every family tried
-gains at m = 3, the more the higher d: G50C (d about 26) 12.5 -> 9.5% at m = 3
-(one label per class 19.4 -> 12.9%), 200-dimensional noise with 2 informative
-directions (d about 60) 26.2 -> 22.1%, two Gaussians in 100 dimensions (d
-about 42) 6.5 -> 4.5%, 30 informative of 60 features (d about 17) 18.0 ->
-11.2% (graph-trusting LapSVM, 10-NN, 5 labels per class, 3 draws;
-``BENCHMARKS.md``, issue 28).  The power 3 and not higher: the condition number
-of :math:`L^m` grows like the m-th power of L's, and PCG's iterations with it
-(G50C, 5 labels per class: 22, 44, 132 iterations at m = 1, 2, 3 and no
-convergence in 1,000 at m = 5, where m = 5 would gain another point).
+**The rule** (:func:`auto_laplacian_power`): :math:`m = 3` when
+:math:`\hat d \ge 16`; :math:`m = 2` when :math:`5 \le \hat d < 16` and every
+class has at least 5 labeled points; else :math:`m = 1`.  The asymptotic order
+:math:`m > d/2` is far above what helps at practical sizes: in low dimension,
+or with a single label per class, the smoother solution has too few labels to
+pin it and a power above 1 costs accuracy; the power stops at 3 because the
+condition number of :math:`L^m`, and PCG's iterations with it, grow like the
+m-th power of L's.  Measurements: docs/rules.rst.
 
-**The estimate** is the maximum-likelihood estimator of Levina & Bickel
-("Maximum likelihood estimation of intrinsic dimension", NIPS 2004) with the
-pooling of MacKay & Ghahramani (2005): for each point the inverse estimate
-:math:`\frac{1}{k-1}\sum_{j<k} \log(T_k / T_j)` from its k nearest-neighbour
-distances :math:`T_1 \le \dots \le T_k`, averaged over the points, then
-inverted.  It is computed on a fixed-size random sample (2,000 points, as
-:func:`semisvm.kernels.knn_gamma`): the scale it sees, and so the power, does not
-drift as n grows.
+**The estimate** (:func:`intrinsic_dimension`) is the maximum-likelihood
+estimator of Levina & Bickel (NIPS 2004) with the pooling of MacKay &
+Ghahramani (2005), computed on a fixed-size random sample (2,000 points, as
+:func:`semisvm.kernels.knn_gamma`): the scale it sees, and so the power, does
+not drift as n grows.
 """
 
 from __future__ import annotations

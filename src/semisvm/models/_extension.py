@@ -1,50 +1,33 @@
 r"""A kernel width under which the graph-trusting model extends to new points.
 
-**The problem** (``benchmarks/results/extension_study.md``).  With the
-graph-trusting weights (normalized :math:`\lambda_A = 10^{-6}`,
-:math:`\lambda_I = 1`) the ambient term hardly constrains
-:math:`f = \sum_i \alpha_i k(\cdot, x_i) + b` between the training points: the
-outputs on the training points are set by the labels and the graph, and since
-K is invertible the coefficients are then essentially
-:math:`\alpha = K^{-1}(\mathbf f - b)`, the kernel *interpolant* of those
-outputs.  Where the graph carries the classes the outputs are smooth in the
-kernel's geometry and the interpolant is too.  Where it does not (the classes
-overlap, no gap) the graph-smoothed outputs vary on the scale of the graph's
-neighbourhoods, the kernel of the kNN width rule (:func:`~semisvm.kernels.knn_gamma`)
-is far wider than that in more than a few dimensions (at the 10th neighbour's
-distance a Gaussian kernel in 10 dimensions is nearly flat over thousands of
-points), and the interpolant oscillates between the points: ``predict`` on new
-points then errs far more than the transduction (two overlapping Gaussians in
-10 dimensions, 5 labels per class: 34% against 20% on the unlabeled points;
-a 10-NN vote of the transduction: 18%).  A larger :math:`\lambda_A` calms the
-extension but moves the transduction back toward the supervised fit (20.5 ->
-26.8% at :math:`\lambda_A = 10^{-2}`; spirals 3.7 -> 23.6%), whereas the
-transduction hardly depends on the width (it is the graph's solution):
-:math:`\gamma \to m\gamma` leaves it within a few tenths of a point.
+**The problem.**  With the graph-trusting weights (normalized
+:math:`\lambda_A = 10^{-6}`, :math:`\lambda_I = 1`) the ambient term hardly
+constrains :math:`f = \sum_i \alpha_i k(\cdot, x_i) + b` between the training
+points: the outputs on the training points are set by the labels and the graph,
+and since K is invertible :math:`\alpha \approx K^{-1}(\mathbf f - b)`, the
+kernel *interpolant* of those outputs.  Where the graph does not carry the
+classes (they overlap, no gap) the graph-smoothed outputs vary on the scale of
+the graph's neighbourhoods, the kernel of the kNN width rule
+(:func:`~semisvm.kernels.knn_gamma`) is far wider than that in more than a few
+dimensions, and the interpolant oscillates between the points: ``predict`` on
+new points errs far more than the transduction.  A larger :math:`\lambda_A`
+would move the transduction back toward the supervised fit; a narrower kernel
+leaves the transduction (the graph's solution) nearly unchanged.
+Measurements: docs/rules.rst.
 
-**The check** (:func:`choose_width_factor`).  After the fit, the training
-outputs are interpolated under the kernel :math:`k^m` (the RBF kernel with
-``gamma`` times m, i.e. :math:`K^{\circ m}` elementwise) on a fixed-size sample of
-the training points, and each sampled point is predicted *without itself*
-(the closed-form leave-one-out residual of an interpolant, Rippa 1999:
-:math:`r_i = c_i / (K^{-1})_{ii}` with :math:`c = K^{-1}\mathbf f`); the
-fraction of points whose leave-one-out label differs from their transduction
-measures how well the model of width m reproduces its own transduction at a
-point it has not seen.  Factors :math:`m = 1, 2, 4, 8` are tried in turn
-until the disagreement stops falling (only m = 1 when it is already below
-:data:`MIN_GAIN`); the width moves only when the best factor disagrees
-less than m = 1 by at least :data:`MIN_GAIN` (2 points) and by
-:data:`Z_GAIN` standard errors of the paired per-point differences.  The model
-is then refitted with ``gamma_`` times m: the same objective, in the RKHS of the
-narrower kernel (an RKHS function, not a vote).
-
-Applied by ``LapSVM`` and ``LapRLS`` when the fit trusts the graph
-(``gamma_i_ > 0``), the kernel is the RBF with a width *rule* (``gamma`` a
-string, the default ``"knn"``: a width the user set is kept), K is dense, and
-there are unlabeled points; ``SolverOptions(extension_width=None)`` turns it
-off.  Cost: a sample of at most :data:`SAMPLE` points, one Cholesky
-factorization and one triangular inverse per factor tried (1 or 2 where the
-width stays), and the refit when the width moves.
+**The check** (:func:`choose_width_factor`).  After the fit the training
+outputs are interpolated under :math:`k^m` (``gamma`` times m) on a sample of
+at most :data:`SAMPLE` points, and each sampled point is predicted *without
+itself* (the closed-form leave-one-out residual of an interpolant, Rippa 1999:
+:math:`r_i = c_i / (K^{-1})_{ii}`, :math:`c = K^{-1}\mathbf f`).  Factors
+:data:`FACTORS` are tried until the disagreement with the transduction stops
+falling; the width moves only when the best factor disagrees less than m = 1
+by at least :data:`MIN_GAIN` and by :data:`Z_GAIN` standard errors of the paired
+per-point differences, and the model is then refitted with ``gamma_`` times m:
+the same objective in the RKHS of the narrower kernel.  Applied when the fit
+trusts the graph (``gamma_i_ > 0``), the kernel is the RBF with a width *rule*
+(a width the user set is kept), K is dense and there are unlabeled points;
+``SolverOptions(extension_width=None)`` turns it off.
 """
 
 from __future__ import annotations
@@ -136,6 +119,12 @@ def choose_width_factor(
 ) -> tuple[float, dict[str, Any]]:
     r"""The factor of the RBF ``gamma`` under which the fitted model's
     transduction extends to points it has not seen (module docstring).
+
+    Only m = 1 is tried when its disagreement is already below
+    :data:`MIN_GAIN` (no factor can gain enough).  Cost: one Cholesky
+    factorization and one triangular inverse of the sample's Gram matrix per
+    factor tried (1 or 2 where the width stays); the caller refits when the
+    width moves.
 
     Parameters
     ----------
