@@ -8,87 +8,21 @@ Belkin, Niyogi and Sindhwani (2006) train the Laplacian SVM
         + \gamma_A \alpha^\top K \alpha + \gamma_I \alpha^\top K L K \alpha,
     \qquad f(x) = \sum_j \alpha_j k(x_j, x) + b,
 
-through its Wolfe dual, an l-variable SVM-like quadratic program, followed by an
-n-by-n linear system (Melacci & Belkin 2011, Eq. 5 and 6).  The QP is handed to
-LIBSVM (through scikit-learn's ``SVC(kernel="precomputed")``), which also gives b.
-
-The hinge loss (Eq. 5-6)
-------------------------
-With :math:`A = 2\gamma_A I + 2\gamma_I L K` and :math:`J` the l-by-n selector
-of the labeled rows,
-
-.. math::
-
-    \beta^* = \arg\max_{0 \le \beta_i \le c_i,\ \beta^\top y = 0}
-        \mathbf 1^\top \beta - \tfrac12 \beta^\top Y G Y \beta,
-    \qquad G = J K A^{-1} J^\top,
-
-    \alpha = A^{-1} J^\top Y \beta^*.
-
-The QP is a standard SVM dual with Gram matrix ``G`` and ``C = 1`` (times the
-weights :math:`c_i`, LIBSVM's per-sample ``C``).
-
-The squared hinge (Eq. 7)
--------------------------
-The primal LapSVM of Melacci & Belkin (2011, Eq. 7), the problem of the Newton
-and PCG solvers,
-
-.. math::
-
-    \min_{\alpha, b}\; \tfrac12\Big[\sum_{i \le l} c_i \max(0, 1 - y_i f_i)^2
-    + \gamma_A \alpha^\top K \alpha + \gamma_I \alpha^\top K L K \alpha\Big],
-
-is solved through its dual.  With :math:`\xi_i \ge 1 - y_i f_i` the Lagrangian's
-stationarity gives :math:`c_i\xi_i = \beta_i`, :math:`\beta^\top y = 0` and
-:math:`\alpha = A_2^{-1} J^\top Y\beta` with :math:`A_2 = \gamma_A I +
-\gamma_I L K`, so that
-
-.. math::
-
-    \beta^* = \arg\max_{\beta \ge 0,\ \beta^\top y = 0}
-        \mathbf 1^\top \beta - \tfrac12 \beta^\top Y (G_2 + D^{-1}) Y \beta,
-    \qquad G_2 = J K A_2^{-1} J^\top,\ D = \mathrm{diag}(c),
-
-an SVM dual with the Gram matrix :math:`G_2 + D^{-1}` and no upper bound.  An
-upper bound that never binds makes it a LIBSVM problem: at the optimum
-:math:`\tfrac12\sum c_j\xi_j^2` is at most the objective at
-:math:`(\alpha, b) = 0`, i.e. :math:`\tfrac12\sum_j c_j`, so
-:math:`\beta_i = c_i\xi_i \le \sqrt{c_i \sum_j c_j}`; LIBSVM gets
-:math:`C = 2\max_i\sqrt{c_i\sum_j c_j} + 1`, strictly above every
-:math:`\beta_i` of the optimum, and the solution is that of the unbounded QP.
-The result equals the Newton and PCG solutions to solver tolerance (tested).
-Both losses use the same :math:`\gamma_A, \gamma_I`: the loss is weighted 1
-against them in both (the factor ½ of Eq. 7 multiplies the whole objective).
-
-Linear algebra, the bias
-------------------------
-``A`` is LU-factored once (``scipy.linalg.lu_factor``) and the factorisation is
-reused for ``G`` and for the ``alpha`` of every column; nothing is inverted
-explicitly.  ``K A^{-1}`` is symmetric positive semi-definite (it equals
-:math:`(2\gamma_A I + 2\gamma_I K L)^{-1} K`), so ``G`` is symmetrised against
-round-off before LIBSVM sees it.
-
-The intrinsic term acts on ``K alpha`` only, never on the bias: with the
-normalized Laplacian :math:`L\mathbf 1 \ne 0` and this differs from penalising
-:math:`(K\alpha + b\mathbf 1)^\top L (K\alpha + b\mathbf 1)` (Melacci & Belkin
-2011, footnote 1); the bias is unregularised.
-
-**Hinge and a non-unique bias.**  With the hinge loss, when every labeled point
-is a bounded support vector (:math:`\beta_i = c_i`, i.e. the regularisation is
-so strong that every labeled point lies inside the margin, e.g. G50C with the
-paper's :math:`\gamma_A = 1`, :math:`C = 1/(2\gamma_A) = 0.5`), the objective is
-flat in :math:`b` over an interval (its derivative in b is :math:`-\sum_i c_i
-y_i = 0` for balanced classes): every b in it is optimal, and LIBSVM returns the
-interval's midpoint, which can put every point on one side.  The squared hinge
-has a unique b.
-
-**Without the bias** (``fit_intercept=False``) the dual has no equality
-constraint :math:`\beta^\top y = 0`, only the box, which LIBSVM cannot express;
-it is solved by bounded-variable least squares and exact coordinate descent
-(:func:`_box_qp`).  Dropping LIBSVM's b after solving the problem *with* the
-constraint is not the same model: on COIL20 (20 one-vs-rest columns, 2 labels
-per class) it errs 48% on U where the problem without b errs 15%, the value of
-Newton without b.
+through its Wolfe dual, an l-variable SVM quadratic program, followed by an
+n-by-n linear system (Melacci & Belkin 2011, Eq. 5 and 6): with
+:math:`A = 2\gamma_A I + 2\gamma_I L K` (LU-factored once) and J the l-by-n
+selector of the labeled rows, :math:`\beta^*` solves the SVM dual with the Gram
+matrix :math:`G = J K A^{-1} J^\top` and ``C = 1`` (times the weights
+:math:`c_i`), and :math:`\alpha = A^{-1} J^\top Y \beta^*`.  LIBSVM
+(scikit-learn's ``SVC(kernel="precomputed")``) solves the QP and gives b.  The
+squared hinge (Eq. 7, the problem of the Newton and PCG solvers) has a dual of
+the same form with :math:`A_2 = \gamma_A I + \gamma_I L K`, the Gram matrix
+:math:`G_2 + \mathrm{diag}(c)^{-1}` and no upper bound (:func:`_column_qp`);
+its solution equals Newton's and PCG's to solver tolerance (tested).  The
+intrinsic term acts on :math:`K\alpha` only, never on the unregularised bias
+(Melacci & Belkin 2011, footnote 1).  With the hinge b can be non-unique
+(:func:`_solve_with_bias`); without the bias the dual is a box QP
+(:func:`_solve_without_bias`).
 
 References
 ----------
@@ -229,7 +163,11 @@ def _factor_system(
     K: np.ndarray, L: Any, gamma_a: float, gamma_i: float, scale: float
 ) -> tuple[np.ndarray, np.ndarray]:
     r"""LU factors of :math:`A = s(\gamma_A I + \gamma_I L K)` (``scale`` s = 2 for
-    the hinge, Eq. 5; 1 for the squared hinge)."""
+    the hinge, Eq. 5; 1 for the squared hinge), reused for G and for the
+    :math:`\alpha` of every column: nothing is inverted explicitly.  The
+    intrinsic term acts on :math:`K\alpha` only: with the normalized Laplacian
+    (:math:`L\mathbf 1 \ne 0`) this differs from penalising
+    :math:`(K\alpha + b\mathbf 1)^\top L (K\alpha + b\mathbf 1)`."""
     n = K.shape[0]
     if L is not None and gamma_i != 0:
         A = (scale * gamma_i) * np.asarray(product_operand(L) @ K)
@@ -243,7 +181,9 @@ def _labeled_gram(
     K: np.ndarray, lu_piv: tuple[np.ndarray, np.ndarray], lab_all: np.ndarray
 ) -> np.ndarray:
     r""":math:`G = J K A^{-1} J^\top` over the union of the labeled rows of all
-    columns, symmetrised against round-off (one solve with l right-hand sides)."""
+    columns, symmetrised against round-off (one solve with l right-hand sides):
+    :math:`K A^{-1} = (2\gamma_A I + 2\gamma_I K L)^{-1} K` is symmetric
+    positive semi-definite."""
     n = K.shape[0]
     E = np.zeros((n, lab_all.size))
     E[lab_all, np.arange(lab_all.size)] = 1.0
@@ -315,8 +255,25 @@ def _box_qp(
 
 
 def _column_qp(G: np.ndarray, c: np.ndarray, squared: bool) -> np.ndarray:
-    """Gram matrix of one column's QP: ``G`` (hinge) or ``G + diag(1/c)``
-    (squared hinge, module docstring)."""
+    r"""Gram matrix of one column's QP: ``G`` (hinge) or ``G + diag(1/c)``
+    (squared hinge).
+
+    The squared hinge's primal (Melacci & Belkin 2011, Eq. 7)
+
+    .. math::
+
+        \min_{\alpha, b}\; \tfrac12\Big[\sum_{i \le l} c_i \max(0, 1 - y_i f_i)^2
+        + \gamma_A \alpha^\top K \alpha + \gamma_I \alpha^\top K L K \alpha\Big]
+
+    with :math:`\xi_i \ge 1 - y_i f_i` has the Lagrangian's stationarity
+    :math:`c_i\xi_i = \beta_i`, :math:`\beta^\top y = 0` and
+    :math:`\alpha = A_2^{-1} J^\top Y\beta`, :math:`A_2 = \gamma_A I + \gamma_I L K`,
+    so that :math:`\beta^*` maximizes :math:`\mathbf 1^\top \beta - \tfrac12
+    \beta^\top Y (G_2 + D^{-1}) Y \beta` over :math:`\beta \ge 0,\ \beta^\top y =
+    0`, with :math:`G_2 = J K A_2^{-1} J^\top` and :math:`D = \mathrm{diag}(c)`.
+    Both losses use the same :math:`\gamma_A, \gamma_I`: the loss is weighted 1
+    against them in both (the factor ½ of Eq. 7 multiplies the whole objective).
+    """
     if not squared:
         return G
     Q = G.copy()
@@ -336,13 +293,29 @@ def _solve_with_bias(
     shrinking: bool,
     column: int,
 ) -> tuple[np.ndarray, float, int, bool]:
-    """One column's QP with the constraint :math:`\\beta^\\top y = 0`, by LIBSVM.
+    r"""One column's QP with the constraint :math:`\beta^\top y = 0`, by LIBSVM.
 
     Returns ``(y * beta, b, iterations, converged)``.  LIBSVM's own
     "terminated early" warning is replaced by one that names the column and the
     remedy; every other warning raised during the fit reaches the caller.
+
+    *The squared hinge* has no upper bound on :math:`\beta`; a bound that never
+    binds makes it a LIBSVM problem.  At the optimum
+    :math:`\tfrac12\sum c_j\xi_j^2` is at most the objective at
+    :math:`(\alpha, b) = 0`, i.e. :math:`\tfrac12\sum_j c_j`, so
+    :math:`\beta_i = c_i\xi_i \le \sqrt{c_i \sum_j c_j}`; LIBSVM gets
+    :math:`C = 2\max_i\sqrt{c_i\sum_j c_j} + 1`, strictly above every
+    :math:`\beta_i` of the optimum, and the solution is that of the unbounded QP.
+
+    *The hinge's bias can be non-unique.*  When every labeled point is a bounded
+    support vector (:math:`\beta_i = c_i`: the regularisation is so strong that
+    every labeled point lies inside the margin, e.g. G50C with the paper's
+    :math:`\gamma_A = 1`) the objective is flat in b over an interval (its
+    derivative in b is :math:`-\sum_i c_i y_i = 0` for balanced classes): every
+    b in it is optimal, and LIBSVM returns the interval's midpoint, which can
+    put every point on one side.  The squared hinge has a unique b.
     """
-    if squared:  # a box that never binds (module docstring)
+    if squared:  # a box that never binds (docstring)
         C_box = 2.0 * float(np.sqrt(c.max() * c.sum())) + 1.0
         fit_kw: dict[str, Any] = {}
     else:
@@ -383,7 +356,14 @@ def _solve_without_bias(
     max_iter: int,
     column: int,
 ) -> tuple[np.ndarray, int, bool]:
-    """One column's QP without the bias (box only), by :func:`_box_qp`.
+    r"""One column's QP without the bias (box only), by :func:`_box_qp`.
+
+    Without the bias (``fit_intercept=False``) the dual has no equality
+    constraint :math:`\beta^\top y = 0`, only the box, which LIBSVM cannot
+    express.  Dropping LIBSVM's b after solving the problem *with* the
+    constraint is not the same model (on COIL20, 20 one-vs-rest columns and 2
+    labels per class, it errs 48% on U where the problem without b errs 15%,
+    the value of Newton without b).
 
     Returns ``(y * beta, iterations, converged)``.
     """
