@@ -7,55 +7,28 @@ trust the graph from these numbers (:mod:`semisvm.models._autoreg`).
 :math:`K = \Phi\Phi^T`, a function of the RKHS spanned by the training points is
 :math:`f = \Phi w + b\,1` with :math:`\|f\|_K^2 = w^Tw`, and the objective of one
 one-vs-rest column (Melacci & Belkin 2011, Eq. 7; LapRLS: squared loss) is
+:math:`\sum_{i\le l} c_i\,\ell(y_i, f_i) + \gamma_A w^T w + \gamma_I w^T B w` with
+:math:`B = \Phi^T L \Phi`.  With :math:`B = U\,\mathrm{diag}(\mu)\,U^T` and
+:math:`A = \Phi_{\mathcal L} U` (l x r) the l x l matrix
 
 .. math::
-    \sum_{i\le l} c_i\,\ell(y_i, f_i) + \gamma_A w^T w + \gamma_I w^T B w,
-    \qquad B = \Phi^T L \Phi ,
-
-(the intrinsic term on :math:`\Phi w` only: exact for :math:`L = D - W`, whose
-rows sum to 0).  Let :math:`B = U\,\mathrm{diag}(\mu)\,U^T` and
-:math:`A = \Phi_{\mathcal L} U` (l x r).  For every pair :math:`(\gamma_A, \gamma_I)`
-the penalty :math:`R = \gamma_A I + \gamma_I B = U\mathrm{diag}(\gamma_A +
-\gamma_I\mu)U^T` is diagonal in the same basis, so the l x l matrix
-
-.. math::
-    G = \Phi_{\mathcal L} R^{-1} \Phi_{\mathcal L}^T
+    G = \Phi_{\mathcal L} (\gamma_A I + \gamma_I B)^{-1} \Phi_{\mathcal L}^T
       = A\,\mathrm{diag}\big(1/(\gamma_A + \gamma_I\mu)\big)\,A^T
 
-costs :math:`O(l^2 r)` per pair after one :math:`O(r^3)` eigendecomposition.
+costs :math:`O(l^2 r)` per pair :math:`(\gamma_A, \gamma_I)` after one
+:math:`O(r^3)` eigendecomposition.
 
-**LapRLS: exact LOO.**  The labeled outputs of the weighted ridge problem without
-intercept are :math:`f = H_R y` with :math:`H_R = G(CG + I)^{-1}C`,
-:math:`C = \mathrm{diag}(c)` (push-through identity).  An unpenalized intercept
-is profiled out: the ridge minimum for targets :math:`z` is :math:`z^T C(I-H_R)z`,
-so :math:`b^* = 1^TC(I-H_R)y / 1^TC(I-H_R)1` and
+**LapRLS: exact LOO.**  The labeled outputs are :math:`f = H y` for a hat matrix
+H built from G (:class:`SpectralLOO`), and deleting the loss term of point i
+(the point stays in the graph: transductive LOO) gives the held-out output
+exactly, :math:`f^{(-i)}_i = y_i - (y_i - f_i)/(1 - H_{ii})` (Hastie, Tibshirani
+& Friedman, *ESL*, Eq. 7.52).  With :math:`\Phi` the full square root of K these
+are the exact LOO outputs of :class:`~semisvm.LapRLS`; above ``max_features``,
+those of the Nyström model whose landmarks include every labeled point.
 
-.. math::
-    H = H_R + \frac{(I - H_R)1\;1^T C (I - H_R)}{1^T C (I - H_R) 1}.
-
-Deleting the loss term of point i (the point stays in the graph: transductive
-LOO) changes a quadratic problem by a rank-one term, and the classical identity
-for linear smoothers gives the held-out output exactly,
-:math:`f^{(-i)}_i = y_i - (y_i - f_i)/(1 - H_{ii})` (e.g. Hastie, Tibshirani &
-Friedman, *ESL*, Eq. 7.52 for the unweighted case; the weighted proof is the same:
-:math:`f^{(-i)}` is the solution for the targets with :math:`y_i` replaced by
-:math:`f^{(-i)}_i`).  With :math:`\Phi` the full square root of K (``n <=
-max_features``) these are the exact LOO outputs of :class:`~semisvm.LapRLS`;
-above, :math:`\Phi` is a Nyström factor whose landmarks include every labeled
-point, and the numbers are those of the Nyström model.
-
-**LapSVM: approximate LOO** from the generalized Hessian at the optimum (Keerthi
-& DeCoste 2005; Chapelle 2007): the squared-hinge optimum is the LapRLS solution on
-its error set :math:`E = \{i: y_i f_i < 1\}` (found here by the same error-set
-iteration as primal Newton, in the l-dimensional form above); removing a point
-outside E leaves the solution unchanged (:math:`f^{(-i)}_i = f_i`), and for
-:math:`i\in E` the LapRLS formula on E is exact as long as E does not change.
-Up to ``exact_max`` labeled points each :math:`i \in E` is instead re-solved
-exactly (the error-set iteration without point i, warm-started), which makes the
-LapSVM LOO exact too.
-
-Cost per grid point: :math:`O(l^2 r + l^3)` (LapRLS, all classes at once) and
-:math:`O(C\,t\,|E|^3)` for LapSVM (t error-set iterations, usually < 10).
+**LapSVM** from the generalized Hessian at the optimum (Keerthi & DeCoste 2005;
+Chapelle 2007): the LapRLS formula on the error set, exact while the error set
+does not change, and exact up to ``exact_max`` labels (re-solved).
 """
 
 from __future__ import annotations
@@ -297,6 +270,39 @@ class SpectralLOO:
         (\\gamma_A(1 - \\beta) + \\gamma_I\\beta)\\big)V^T`; :math:`E + B` must be
         positive definite (for the intrinsic bias: :math:`1^T L 1 > 0`) and
         :math:`\\gamma_I > 0`.
+
+    Notes
+    -----
+    *LapRLS.*  The labeled outputs of the weighted ridge problem without
+    intercept are :math:`f = H_R y` with :math:`H_R = G(CG + I)^{-1}C`,
+    :math:`C = \\mathrm{diag}(c)` (push-through identity).  An unpenalized
+    intercept is profiled out: the ridge minimum for targets :math:`z` is
+    :math:`z^T C(I-H_R)z`, so :math:`b^* = 1^TC(I-H_R)y / 1^TC(I-H_R)1` and
+
+    .. math::
+        H = H_R + \\frac{(I - H_R)1\\;1^T C (I - H_R)}{1^T C (I - H_R) 1}.
+
+    Deleting the loss term of point i changes a quadratic problem by a rank-one
+    term, and the identity for linear smoothers gives
+    :math:`f^{(-i)}_i = y_i - (y_i - f_i)/(1 - H_{ii})` (*ESL*, Eq. 7.52 for
+    the unweighted case; the weighted proof is the same: :math:`f^{(-i)}` is
+    the solution for the targets with :math:`y_i` replaced by
+    :math:`f^{(-i)}_i`).  The intrinsic term on :math:`\\Phi w` only is exact
+    for :math:`L = D - W`, whose rows sum to 0 (``ambient_mask`` for the
+    intrinsic bias).
+
+    *LapSVM.*  The squared-hinge optimum is the LapRLS solution on its error
+    set :math:`E = \\{i: y_i f_i < 1\\}` (found by the same error-set iteration
+    as primal Newton, in the l-dimensional form); removing a point outside E
+    leaves the solution unchanged (:math:`f^{(-i)}_i = f_i`), and for
+    :math:`i\\in E` the LapRLS formula on E is exact as long as E does not
+    change.  Up to ``exact_max`` labeled points each :math:`i \\in E` is
+    instead re-solved exactly (the error-set iteration without point i,
+    warm-started), which makes the LapSVM LOO exact too.
+
+    Cost per grid point: :math:`O(l^2 r + l^3)` (LapRLS, all classes at once)
+    and :math:`O(C\\,t\\,|E|^3)` for LapSVM (t error-set iterations, usually
+    < 10).
     """
 
     def __init__(
