@@ -22,36 +22,11 @@ and :math:`\beta = P\alpha / \lambda` with the *translating matrix*
 :math:`\alpha_0 = \lambda \beta_0`, the decision function is
 :math:`f(x) = (\alpha^T P^T k(x) + \alpha_0) / \lambda` and
 :math:`(\alpha(\lambda), \alpha_0(\lambda))` is piecewise linear in
-:math:`\lambda` (Theorem 1, Eq. 18).  This module computes every breakpoint.
-
-Implementation notes
---------------------
-* Everything after the translating matrix works on the ``l x l`` matrix
-  :math:`M = J K (\rho I + LK)^{-1} J^T` (symmetric positive semi-definite;
-  :math:`Q = YMY`), so the path costs :math:`O(l^2)` per event plus an
-  :math:`O(m^3)` solve with :math:`m = |\mathcal{E}|`.
-* The margin slack of labeled point ``i`` is tracked as
-  :math:`h_i = y_i(\alpha^T P^T k(x_i) + \alpha_0) - \lambda = (Q\alpha)_i +
-  y_i\alpha_0 - \lambda`: ``h > 0`` is the set R (outside the margin,
-  ``alpha = 0``), ``h < 0`` the set L (inside, ``alpha = 1``), ``h = 0`` the
-  elbow E.
-* On a segment, Eq. (18) reads (with :math:`t = \lambda^\ell - \lambda`)
-  :math:`Q_{EE}\,\dot\alpha_E + y_E\,\dot\alpha_0 = -1,\ y_E^T\dot\alpha_E = 0`,
-  a symmetric saddle-point system equivalent to the paper's
-  :math:`A_\mathcal{E}` system.
-* At each breakpoint the new elbow set is the one that makes the *direction*
-  consistent: points at a bound that stay in E must move into ``[0, 1]``, points
-  that leave E must move to the side that matches their ``alpha``.  This is the
-  optimality condition of a small QP (the directional derivative of the
-  parametric dual).  The obvious update of E (the point that triggered the
-  event enters or leaves) is tried first; ties (several events at one
-  :math:`\lambda`) and singular elbow systems fall back to an enumeration of the
-  candidate sets (then to SLSQP on that QP) and are reported in a
-  :class:`PathWarning`.
-* Initialisation: balanced classes use Lemma 1 (Eq. 14-17); unbalanced classes
-  use Lemma 2, a box-constrained QP solved with LIBSVM (scikit-learn's
-  ``SVC``; SLSQP as fallback) and then polished by an exact active-set solve of
-  its KKT system.
+:math:`\lambda` (Theorem 1, Eq. 18).  This module computes every breakpoint
+(:func:`lapsvm_path`): after the translating matrix everything works on the
+l x l matrix :math:`M = J K (\rho I + LK)^{-1} J^T`, :math:`O(l^2)` per event
+plus a solve of the elbow system; ties and singular elbow systems are resolved
+exactly and reported in a :class:`PathWarning` (:class:`_PathFollower`).
 
 References
 ----------
@@ -851,12 +826,41 @@ def _solve_path(
 
 
 class _PathFollower:
-    """State of the path between two breakpoints, one method per phase.
+    r"""State of the path between two breakpoints, one method per phase.
 
     ``alpha, a0, lam`` the current point; ``h`` the slacks; ``C`` the candidate
     elbow at the current breakpoint and ``guess`` the obvious elbow update;
     ``state`` the set (R, E, L) of every labeled point; the recorded breakpoints
     and the counters of degenerate situations.
+
+    Notes
+    -----
+    * Everything after the translating matrix works on the ``l x l`` matrix
+      :math:`M = J K (\rho I + LK)^{-1} J^T` (symmetric positive semi-definite;
+      :math:`Q = YMY`), so the path costs :math:`O(l^2)` per event plus an
+      :math:`O(m^3)` solve with :math:`m = |\mathcal{E}|`.
+    * The margin slack of labeled point ``i`` is tracked as
+      :math:`h_i = y_i(\alpha^T P^T k(x_i) + \alpha_0) - \lambda = (Q\alpha)_i +
+      y_i\alpha_0 - \lambda`: ``h > 0`` is the set R (outside the margin,
+      ``alpha = 0``), ``h < 0`` the set L (inside, ``alpha = 1``), ``h = 0`` the
+      elbow E.
+    * On a segment, Eq. (18) reads (with :math:`t = \lambda^\ell - \lambda`)
+      :math:`Q_{EE}\,\dot\alpha_E + y_E\,\dot\alpha_0 = -1,\ y_E^T\dot\alpha_E = 0`,
+      a symmetric saddle-point system equivalent to the paper's
+      :math:`A_\mathcal{E}` system.
+    * At each breakpoint the new elbow set is the one that makes the *direction*
+      consistent: points at a bound that stay in E must move into ``[0, 1]``,
+      points that leave E must move to the side that matches their ``alpha``.
+      This is the optimality condition of a small QP (the directional derivative
+      of the parametric dual).  The obvious update of E (the point that
+      triggered the event enters or leaves) is tried first; ties (several
+      events at one :math:`\lambda`) and singular elbow systems fall back to an
+      enumeration of the candidate sets (then to SLSQP on that QP) and are
+      reported in a :class:`PathWarning`.
+    * Initialisation: balanced classes use Lemma 1 (Eq. 14-17); unbalanced
+      classes use Lemma 2, a box-constrained QP solved with LIBSVM
+      (scikit-learn's ``SVC``; SLSQP as fallback) and then polished by an exact
+      active-set solve of its KKT system.
     """
 
     def __init__(
