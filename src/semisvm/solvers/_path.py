@@ -23,10 +23,7 @@ and :math:`\beta = P\alpha / \lambda` with the *translating matrix*
 :math:`f(x) = (\alpha^T P^T k(x) + \alpha_0) / \lambda` and
 :math:`(\alpha(\lambda), \alpha_0(\lambda))` is piecewise linear in
 :math:`\lambda` (Theorem 1, Eq. 18).  This module computes every breakpoint
-(:func:`lapsvm_path`): after the translating matrix everything works on the
-l x l matrix :math:`M = J K (\rho I + LK)^{-1} J^T`, :math:`O(l^2)` per event
-plus a solve of the elbow system; ties and singular elbow systems are resolved
-exactly and reported in a :class:`PathWarning` (:class:`_PathFollower`).
+(:func:`lapsvm_path`; how, in :class:`_PathFollower`).
 
 References
 ----------
