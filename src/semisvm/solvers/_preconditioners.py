@@ -19,23 +19,10 @@ an iteration keeps its single product with K.
   spectrum spreads from :math:`\gamma_A` to about :math:`\lambda_{\max}(K)
   \lambda_{\max}(G)` and grows with n (so does the iteration count).
 * :class:`NystroemPreconditioner`: a Rayleigh-Ritz approximation of the top of
-  :math:`A`'s spectrum on the span of m landmark coefficient vectors
-  :math:`e_j` (the Nyström space: the functions :math:`k(x_j, \cdot)`), deflated as in
-  randomized Nyström preconditioning (Frangella, Tropp & Udell, 2023), but in the K
-  inner product, so that no product with K beyond the m landmark columns is needed.
-  With :math:`V` (n x r) the Ritz vectors of the top half of the Ritz values
-  :math:`\theta_1 \ge \dots \ge \theta_r` (:math:`V^T K V = I`), and
-  :math:`c = 1 / (\theta_{r+1} + \gamma_A)`,
-
-  .. math::
-      T g = V \,\mathrm{diag}\big(\tfrac{1}{\theta + \gamma_A}\big) V^T K g
-            + c\,(g - V V^T K g),
-
-  which is self-adjoint and positive definite in the K inner product (it acts as
-  :math:`(\theta_i + \gamma_A)^{-1}` on span V and as c on its K-orthogonal
-  complement), so :math:`K T` is symmetric positive definite.  :math:`V` is nonzero
-  only on the m landmark rows, and :math:`K V` is the landmark columns times an
-  m x r matrix: applying T and :math:`K T` costs :math:`O(n m C)` for C columns.
+  :math:`A`'s spectrum on m landmark coefficient vectors, deflated as in
+  randomized Nyström preconditioning (Frangella, Tropp & Udell, 2023) but in the
+  K inner product, so that no product with K beyond the m landmark columns is
+  needed (the map and why :math:`K T` is positive definite: its docstring).
 
 The preconditioner changes the search directions, not the objective: PCG with
 either converges to the same optimum (the exact line search is unchanged).
@@ -91,6 +78,24 @@ def _kernel_columns(Kop: Any, idx: np.ndarray) -> tuple[np.ndarray, int]:
 
 class NystroemPreconditioner:
     r"""Deflation of the top of the spectrum on a landmark (Nyström) subspace.
+
+    A Rayleigh-Ritz approximation of the top of :math:`A`'s spectrum (module
+    docstring) on the span of m landmark coefficient vectors :math:`e_j` (the
+    Nyström space: the functions :math:`k(x_j, \cdot)`), deflated in the K inner
+    product.  With :math:`V` (n x r) the Ritz vectors of the top half of the
+    Ritz values :math:`\theta_1 \ge \dots \ge \theta_r` (:math:`V^T K V = I`),
+    and :math:`c = 1 / (\theta_{r+1} + \gamma_A)`,
+
+    .. math::
+        T g = V \,\mathrm{diag}\big(\tfrac{1}{\theta + \gamma_A}\big) V^T K g
+              + c\,(g - V V^T K g),
+
+    which is self-adjoint and positive definite in the K inner product (it acts
+    as :math:`(\theta_i + \gamma_A)^{-1}` on span V and as c on its K-orthogonal
+    complement), so :math:`K T` is symmetric positive definite.  :math:`V` is
+    nonzero only on the m landmark rows, and :math:`K V` is the landmark columns
+    times an m x r matrix: applying T and :math:`K T` costs :math:`O(n m C)` for
+    C columns.
 
     Parameters
     ----------
