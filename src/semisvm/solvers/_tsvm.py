@@ -14,89 +14,16 @@ Problem.  Given a Gram matrix :math:`K` over ``n = l + u`` points, labels
 The inner problem is the L2-SVM of :mod:`semisvm.solvers._l2svm`; the balance
 window is ``round(r u) +- floor(tol u)`` positives for a positive fraction ``r``.
 
-* :func:`tsvm_branch_and_bound` — Chapelle, Sindhwani & Keerthi (2006).  A node is
-  a partial labeling of :math:`U`; its lower bound is the L2-SVM objective on
-  :math:`L` plus the points labeled so far (adding points can only raise it).
-  Depth first; branch on the unlabeled point with the largest :math:`|f(x)|` and
-  try the label :math:`\operatorname{sign} f(x)` first; prune when the bound
-  reaches the best complete objective; once one class is full the remaining
-  points are forced.  Two exact shortcuts: a child whose new point already lies
-  outside the margin with its label reuses the parent's solution, and a node
-  whose unlabeled points all lie outside the margin with a sign labeling that
-  fits the balance is a leaf whose completion costs nothing (Observation 3.2 of
-  the randomized paper).  *Reduced-cost fixing* (below) strengthens the node
-  bound.  The initial upper bound comes from alternating
-  minimisation (solve the SVM, relabel :math:`U` by the balanced sign of
-  :math:`f`, repeat).  When a limit stops the search, the smallest bound of the
-  open nodes is a lower bound of :math:`J^\star`.
-* :func:`tsvm_randomized` — Clarkson's Basis2 over the branch and bound (the
-  STSVM of the randomized paper, Algorithm 1), with a lower bound that makes the
-  certificate a proof (below).  Weights :math:`\mu_j = 1` on :math:`U`; each
-  round draws :math:`R \subset U` of ``sample_size`` points (the guiding
-  solution's margin points first), solves the sample by branch and bound on
-  :math:`L \cup R` under the count of positives the guiding labeling has in
-  :math:`R` (a fast search, *not* a bound), doubles :math:`\mu` on the
-  violators :math:`V = \{j \in U \setminus R : |f(x_j)| < 1\}`, and turns
-  the sample solution into a balanced labeling of the whole :math:`U`
-  (improved by alternating minimisation on the whole set: the incumbent).
-  When Clarkson's rule fires (no violator, balanced), the *relaxed* sample
-  problem below is solved exactly: its optimum is a lower bound.  If such
-  rounds stop improving the incumbent (failed proofs, or samples with
-  violators that never let the rule fire), a branch and bound over the whole
-  set started from the incumbent finishes the proof or leaves its open-node
-  bound.
-
-Reduced-cost fixing (the node bound).  At a node with solution value
-:math:`J_N` (the L2-SVM on :math:`L` plus the labeled part of :math:`U`) and
-incumbent :math:`J_{inc}`, :func:`~semisvm.solvers._l2svm.add_point_bounds`
-gives for each free point :math:`j` and label :math:`s` a
-:math:`\delta_j(s) \ge 0` with "node + :math:`(x_j, s)`" costing at least
-:math:`J_N + \delta_j(s)` (weak duality).  Every completion of the node that
-labels :math:`j` with :math:`s` contains the problem "node + :math:`(x_j,
-s)`" (more non-negative terms only raise the minimum), so it costs at least
-:math:`J_N + \delta_j(s)`.  If that reaches :math:`J_{inc}`, no completion
-improving the incumbent gives :math:`j` the label :math:`s`: :math:`j` is
-fixed to :math:`-s`.  All such points are fixed at once and the node's SVM
-re-solved with them; its value, now including the losses of the fixed points
-that lie inside the margin, is a lower bound of every *improving* completion
-of the node, and completions that do not improve cost at least
-:math:`J_{inc}`; the node's bound is therefore still valid for
-:math:`\min(J_{inc}, \cdot)`, which is what pruning and the open-node bound
-use (the open-node bound is capped by the incumbent).  When the fixed labels
-alone break the balance window the node has no improving completion and is
-dropped; when both labels of a point are excluded, likewise.  The incumbent
-only decreases, so a fixing stays valid for the rest of the search.  Tested
-against brute force (``tests/test_tsvm.py``, fixing on and off) and by the
-property tests.
-
-Why the randomized certificate is sound.  Let :math:`|R| = r`.  The *relaxed
-sample problem* :math:`P_R` is the TSVM on :math:`L \cup R` whose number of
-positives in :math:`R` may be anything in
-
-.. math::
-
-    [\max(0, p_{lo} - (u - r)),\ \min(r, p_{hi})],
-
-the set of counts that the restriction to :math:`R` of a feasible labeling of
-:math:`U` can have (the other :math:`u - r` points hold between 0 and
-:math:`u - r` positives).  (i) *Lower bound*: the restriction of an optimal
-labeling :math:`y^\star` of the full problem to :math:`R` is feasible for
-:math:`P_R`, and for every :math:`f` the full objective with :math:`y^\star` is
-at least the objective of :math:`P_R` with :math:`y^\star_R` (the dropped terms
-are non-negative); so :math:`\mathrm{opt}(P_R) \le J^\star` (and so is any lower
-bound of :math:`\mathrm{opt}(P_R)` from an unfinished search).  (ii) *Upper
-bound*: the incumbent is a labeling of :math:`U` inside the balance window whose
-full objective :math:`J_{inc}` is evaluated exactly, so :math:`J^\star \le
-J_{inc}`.  The run is certified when :math:`J_{inc} \le \max_R
-\mathrm{opt}(P_R)` up to a relative ``1e-9`` (rounding of two Newton solves).
-This covers Clarkson's stopping rule: if the sample solution :math:`f` has no
-violator and the labeling (:math:`y_R`, :math:`\operatorname{sign} f` on
-:math:`U \setminus R`) meets the balance window, then that labeling with the
-same :math:`f` has zero loss on :math:`U \setminus R`, so its full objective is
-at most :math:`\mathrm{opt}(P_R) \le J^\star`: it is optimal.  With a narrower
-count window on :math:`R` (e.g. one scaled to :math:`|R|`, or centred on the
-incumbent's count in :math:`R`) (i) fails and "no violators" proves nothing;
-such windows are not used.
+* :func:`tsvm_branch_and_bound` -- Chapelle, Sindhwani & Keerthi (2006):
+  depth-first search over partial labelings of :math:`U`, each node bounded
+  below by the L2-SVM on :math:`L` and the points labeled so far, strengthened
+  by reduced-cost fixing (the argument: :class:`_Search`).  When a limit stops
+  the search, the smallest bound of the open nodes is a lower bound of
+  :math:`J^\star`.
+* :func:`tsvm_randomized` -- Clarkson's Basis2 over the branch and bound (the
+  STSVM of Esposito & Martín, Algorithm 1), with a lower bound from a *relaxed*
+  sample problem that makes the certificate a proof (why it is sound:
+  :class:`_RandomizedRun`).
 
 References
 ----------
@@ -181,7 +108,8 @@ class TSVMResult(SolverResult):
         optimum :math:`J^\\star`).
     is_global_optimum : bool
         ``True`` only with a proof: the branch and bound finished, or the
-        randomized lower bound reached ``objective`` (see the module docstring).
+        randomized lower bound reached ``objective`` (the argument:
+        ``semisvm.solvers._tsvm._RandomizedRun``).
     n_nodes : int
         Branch-and-bound nodes evaluated (summed over rounds).
     n_rounds : int
@@ -303,7 +231,31 @@ def _balanced_signs(f: np.ndarray, lo: int, hi: int) -> np.ndarray:
 
 
 class _Search:
-    """Depth-first branch and bound over a (sub)problem; plain data holder."""
+    r"""Depth-first branch and bound over a (sub)problem; plain data holder.
+
+    Reduced-cost fixing (the node bound).  At a node with solution value
+    :math:`J_N` (the L2-SVM on :math:`L` plus the labeled part of :math:`U`) and
+    incumbent :math:`J_{inc}`, :func:`~semisvm.solvers._l2svm.add_point_bounds`
+    gives for each free point :math:`j` and label :math:`s` a
+    :math:`\delta_j(s) \ge 0` with "node + :math:`(x_j, s)`" costing at least
+    :math:`J_N + \delta_j(s)` (weak duality).  Every completion of the node that
+    labels :math:`j` with :math:`s` contains the problem "node + :math:`(x_j,
+    s)`" (more non-negative terms only raise the minimum), so it costs at least
+    :math:`J_N + \delta_j(s)`.  If that reaches :math:`J_{inc}`, no completion
+    improving the incumbent gives :math:`j` the label :math:`s`: :math:`j` is
+    fixed to :math:`-s`.  All such points are fixed at once and the node's SVM
+    re-solved with them; its value, now including the losses of the fixed points
+    that lie inside the margin, is a lower bound of every *improving* completion
+    of the node, and completions that do not improve cost at least
+    :math:`J_{inc}`; the node's bound is therefore still valid for
+    :math:`\min(J_{inc}, \cdot)`, which is what pruning and the open-node bound
+    use (the open-node bound is capped by the incumbent).  When the fixed labels
+    alone break the balance window the node has no improving completion and is
+    dropped; when both labels of a point are excluded, likewise.  The incumbent
+    only decreases, so a fixing stays valid for the rest of the search.  Tested
+    against brute force (``tests/test_tsvm.py``, fixing on and off) and by the
+    property tests.
+    """
 
     def __init__(
         self,
@@ -1038,8 +990,19 @@ def tsvm_branch_and_bound(
 
     Notes
     -----
-    See the module docstring for the bound, the branching rule and the two
-    exact shortcuts.  Worst case :math:`O(2^u)` nodes, each an L2-SVM solve
+    A node is a partial labeling of :math:`U`; its lower bound is the L2-SVM
+    objective on :math:`L` plus the points labeled so far (adding points can only
+    raise it), strengthened by reduced-cost fixing (:class:`_Search`).  Depth
+    first; branch on the unlabeled point with the largest :math:`|f(x)|` and try
+    the label :math:`\operatorname{sign} f(x)` first; prune when the bound reaches
+    the best complete objective; once one class is full the remaining points are
+    forced.  Two exact shortcuts: a child whose new point already lies outside
+    the margin with its label reuses the parent's solution, and a node whose
+    unlabeled points all lie outside the margin with a sign labeling that fits
+    the balance is a leaf whose completion costs nothing (Observation 3.2 of the
+    randomized paper).  The initial upper bound comes from alternating
+    minimisation (solve the SVM, relabel :math:`U` by the balanced sign of
+    :math:`f`, repeat).  Worst case :math:`O(2^u)` nodes, each an L2-SVM solve
     warm-started from its parent (:func:`~semisvm.solvers._l2svm.l2svm_primal`).
 
     References
@@ -1246,7 +1209,7 @@ def tsvm_randomized(
     :math:`|R| = 1`) are tests (``tests/test_tsvm_clarkson_rule.py``) and the
     argument is in ``docs/tsvm.rst`` ("The paper's rule is not a proof").  The library
     never certifies from the scaled window: the sample problem used as a bound
-    is :math:`P_R` with the relaxed window (the module docstring proves its
+    is :math:`P_R` with the relaxed window (:class:`_RandomizedRun` proves its
     optimum is at most :math:`J^\star`), and the certificate is the comparison
     of an exactly evaluated balanced incumbent with that bound.
 
@@ -1313,7 +1276,7 @@ class _Sample:
 
 
 class _RandomizedRun:
-    """State of one run of :func:`tsvm_randomized`, one method per phase.
+    r"""State of one run of :func:`tsvm_randomized`, one method per phase.
 
     A round (:meth:`run`) is: :meth:`_draw` the sample, :meth:`_search` it
     (fast, under the guiding labeling's count in ``R``: not a bound),
@@ -1323,6 +1286,51 @@ class _RandomizedRun:
     the weight update.  The bounds: ``lower`` only ever takes the root SVM on
     ``L``, optima (or open-node bounds) of relaxed problems :math:`P_R` and of
     the whole-set branch and bound, each capped by the incumbent.
+
+    *The method* (the STSVM of the randomized paper, Algorithm 1).  Weights
+    :math:`\mu_j = 1` on :math:`U`; each round draws :math:`R \subset U` of
+    ``sample_size`` points (the guiding solution's margin points first), solves
+    the sample by branch and bound on :math:`L \cup R` under the count of
+    positives the guiding labeling has in :math:`R` (a fast search, *not* a
+    bound), doubles :math:`\mu` on the violators :math:`V = \{j \in U \setminus
+    R : |f(x_j)| < 1\}`, and turns the sample solution into a balanced labeling
+    of the whole :math:`U` (improved by alternating minimisation on the whole
+    set: the incumbent).  When Clarkson's rule fires (no violator, balanced), the
+    *relaxed* sample problem below is solved exactly: its optimum is a lower
+    bound.  If such rounds stop improving the incumbent (failed proofs, or
+    samples with violators that never let the rule fire), a branch and bound
+    over the whole set started from the incumbent finishes the proof or leaves
+    its open-node bound.
+
+    *Why the certificate is sound.*  Let :math:`|R| = r`.  The *relaxed sample
+    problem* :math:`P_R` is the TSVM on :math:`L \cup R` whose number of
+    positives in :math:`R` may be anything in
+
+    .. math::
+
+        [\max(0, p_{lo} - (u - r)),\ \min(r, p_{hi})],
+
+    the set of counts that the restriction to :math:`R` of a feasible labeling
+    of :math:`U` can have (the other :math:`u - r` points hold between 0 and
+    :math:`u - r` positives).  (i) *Lower bound*: the restriction of an optimal
+    labeling :math:`y^\star` of the full problem to :math:`R` is feasible for
+    :math:`P_R`, and for every :math:`f` the full objective with :math:`y^\star`
+    is at least the objective of :math:`P_R` with :math:`y^\star_R` (the dropped
+    terms are non-negative); so :math:`\mathrm{opt}(P_R) \le J^\star` (and so is
+    any lower bound of :math:`\mathrm{opt}(P_R)` from an unfinished search).
+    (ii) *Upper bound*: the incumbent is a labeling of :math:`U` inside the
+    balance window whose full objective :math:`J_{inc}` is evaluated exactly, so
+    :math:`J^\star \le J_{inc}`.  The run is certified when :math:`J_{inc} \le
+    \max_R \mathrm{opt}(P_R)` up to a relative ``1e-9`` (rounding of two Newton
+    solves).  This covers Clarkson's stopping rule: if the sample solution
+    :math:`f` has no violator and the labeling (:math:`y_R`,
+    :math:`\operatorname{sign} f` on :math:`U \setminus R`) meets the balance
+    window, then that labeling with the same :math:`f` has zero loss on
+    :math:`U \setminus R`, so its full objective is at most
+    :math:`\mathrm{opt}(P_R) \le J^\star`: it is optimal.  With a narrower count
+    window on :math:`R` (e.g. one scaled to :math:`|R|`, or centred on the
+    incumbent's count in :math:`R`) (i) fails and "no violators" proves nothing;
+    such windows are not used.
     """
 
     def __init__(
