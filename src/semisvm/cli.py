@@ -462,8 +462,9 @@ def _add_reproduce_command(sub: argparse._SubParsersAction) -> None:
         "--update-benchmarks",
         metavar="FILE",
         default=None,
-        help="also replace the generated tables of FILE (BENCHMARKS.md) "
-        "between its 'semisvm reproduce' marker lines",
+        help="also replace the generated tables of FILE between its two "
+        "'semisvm reproduce' marker lines (the benchmark report BENCHMARKS.md "
+        "holds them in its section on the paper reproduction)",
     )
     r.add_argument("--no-figures", dest="figures", action="store_false")
     r.add_argument(

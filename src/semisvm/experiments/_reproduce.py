@@ -1,42 +1,26 @@
-"""Reproduction of the experiments of Melacci & Belkin (2011), Section 6.
+r"""Reproduction of the experiments of Melacci & Belkin (2011), Section 6.
 
 Protocol (Section 6.2-6.3): for every data set, 12 splits (stratified 4 folds x
 3 repeats, :func:`semisvm.datasets._splits.paper_splits`) into labeled L,
 unlabeled U, validation V and test T sets with the sizes of Table 2.  The
-semi-supervised classifiers are trained on L and U (n = l + u points; the graph
-is built on these points only), the supervised baselines on L alone; V is used
-only by the validation / mixed stopping rules of PCG; errors are reported on U
-(transductive), V and T (out of sample).
+semi-supervised classifiers are trained on L and U (the graph is built on these
+points only), the supervised baselines on L alone (:func:`_run_supervised`); V
+is used only by the validation / mixed stopping rules of PCG; errors are
+reported on U (transductive), V and T (out of sample).
 
 Parameters are the paper's (Tables 8 and 9), every one passed explicitly to the
 solvers (estimator defaults never enter): Gaussian kernel
-:math:`\\exp(-\\|x - z\\|^2 / 2\\sigma^2)` with sigma from Table 8, symmetric
+:math:`\exp(-\|x - z\|^2 / 2\sigma^2)` with sigma from Table 8, symmetric
 (max) kNN graph with nn neighbours, normalized Laplacian raised to the power p,
 the raw objective of Eq. 7 (no 1/l or 1/n^2 factors), and the paper's exact
 stability rule (``stability_value_tol=None``).  What the paper leaves open is
-read from the authors' Matlab code (``lapsvmp_v02``: ``make_options``,
-``adjacency.m``, ``lapsvm.m``, ``lapsvmp.m``) with its default options; each
-choice and its evidence is in ``reproduce/melacci2011/notes_*.md``:
-
-* graph weights: heat kernel with t = the mean edge length (``'heat'``);
-* no bias in LapRLSC, Newton and PCG (``UseBias = 0``, ``fit_intercept=False``);
-* the dual: Eq. 6 with C = 1 for the primal solvers' model (without a bias: the
-  box QP without LIBSVM's equality constraint), except on the data sets of
-  :data:`DUAL_BIAS_DROPPED` (G50C), where LIBSVM's b is fitted and then dropped
-  as ``lapsvm.m``'s ``b*UseBias`` does;
-* COIL20 pixels divided by one factor (:data:`COIL20_SCALING`);
-* the check period of the early stopping rules theta = round(sqrt(n)/2)
-  (:func:`paper_check_every`).
-
-Mapping of the supervised baselines:
-
-* SVM: the paper's objective :math:`\\sum_i \\max(0, 1 - y_i f_i) + \\gamma_A \\|f\\|^2`
-  divided by :math:`2\\gamma_A` is LIBSVM's with :math:`C = 1/(2\\gamma_A)`
-  (``sklearn.svm.SVC(kernel='precomputed')`` on the labeled Gram matrix, one
-  against all for several classes).
-* RLSC: LapRLSC with :math:`\\gamma_I = 0` on the labeled points only, i.e. the
-  direct solve of Eq. 15 with the labeled Gram matrix (kernel ridge with an
-  unregularised bias, ridge :math:`\\gamma_A`).
+read from the authors' Matlab code (``lapsvmp_v02``) with its default options,
+each choice and its evidence in ``reproduce/melacci2011/notes_*.md``: heat
+weights at the mean edge length; no bias in LapRLSC, Newton and PCG
+(``fit_intercept=False``); the dual with C = 1 for the primal solvers' model,
+LIBSVM's b dropped on :data:`DUAL_BIAS_DROPPED` (G50C) as ``lapsvm.m`` does;
+COIL20 pixels divided by one factor (:data:`COIL20_SCALING`); the early-stopping
+check period :func:`paper_check_every`.
 
 Timing follows the paper's footnote 5: the Gram matrix and the Laplacian are
 computed before the clock starts (their times are reported separately); the
@@ -360,7 +344,16 @@ def _svm(prep: PreparedSplit, gamma_a: float):
 def _run_supervised(
     prep: PreparedSplit, clf: str, gamma_a: float, rec: dict[str, Any]
 ) -> dict[str, Any]:
-    """The supervised baselines (SVM, RLSC) on the labeled points of a split."""
+    r"""The supervised baselines (SVM, RLSC) on the labeled points of a split.
+
+    * SVM: the paper's objective :math:`\sum_i \max(0, 1 - y_i f_i) + \gamma_A
+      \|f\|^2` divided by :math:`2\gamma_A` is LIBSVM's with :math:`C =
+      1/(2\gamma_A)` (``sklearn.svm.SVC(kernel='precomputed')`` on the labeled
+      Gram matrix, one against all for several classes).
+    * RLSC: LapRLSC with :math:`\gamma_I = 0` on the labeled points only, i.e.
+      the direct solve of Eq. 15 with the labeled Gram matrix (kernel ridge with
+      an unregularised bias, ridge :math:`\gamma_A`).
+    """
     l = prep.n_labeled
     if clf == "svm":
         alpha, b, t, _ = _svm(prep, gamma_a)
@@ -1430,12 +1423,15 @@ BENCH_END = "<!-- semisvm reproduce: end -->"
 
 
 def update_benchmarks_section(path: str | Path, out_dir: str | Path) -> Path:
-    """Replace the generated part of BENCHMARKS.md with the tables of ``out_dir``.
+    """Replace the generated part of the report ``path`` with the tables of ``out_dir``.
 
-    The text between :data:`BENCH_BEGIN` and :data:`BENCH_END` in ``path`` becomes
-    ``out_dir/tables.md`` (its title line dropped, headings moved one level down), so
-    that one ``semisvm reproduce ... --update-benchmarks BENCHMARKS.md`` run
-    regenerates the tables there too.
+    The text between the marker lines :data:`BENCH_BEGIN` and :data:`BENCH_END` in
+    ``path`` becomes ``out_dir/tables.md`` (its title line dropped, headings moved
+    one level down), so that one ``semisvm reproduce ... --update-benchmarks FILE``
+    run regenerates the tables there too.  The benchmark report at the root of the
+    repository (``BENCHMARKS.md``) holds the two lines in its section on the
+    reproduction of Melacci & Belkin (2011); any other markdown file can hold
+    them.  Nothing outside the markers changes.
 
     Raises
     ------
