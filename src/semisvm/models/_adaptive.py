@@ -1,7 +1,7 @@
 r"""Data-adaptive pieces of the manifold estimators.
 
 * **Normalized regularization** (``regularization="normalized"``, the default):
-  the estimators read ``gamma_a``, ``gamma_i`` as :math:`\lambda_A, \lambda_I` of
+  ``gamma_a``, ``gamma_i`` are read as :math:`\lambda_A, \lambda_I` of
 
   .. math::
       \tfrac12\Big[\frac{1}{\sum_{i\le l} c_i}\sum_{i \le l} c_i\,\ell(y_i, f(x_i))
@@ -9,57 +9,26 @@ r"""Data-adaptive pieces of the manifold estimators.
       + \frac{\lambda_I}{n\,\bar d^{\,p}}\, f_I^T L^p f_I\Big],
 
   the loss averaged over the labeled points (weights :math:`c_i` from
-  ``class_weight``, 1 by default, so the denominator is ``l``), the intrinsic term
-  averaged over the n points and divided by :math:`\bar d^{\,p}`, with
-  :math:`\bar d = \mathrm{tr}(L)/n` the mean diagonal of the (un-powered)
-  Laplacian: 1 for the normalized Laplacian, the mean degree for :math:`D - W`.
-  Multiplying by :math:`\sum c_i` gives the paper's objective (Melacci & Belkin
-  2011, Eq. 7) with
-
-  .. math::
-      \gamma_A = \Big(\sum_i c_i\Big)\lambda_A, \qquad
-      \gamma_I = \Big(\sum_i c_i\Big)\frac{\lambda_I}{n\,\bar d^{\,p}},
-
-  so that every solver runs on the paper's form and ``gamma_a_``/``gamma_i_``
-  report the raw weights.  Both terms are averages: the same
-  :math:`(\lambda_A, \lambda_I)` mean the same trade-off at every n and l, and with
-  every Laplacian (plain, normalized, weighted, powered).
-  ``regularization="paper"`` uses ``gamma_a``/``gamma_i`` as :math:`\gamma_A,
-  \gamma_I` directly (the reproduction's form).
+  ``class_weight``), the intrinsic term averaged over the n points and divided by
+  :math:`\bar d^{\,p}`, :math:`\bar d = \mathrm{tr}(L)/n`.  Multiplying by
+  :math:`\sum c_i` gives the paper's objective (Melacci & Belkin 2011, Eq. 7),
+  which every solver runs on (:func:`paper_regularization`; ``gamma_a_``,
+  ``gamma_i_`` report the raw weights).  Both terms are averages, so the same
+  :math:`(\lambda_A, \lambda_I)` mean the same trade-off at every n and l and with
+  every Laplacian.  ``regularization="paper"`` uses the paper's weights directly.
 
 * **Class balance** (``class_balance="mass"``, the default): after the fit the
-  bias of every (one-vs-rest) column is shifted by the unique :math:`\delta` for
-  which the positive and the negative output *masses* on the unlabeled points are
-  in the proportion of the classes,
+  bias of every (one-vs-rest) column is shifted by the unique :math:`\delta` with
+  :math:`\operatorname{mean}_U(f + \delta) = (2\pi_c - 1)\,
+  \operatorname{mean}_U |f + \delta|` -- the positive and negative output masses
+  on the unlabeled points in the proportion :math:`\pi_c` of the classes (Zhu,
+  Ghahramani & Lafferty's class mass normalization on signed outputs; invariant
+  to the scale of f: :func:`balance_offsets`).  With a single label in one of
+  two classes and planar data the proportions are read by count unless the mass
+  reading cuts the graph clearly less (:func:`prior_reading`).
 
-  .. math::
-      \frac{\sum_{j \in U} \max(f_j + \delta, 0)}{\sum_{j \in U} |f_j + \delta|}
-      = \pi_c
-      \iff \operatorname{mean}_U(f + \delta) = (2\pi_c - 1)\,
-      \operatorname{mean}_U |f + \delta|,
-
-  :math:`\pi` the labeled proportions or ``class_prior``.  This is Zhu,
-  Ghahramani & Lafferty's (2003) class mass normalization applied to the signed
-  outputs; it is invariant to the scale of f (a shrunken output is shifted
-  proportionally less), and the left side is strictly increasing in
-  :math:`\delta` (derivative :math:`\ge 1 - |2\pi_c - 1| > 0`), so the root is
-  unique and found by bracketing (``brentq``).  ``class_balance="mean"`` is the
-  linear balancing constraint of Chapelle & Zien (2005, Eq. 5),
-  :math:`\operatorname{mean}_U(f + \delta) = 2\pi_c - 1`, which assumes outputs
-  of size about 1 and over-corrects shrunken ones (G50C, authors' splits, 50
-  labels: 16.4% error against 10.4% with the mass rule, 17.7% with none).
-  Either way no class can take (almost) all unlabeled points unless its outputs
-  dominate everywhere.  With a single label in one of two classes and planar
-  data, the proportions are read by count unless the mass reading's partition
-  cuts the model's graph clearly less (:func:`prior_reading`).
-
-* **Probabilities**: :math:`p(y = c \mid x) = \mathrm{softmax}_c(a f_c(x))` for
-  one-vs-rest scores, :math:`p(y = c_1 \mid x) = \sigma(a f(x))` for two classes,
-  with one slope :math:`a > 0` fitted by maximum likelihood on the labeled points
-  against Platt's (1999) smoothed targets :math:`(N_c + 1)/(N_c + 2)` (the rest of
-  the mass spread over the other classes), so that one or two labels per class
-  do not drive :math:`a` to infinity.  A positive slope and no offset keep the
-  most probable class equal to ``predict``.
+* **Probabilities**: a softmax (two classes: a sigmoid) of the scores with one
+  slope fitted on the labeled points (:func:`fit_proba_slope`).
 """
 
 from __future__ import annotations
@@ -195,6 +164,26 @@ def balance_offsets(
     -------
     offsets : ndarray of shape (C,)
         Zero when there is no unlabeled point.
+
+    Notes
+    -----
+    The mass rule solves
+
+    .. math::
+        \frac{\sum_{j \in U} \max(f_j + \delta, 0)}{\sum_{j \in U} |f_j + \delta|}
+        = \pi_c
+        \iff \operatorname{mean}_U(f + \delta) = (2\pi_c - 1)\,
+        \operatorname{mean}_U |f + \delta|.
+
+    It is invariant to the scale of f (a shrunken output is shifted
+    proportionally less), and the difference of the two sides of the second
+    form is strictly increasing in :math:`\delta` (derivative
+    :math:`\ge 1 - |2\pi_c - 1| > 0`), so the root is unique and found by
+    bracketing (``brentq``).  The mean rule is the linear balancing constraint of Chapelle
+    & Zien (2005, Eq. 5), which assumes outputs of size about 1 and
+    over-corrects shrunken ones (measurements: docs/rules.rst).  Either way no
+    class can take (almost) all unlabeled points unless its outputs dominate
+    everywhere.
     """
     C = F.shape[1]
     if not unlabeled.any():
@@ -224,11 +213,16 @@ def log_proba_from_scores(F: np.ndarray, slope: float) -> np.ndarray:
 
 
 def fit_proba_slope(F_lab: np.ndarray, y_idx: np.ndarray, n_classes: int) -> float:
-    """Slope a > 0 of the probability map, fitted on the labeled outputs.
+    r"""Slope a > 0 of the probability map, fitted on the labeled outputs.
 
-    Minimises the cross-entropy of :func:`log_proba_from_scores` against Platt's
-    smoothed targets over :math:`\\log a \\in [\\log 10^{-3}, \\log 10^{3}]` (a
-    one-dimensional convex problem in :math:`a`).
+    :math:`p(y = c \mid x) = \mathrm{softmax}_c(a f_c(x))` for one-vs-rest
+    scores, :math:`p(y = c_1 \mid x) = \sigma(a f(x))` for two classes.  The
+    slope minimises the cross-entropy of :func:`log_proba_from_scores` against
+    Platt's (1999) smoothed targets :math:`(N_c + 1)/(N_c + 2)` (the rest of the
+    mass spread over the other classes), so that one or two labels per class do
+    not drive :math:`a` to infinity, over :math:`\log a \in [\log 10^{-3}, \log
+    10^{3}]` (a one-dimensional convex problem in :math:`a`).  A positive slope
+    and no offset keep the most probable class equal to ``predict``.
     """
     if F_lab.shape[0] == 0 or not np.isfinite(F_lab).all():
         return 1.0
@@ -315,9 +309,12 @@ def boundary_density_shifted(f: np.ndarray, shifts: np.ndarray) -> np.ndarray:
 VALLEY_DEPTH = 0.5
 
 
-def ratio_cut(laplacian: Any, side: np.ndarray) -> float:
-    r""":math:`\mathbf 1_S^T L \mathbf 1_S / \min(|S|, n - |S|)` of the
-    partition ``side`` (bool, shape (n,)); inf when one side is empty."""
+def edge_expansion(laplacian: Any, side: np.ndarray) -> float:
+    r"""The edge expansion :math:`\mathbf 1_S^T L \mathbf 1_S / \min(|S|, n - |S|)`
+    of the two-sided partition ``side`` (bool, shape (n,)): the cut over the
+    smaller side (unlike the multiway ratio cut of
+    :func:`semisvm.models._graphwidth.ratio_cut`, which sums the cut over each
+    side's size); inf when one side is empty."""
     k = int(side.sum())
     if k == 0 or k == side.size:
         return float("inf")
@@ -393,9 +390,9 @@ def auto_offsets(
         )
         sparse_cut = True
         if valley and laplacian is not None:
-            sparse_cut = ratio_cut(laplacian, F[:, 0] + d_star > 0) <= 1.5 * ratio_cut(
-                laplacian, F[:, 0] + cand[0] > 0
-            )
+            sparse_cut = edge_expansion(
+                laplacian, F[:, 0] + d_star > 0
+            ) <= 1.5 * edge_expansion(laplacian, F[:, 0] + cand[0] > 0)
         if valley and sparse_cut and boundary_density(fu + cand[0]) >= 2.0 * dens[k]:
             off = np.array([d_star])
     p1 = float(np.mean(fu + off[0] > 0))
@@ -409,9 +406,9 @@ COUNT_READING = True
 
 
 #: :func:`prior_reading` keeps the mass reading only when its partition's ratio
-#: cut is at most this factor times the count reading's (BENCHMARKS.md, session
-#: 22: 1, the lower cut, gave two circles at 2,000 points 1.19% over the first
-#: ten draws, 0.7 gives 0.68%)
+#: cut is at most this factor times the count reading's: a margin, because the
+#: mass reading's departure from the count is skew, not evidence (measured:
+#: docs/rules.rst)
 MASS_CUT_MARGIN = 0.7
 
 
@@ -468,7 +465,7 @@ def prior_reading(
     and err 0.4-0.9% split at their median, 1-16% by mass.  Both readings
     assert the same proportions; the model's own graph term says which
     boundary it prefers: the mass reading is kept when its partition of the
-    training points has a :func:`ratio_cut` :math:`\mathbf 1_S^T
+    training points has a :func:`edge_expansion` :math:`\mathbf 1_S^T
     L\,\mathbf 1_S / \min(|S|, n - |S|)` on the model's Laplacian
     ``laplacian`` at most :data:`MASS_CUT_MARGIN` (0.7) times the count
     reading's, else the count reading.  *Why the margin*: the mass reading's
@@ -479,20 +476,15 @@ def prior_reading(
     imbalanced the count reading forces the labels' 50/50 through a class and
     cuts far more (ratios 0-0.29 on two moons 1:9 and circles 1:4): the mass
     reading stays there (imbalanced moons and circles, breast cancer).  The
-    margin 0.7 is a heuristic measured on 13 planar families (BENCHMARKS.md,
-    session 22): two circles at 2,000 points 0.89 -> 0.73% over 30 draws
-    (1.19 -> 0.68% over the first ten), the checkerboard -0.35, two spirals
-    +0.19 (LapRLS +0.36), nine families unchanged.
+    margin 0.7 is a heuristic measured on 13 planar families (docs/rules.rst).
 
     *Where it runs* (the estimators' gate, :func:`prior_reading_applies`): two
     classes with a single label in one, the dense operator's graph, and an
     intrinsic dimension below 3 (:data:`semisvm.models._graphwidth.MAX_DIMENSION`,
     the graph-width rule's gate).  This is a heuristic with evidence, not a
-    consistency result.  On 27 two-class families x 10 draws at one label per
-    class (BENCHMARKS.md, session 20) the lower cut lowered the error on U on
-    higher-dimensional sets too (PCMAC 28.7 -> 27.1%, 30 draws) but raised it on
-    their held-out points (+1.0 point) and on near-chance cells (XOR in 8-d
-    +1.0): there it does not run.  With two labels or more in every class
+    consistency result.  On higher-dimensional sets the lower cut can lower the
+    error on U but raised it on the held-out points and on near-chance cells
+    (docs/rules.rst): there it does not run.  With two labels or more in every class
     :func:`auto_offsets` moves the mass reading's boundary into a gap instead;
     with more classes the mass reading is kept.
 
@@ -502,8 +494,8 @@ def prior_reading(
     d_count = count_offset(F[unlabeled, 0], p1)
     if d_count == float(mass_offset[0]):
         return mass_offset
-    cut_mass = ratio_cut(laplacian, F[:, 0] + mass_offset[0] > 0)
-    cut_count = ratio_cut(laplacian, F[:, 0] + d_count > 0)
+    cut_mass = edge_expansion(laplacian, F[:, 0] + mass_offset[0] > 0)
+    cut_count = edge_expansion(laplacian, F[:, 0] + d_count > 0)
     keep_mass = cut_mass <= MASS_CUT_MARGIN * cut_count
     return mass_offset if keep_mass else np.array([d_count])
 
