@@ -3,89 +3,33 @@ r"""How far to trust the graph: the ``gamma_a="auto"``, ``gamma_i="auto"`` rule.
 The manifold term helps when the classes follow the graph's clusters and hurts
 when the class boundary crosses dense regions; the labels can tell the two apart
 once there are enough of them, *if* they are asked the right question.
-``LapSVM()`` and ``LapRLS()``:
+``LapSVM()`` and ``LapRLS()`` (:func:`select_regularization`):
 
 1. with fewer than :data:`MIN_LABELS_PER_CLASS` labeled points in some class,
    keep the graph-trusting defaults :math:`\lambda_A = 10^{-6}`,
    :math:`\lambda_I = 1` (normalized weights, :mod:`semisvm.models._adaptive`);
-2. otherwise score the graph-trusting defaults and the supervised models
-   (:math:`\lambda_I = 0`, :math:`\lambda_A \in` :data:`GRID_A`) by
-   **balanced, scale-free leave-one-out** on the labeled points:
+2. otherwise score the defaults and the supervised models (:math:`\lambda_I = 0`,
+   :math:`\lambda_A \in` :data:`GRID_A`) by **balanced, scale-free transductive
+   leave-one-out** on the labeled points (:func:`loo_evidence`): exact for LapRLS,
+   exact for LapSVM up to 100 labels (:class:`semisvm.solvers._loo.SpectralLOO`);
+   each held-out fit balanced as the estimator balances
+   (:func:`semisvm.solvers._loo.balanced_loo`), so losing one label does not
+   shift every output; the criterion insensitive to the outputs' size
+   (:func:`semisvm.solvers._loo.scale_free_squared_hinge`), so a graph-smoothed
+   fit whose outputs are small but right is not charged for it;
+3. keep the defaults unless the best supervised candidate's criterion is lower by
+   more than :math:`z^*` standard errors of the paired per-point differences
+   *and* it makes no significantly more LOO errors (:func:`choose`).  The
+   graph-trusting model is the prior, and its odds are set by what the unlabeled
+   points say: :math:`r` = (fraction of graph edges cut by the supervised
+   labels) / (fraction cut by the graph-trusting ones) (:func:`cut_ratio`); a
+   boundary through a sparse region cuts fewer edges (:math:`r \gg 1`), where the
+   classes cross the clusters the two cut alike (:math:`r \approx 1`).  Hence
+   :math:`z^* = \min(Z_{max}, \max(0, a \ln r))` (:func:`graded_threshold`),
+   :data:`Z_SWITCH` without a sparse Laplacian to cut.
 
-   * *transductive LOO*: the fit without the label of point i (the point stays
-     in the graph) predicts point i -- exact for LapRLS (linear smoother), exact
-     for LapSVM up to 100 labels (error sets re-solved), one generalized-Hessian
-     step above (:class:`semisvm.solvers._loo.SpectralLOO`);
-   * *balanced*: each held-out fit gets the class-mass offset of its own
-     unlabeled outputs, as the estimator's fit does (``class_balance``;
-     :func:`semisvm.solvers._loo.balanced_loo`).  Without it, a graph-smoothed
-     fit that loses one label of a class shifts every output toward the other
-     classes and the LOO misjudges it (G50C, 10 labels: 40% LOO error unbalanced,
-     0% balanced and by brute-force refits of the estimator);
-   * *scale-free*: the per-point squared hinge of the multi-class margin
-     :math:`o_y - \max_{c\ne y} o_c` after the one rescaling of each candidate's
-     outputs that minimizes it (:func:`semisvm.solvers._loo.scale_free_squared_hinge`):
-     a graph-smoothed fit whose outputs are small but right is not charged for
-     their size (the plain squared hinge of the last version was, and preferred
-     the supervised fit on full USPS, 19-23% error against 7-8%);
-
-3. keep the defaults unless the best supervised candidate's criterion is lower
-   by more than :math:`z^*` standard errors of the paired per-point differences
-   *and* it does not make significantly more LOO errors (the one-sided 5% test,
-   :data:`Z_SWITCH` = 1.645, on the paired per-point 0-1 errors; the plain "no
-   more errors" of an earlier version vetoed the switch on two LOO errors in 50
-   where the graph misled, tanh50: 32% error kept instead of 19%).  The
-   graph-trusting model is the prior, and its odds are set by **what the
-   unlabeled points say** (:func:`cut_ratio`): both candidates' fits on every
-   label (the LOO engine's, :meth:`SpectralLOO.outputs`, balanced as the
-   estimator balances) label the ends of the estimator's graph edges, and
-   :math:`r` = (fraction cut by the supervised labels) / (fraction cut by the
-   graph-trusting ones).  The cluster assumption predicts a boundary through a
-   sparse region, which cuts fewer edges than the labels-only boundary
-   (:math:`r \gg 1`); where the classes cross the clusters the two cut alike
-   (:math:`r \approx 1`) and the unlabeled points give no reason to prefer the
-   graph.  Hence :math:`z^* = \min(Z_{max}, \max(0, a \ln r))`
-   (:func:`graded_threshold`, a = :data:`CUT_SLOPE` = 6, :math:`Z_{max}` = 5):
-   even odds at :math:`r \le 1`, 1.645 at :math:`r = 1.32`, 4.2 at
-   :math:`r = 2`.  Without a sparse Laplacian to cut (an operator) :math:`z^*`
-   = :data:`Z_SWITCH`.  A near-tie (floating-point noise in the criterion)
-   never moves the choice (:math:`z > z^* \ge 0`).  Ties (to floating point)
-   between supervised candidates go to the largest :math:`\lambda_A`
-   (:func:`supervised_choice`; 6 of 280 fits moved on 14 families, mean error
-   unchanged, BENCHMARKS.md session 15).  Evidence (replayed
-   thresholds on 34 tuning cells, then 24 held-out cells of families fixed
-   before their first run): BENCHMARKS.md, issue 27.
-
-With ``gamma_a="auto"`` and a number for ``gamma_i`` only :math:`\lambda_A` is
-chosen (the user's :math:`\lambda_I` kept), with the same test against the
-default :math:`\lambda_A` when :math:`\lambda_I > 0`, and as the lowest
-criterion when :math:`\lambda_I = 0` (no graph to protect; ties to the largest
-:math:`\lambda_A`, :func:`supervised_choice`); with a number for ``gamma_a``
-and ``gamma_i="auto"`` the choice is between the user's :math:`\lambda_A` with
-and without the graph.
-
-The numbers come from features :math:`\Phi\Phi^T \approx K` whose landmarks
-include every labeled point (:func:`semisvm.solvers._loo.loo_features`): the
-exact square root of K when :math:`n \le r`, else a Nyström factor with
-:math:`r = \min(2000, \max(600, \sqrt{4\cdot 10^{10}/n}))` landmarks drawn with
-``random_state`` (0 when None: the same data give the same choice).  The
-supervised candidates are exact for any r (their functions live on the labeled
-columns); the graph-trusting one needs the finer factor (full USPS, 7,291
-points: 600 landmarks give its Nyström model 14.5% error, 2,000 give 7%, the
-exact model 7.3%).  The class balance of every held-out fit is computed on up to
-:data:`MAX_UNLABELED` unlabeled points (evenly spaced), and with no unlabeled
-point at all it is skipped (the estimator does not balance then either).
-
-Above :data:`MAX_LOO_LABELS` (300) labels the rule runs on a stratified subset
-(the others count as unlabeled for the choice only), drawn with ``random_state``
-(0 when None): 300 held-out labels separate the candidates clearly, and a fully
-labeled fit (the refits of ``SelfTrainingClassifier``, digits: 1,797 labels)
-costs about a second instead of a minute.
-
-Cost: the n x r kernel block, two :math:`n r^2` products and two :math:`r^3`
-eigendecompositions, then :math:`O(l^2 r + l u C)` per candidate (8 candidates).
-The choice, every candidate's criterion and LOO error, and the margin of the
-choice are in ``regularization_selection_`` and printed with ``verbose``.
+With a number for one of ``gamma_a``, ``gamma_i`` only the other is chosen, the
+same way (:func:`select_regularization`).  Measurements: docs/rules.rst.
 """
 
 from __future__ import annotations
@@ -143,22 +87,29 @@ MAX_LOO_LABELS = 300
 MAX_RATIOS = 12
 #: standard errors of the paired criterion differences needed to leave the
 #: defaults: the one-sided 5% level of the normal test (the question is one-sided:
-#: is the supervised model better?), Phi^{-1}(0.95).  Replayed on 35 benchmark
-#: cells (benchmarks/accuracy/study_switch.py, BENCHMARKS.md issue 27) it is as
-#: good as the two-sided 2.0 where the graph is right and 0.3-0.4 points better
-#: where it misleads
+#: is the supervised model better?), Phi^{-1}(0.95); as good as the two-sided 2.0
+#: where the graph is right and better where it misleads (docs/rules.rst)
 Z_SWITCH = 1.6448536269514722
 #: slope a of the graded threshold z > a ln(r) on the cut ratio r
-#: (:func:`graded_threshold`); the best of the slopes 1-12 replayed on the 34
-#: tuning cells (benchmarks/accuracy/study_switch.py), then checked on 24 held-out
-#: ones (BENCHMARKS.md, issue 27)
+#: (:func:`graded_threshold`); the best of the slopes replayed on tuning cells,
+#: then checked on held-out families (docs/rules.rst)
 CUT_SLOPE = 6.0
 #: the most z the graded threshold asks for
 Z_MAX = 5.0
 
 
 def feature_count(n: int) -> int:
-    """Landmarks of the LOO features for n training points."""
+    r"""Landmarks of the LOO features for n training points.
+
+    The features :math:`\Phi\Phi^T \approx K` include every labeled point
+    (:func:`semisvm.solvers._loo.loo_features`): the exact square root of K when
+    :math:`n \le r`, else a Nyström factor with
+    :math:`r = \min(2000, \max(600, \sqrt{4\cdot 10^{10}/n}))` landmarks drawn
+    with ``random_state`` (0 when None: the same data give the same choice).  The
+    supervised candidates are exact for any r (their functions live on the
+    labeled columns); the graph-trusting one needs the finer factor, hence at
+    least :data:`MIN_FEATURES`.
+    """
     r = int(np.sqrt(FEATURE_FLOPS / max(n, 1)))
     return int(min(n, max(MIN_FEATURES, min(MAX_FEATURES, r))))
 
@@ -201,7 +152,24 @@ def select_regularization(
     sample_weight: np.ndarray | None,
     loss: str,
 ) -> tuple[float, float, dict]:
-    """The normalized ``(gamma_a, gamma_i)`` to fit with, and the evidence.
+    r"""The normalized ``(gamma_a, gamma_i)`` to fit with, and the evidence.
+
+    The rule of the module docstring.  With ``gamma_a="auto"`` and a number for
+    ``gamma_i`` only :math:`\lambda_A` is chosen (the user's :math:`\lambda_I`
+    kept), with the same test against the default :math:`\lambda_A` when
+    :math:`\lambda_I > 0`, and as the lowest criterion when :math:`\lambda_I = 0`
+    (no graph to protect: :func:`supervised_choice`); with a number for
+    ``gamma_a`` and ``gamma_i="auto"`` the choice is between the user's
+    :math:`\lambda_A` with and without the graph.  Above :data:`MAX_LOO_LABELS`
+    labels the rule runs on a stratified subset drawn with ``random_state`` (the
+    others count as unlabeled for the choice only): that many held-out labels
+    separate the candidates clearly, and a fully labeled fit stays cheap.  Each
+    held-out fit is balanced on up to :data:`MAX_UNLABELED` unlabeled points
+    (evenly spaced; none: not balanced, as the estimator does not balance then).
+    Cost: the n x r kernel block (:func:`feature_count`), two :math:`n r^2`
+    products and two :math:`r^3` eigendecompositions, then
+    :math:`O(l^2 r + l u C)` per candidate.  The evidence is in
+    ``regularization_selection_`` and printed with ``verbose``.
 
     Parameters
     ----------
@@ -299,9 +267,8 @@ def supervised_choice(ev: LOOEvidence, rtol: float = 1e-9) -> int:
     protect the graph-trusting model; without a graph term the default
     :math:`10^{-6}` is a near-hard-margin fit with nothing to protect, and it
     won the ties of interpolating fits (every :math:`\lambda_A` up to
-    :math:`10^{-4}` fits 10 labels alike): on 8 families x 2 settings x 5 draws of
-    the benchmark, ``LapSVM(gamma_i=0)`` erred 15.9% with the test and 14.7%
-    with this choice (``SVC()`` 15.6%; BENCHMARKS.md, session 15).
+    :math:`10^{-4}` fits 10 labels alike): ``LapSVM(gamma_i=0)`` errs less with
+    this choice than with the test (measurements: docs/rules.rst).
     """
     scores = np.asarray(ev.scores, dtype=float)
     best = float(scores.min())
@@ -751,8 +718,7 @@ def cut_ratio(ev: LOOEvidence, k_default: int, k_alt: int) -> dict | None:
     unlabeled points, cuts more edges (two moons: r = 30, USPST 5 labels per
     class: 1.6), while where the classes cross the clusters both boundaries cut
     alike (:math:`r \approx 1`: tanh, noise_hd, linear boundaries through uniform
-    mass; BENCHMARKS.md, issue 27).  Measured on the edges of the defaults'
-    graph (:func:`graph_edges`).  None without labelers or edges.
+    mass).  Measured on the edges of the defaults' graph (:func:`graph_edges`).  None without labelers or edges.
     """
     f_def, f_alt = ev.labelers[k_default], ev.labelers[k_alt]
     edges = ev.edges[k_default]
@@ -804,6 +770,9 @@ def choose(
     the z needed is :func:`graded_threshold` of the :func:`cut_ratio` of the two
     (``z_switch`` when it cannot be measured); the veto keeps ``z_switch``.  The
     cut figures go into ``report`` when given.
+
+    The test is strict (:math:`z > z^* \ge 0`), so a near-tie (floating-point
+    noise in the criterion) never moves the choice.
 
     Returns ``(chosen index, z, best alternative index, reason)``.  The best
     alternative has the lowest criterion, then fewest errors, then comes first.
