@@ -1,4 +1,4 @@
-r"""The ``"auto"`` early stop and graph components without labels (issue 28 point 3).
+r"""The ``"auto"`` early stop and graph components without labels.
 
 The stability rule (:mod:`semisvm.solvers._early_stopping`; Melacci & Belkin
 2011, Sec. 4.1) stops PCG when the predicted labels of the unlabeled points have
@@ -20,11 +20,7 @@ order :math:`\gamma_A` (1e-6 for the graph-trusting defaults) against
 directions a Krylov method resolves last.  Until then the outputs on C sit near
 the start's (near zero, where the class-mass balance, not the model, picks
 their labels) and do not move: a plateau that the stability rule reads as
-convergence.  Measured (Gaussian clusters each cut by a linear class boundary,
-2,000 points, 8 clusters, 2 labels per class, ``LapSVM()``): PCG sits at one
-model from iteration 10 to 60 (65.5% error on U), the rule stops it at 40, the
-optimum reached at 150 errs 4.8%; over 10 draws 48.8% against 24.9% (5 labels
-per class: 22.4% against 10.6%; BENCHMARKS.md, session 19).
+convergence, far from the optimum (measurements: docs/rules.rst).
 
 Hence ``early_stopping="auto"`` means the stability rule only when every
 connected component of the graph holds a labeled point; otherwise PCG runs to
