@@ -184,10 +184,8 @@ class SolverOptions:
         iterations on two moons (8-20x, ``benchmarks/bench_pcg_iterations.py``);
         landmarks drawn with ``random_state``.  With it, the stability rule stops
         where the labels have spread: full USPS, one label per class, 14.1% error
-        (the converged optimum's) against 19.8% with ``'paper'`` (3 draws), 5 per
-        class 6.4 against 7.4%; on 45 smaller cells (3 draws) better by more than
-        half a point in 6, worse in 1 (COIL20(B) 1/class, 40.2 vs 39.5%), and
-        faster in most (issue 28).
+        (the converged optimum's) against 19.8% with ``'paper'`` (3 draws; more
+        in the documentation's page on the automatic rules).
     tol_criterion : {'mixed', 'gradient', 'preconditioned_gradient', 'objective'}, default='mixed'
         PCG only: the quantity compared with ``tol`` (relative to its value at
         t = 0) by the classical stopping rule.
