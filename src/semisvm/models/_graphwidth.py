@@ -1,161 +1,37 @@
 r"""Up to ten labels per class: the graph's width from the cut of the transduction.
 
-With fewer than :data:`~semisvm.models._autoreg.MIN_LABELS_PER_CLASS` labels in
-some class the ``"auto"`` rule cannot judge candidates by their labels and keeps
-the graph-trusting defaults (:mod:`semisvm.models._autoreg`); with five to ten
-its leave-one-out judges the graph against the labels alone, not one graph
-against another.  What the graph then gives depends on its width.  The default self-tuning weights
-(``graph_weight='local'`` up to 2,000 points) divide the density out of the
-graph; with a label or two per class the solution then follows the graph's
-*shape* and may cut through a dense neck where two classes come close (two moons
-at 200 points: 4.0% error over ten draws; two circles with noise 0.1 at 2,000
-points: 32%).  The heat weights of larger two-dimensional sets (where
-``graph_weight='auto'`` resolves to them) keep the density, but at the mean
-edge length they still bridge a gap that holds a few points (two circles with
-noise 0.1 at 20,000 points: 34%).  A narrower graph -- heat weights at half the
-mean edge, with a kernel as narrow as the n-point graph -- separates such gaps
-(0.5%, 5.4% and 0.9% over ten draws), but loses elsewhere (USPST, 1 label
-per class: 15.1% -> 22.2%).
+With one or two labels per class the solution follows the graph's *shape*: the
+default self-tuning weights divide the density out and may cut through a dense
+neck between two classes, and heat weights at the mean edge length still bridge
+a gap that holds a few points.  A narrower graph separates such gaps but loses
+elsewhere, and so few labels cannot judge one graph against another
+(:mod:`semisvm.models._autoreg`): the unlabeled points decide.
 
-**The rule** (:func:`choose_graph_width`, run by ``LapSVM`` and ``LapRLS`` after
-the fit).  Fit the same estimator a second time on the kNN graph with heat
-weights at :data:`NARROW_HEAT` times the mean edge length :math:`\bar e`
-(:func:`semisvm.graph.heat_width`) -- with ``gamma='knn'`` and the RBF kernel,
-at the width rule's :math:`\gamma` times the graph's length ratio :math:`\rho`
-(:func:`semisvm.kernels.knn_scale_ratio`; 1 up to 2,000 points, where only the
-graph changes; on the Nyström operator at most :math:`1/0.5^2 = 4` times, the
-kernel's length halved as the graph's width is: its landmarks, as many as the
-width rule's sample, resolve that sample's length scale, not the n-point
-graph's -- at 100,000 points two circles with noise 0.1 need the narrowing and
-fail at :math:`\rho \approx 27` -- and with k-means landmarks, whose density
-:math:`\propto p^{d/(d+2)}` (asymptotic quantization, Zador 1982) covers the
-sparse gap the narrow boundary runs through better than random rows: with
-random rows the same circles were separated in 2 of 5 draws, with k-means
-centres in 5 of 5) -- and measure both transductions' **ratio cut** on one
-reference graph :math:`W`, the same kNN graph with heat weights at
-:math:`\bar e`, :math:`w_{ij} = \exp(-\|x_i - x_j\|^2 / (2\bar e^2))`:
+**The rule** (:func:`choose_graph_width`, after the fit).  Fit again with heat
+weights at :data:`NARROW_HEATS` times the mean edge length :math:`\bar e` (the
+``gamma='knn'`` kernel narrowed with them) and keep that model when its
+transduction's **ratio cut** :math:`\sum_c W(S_c, \bar S_c)/|S_c|`
+(:func:`ratio_cut`) on the heat kNN graph :math:`W` at :math:`\bar e` is below
+:data:`CUT_MARGIN` times the default's *and* it isolates no more labels
+(:func:`isolated_labels`: a spike, the degenerate solution of Laplacian
+regularization, Nadler, Srebro & Zhou 2009).  The refit runs only when the
+default boundary weighs more than a point's mean degree and a screen passes:
+the narrow graph's Poisson-learning partition (Calder et al. 2020) cuts below
+:data:`SCREEN_MARGIN` times the default's (a gate, not a bound).
 
-.. math::
-    \mathrm{RCut}(S_1, \dots, S_C) = \sum_c \frac{W(S_c, \bar S_c)}{|S_c|},
+*Why the cut.*  With heat weights the normalized cut between two sets converges
+to the integral of the squared density over their boundary (Narayanan, Belkin &
+Niyogi, NIPS 2006): a lower cut is a boundary through lower density, the
+cluster assumption read off the unlabeled points, and the margin keeps the
+default unless the cut halves, because cuts are noisy.  A heuristic with
+evidence (docs/rules.rst), not a consistency result: it runs below intrinsic
+dimension :data:`MAX_DIMENSION`, where a shrinking heat width still holds many
+points (:math:`n\,t^d \to \infty`), on the estimator's own graph and in process
+only (a Dask fit keeps the default graph's model: :func:`graph_width_applies`).
 
-:math:`S_c` the training points the transduction puts in class c (infinite
-when the transduction leaves a class empty: the degenerate partition).  Keep the
-narrow model when its ratio cut is below :data:`CUT_MARGIN` (one half) times
-the default's **and** it isolates no more labels than the default
-(:func:`isolated_labels`: a labeled point whose class the transduction gives
-to fewer than half of its k nearest neighbours), else the default's.  An
-isolated label is a spike, the degenerate solution of Laplacian
-regularization at low label rates (Nadler, Srebro & Zhou 2009): a narrow graph
-weakens the edges that spread a label, and a partition that ignores a label
-may cut less without running through lower density (six blobs in 6-d, a lone
-label at the edge of a blob that touches one of another class: the cut halves
-while the error goes from 1% to 17%).  Where the first narrow width's model
-is not kept, the same test runs once more at 0.35 times the mean edge
-(:data:`NARROW_HEATS`, screen included): a gap that holds a few points is
-bridged by heat weights at half the edge and cut at a third of it (two
-circles with noise 0.1, 2,000 points, one label per class, 30 draws: 5.3% ->
-0.9% error, the three draws where 0.5 x did not halve the cut now at
-0.8-1.1%; no planar cell of 44 worse by 0.5 point, the fit's median time
-unchanged: BENCHMARKS.md, session 20).
-
-**Two cheap tests first**, so that the second fit runs only where it can win:
-
-1. *Nothing to gain*: when the edges crossing the default transduction's
-   boundary weigh less than a point's mean degree on :math:`W`
-   (:math:`\tfrac12\sum_{t_i \ne t_j} w_{ij} < \tfrac1n \sum_{ij} w_{ij}`)
-   the boundary already runs through (nearly) empty space, and no partition can
-   cut half as much by a margin that means anything (two circles with noise
-   0.05: ratio cuts of 1e-13 compared with 0).
-2. *The screen*: the narrow graph's Poisson-learning partition
-   (:func:`semisvm.graph._poisson.poisson_transduction`; Calder et al. 2020, a
-   sparse solve, 0.01 s at 2,000 points and about 2 s at 20,000) stands in for
-   the narrow model's transduction; the narrow model is fitted only when that
-   partition's ratio cut on :math:`W` is below :data:`SCREEN_MARGIN` (one)
-   times the default's -- when the narrow graph holds no partition that cuts
-   less than the default model at all, its model is not expected to cut half as
-   much.  This is a gate, not a bound: on 1,055 fits of the rule without it
-   (BENCHMARKS.md, session 17; 1, 2, 5 and 10 labels per class) the screen's
-   ratio was below 0.96 in every one of the 60 fits where the narrow model was
-   kept, and one or more in two thirds of the others.
-
-*Why the cut.* On a kNN graph with heat weights at a fixed width, the cut
-between two sets, suitably normalized, converges to the integral of the squared
-density over the boundary between them (Narayanan, Belkin & Niyogi, "On the
-relation between low density separation, spectral clustering and graph cuts",
-NIPS 2006); dividing by the class sizes keeps a tiny class from winning by
-being tiny.  A lower ratio cut is a boundary through lower density: the cluster
-assumption, read off the unlabeled points alone, which is all there is with one
-label per class.  Both partitions are judged on the same :math:`W`, so the
-narrow graph's own weights do not favour it.  *Why the margin.* A ratio cut
-from 1,500 points is noisy and different graphs make different partitions:
-keeping the default unless the cut halves is the graph-trusting prior's
-protection.  On 28 families x 1-2 labels per class x 10 draws (BENCHMARKS.md,
-sessions 16 and 17) the narrow model was kept in 76 of 1,120 fits and lowered
-the error in 70 (two moons at 200 points 4.0% -> 0.5%, circles with noise 0.1
-at 2,000 points 32.4% -> 5.4%, spirals 33.7% -> 28.2%); the six others are
-COIL20(B), whose two classes are ten objects each, where the cluster assumption
-fails by construction (45% error either way).  At 5 and 10 labels per class
-it was kept in 27 of 1,120 fits and lowered the error in 26 (circles 9.3% ->
-3.7%, spirals 15.1% -> 10.0% at 5 per class).  Draws with a ratio between 0.5
-and 0.65 went either way.  This is a heuristic with evidence, not a consistency
-result: where the classes themselves cross dense regions no partition has a
-much lower cut, and the margin keeps the default when the two cuts are close.
-
-*Below three dimensions.* The rule runs where the data's intrinsic dimension
-(:func:`semisvm.graph.intrinsic_dimension`, the estimate behind
-``laplacian_power="auto"``) is below :data:`MAX_DIMENSION` (3): planar data
-and curves.  The cut reads the density through a heat width t that must
-shrink (Narayanan, Belkin & Niyogi take :math:`t \to 0`) while a ball of
-radius t still holds many points, :math:`n\,t^d \to \infty` at least -- the
-points the comparison needs grow exponentially with d, as for any kernel
-density estimate; at the sizes where a few labels are given, the narrow graph
-is a density estimate in the plane and little more than a sparser kNN graph
-above it.  Measured (BENCHMARKS.md, sessions 16-18; 28 families x 1, 2, 5, 10
-labels per class x 10 draws, LapSVM and LapRLS): every (cell, estimator) pair
-the rule improved by more than half a point has dimension 2.0 or less (two
-moons, two circles with noise 0.1, two spirals); of the 20 families of
-dimension 2.9-26 none improved by as much, COIL20(B) (3.9) lost 0.5 and 0.7
-point (LapSVM, LapRLS) over 30 draws at one label per class (a near-chance cell
-whose classes are ten objects each), the six blobs of the isolated-label case
-are 6-dimensional, and the rule cost 1.1-3x a fit there (tanh784 at
-100,000 points: 1.9x) for no change of model.
-
-*Where it runs.* ``graph_weight='auto'`` (a user's weight is kept), the
-estimator's own kNN graph on the dense or the Nyström operator (no
-``adjacency``, no precomputed kernel, not the streamed operator; at scale the
-default fit's kNN lists are reused, not searched again; in process only: a fit
-on a Dask array keeps the default graph's model, which is what the in-process
-fit returns with the rule off), a graph term in the
-fitted model (:math:`\lambda_I > 0`: with five or more labels per class, where
-the ``"auto"`` rule kept the graph), unlabeled points to partition, and at most
-:data:`MAX_LABELS_PER_CLASS` (ten) labels in some class, below
-:data:`MAX_DIMENSION`.  Cost: one kNN search,
-two sparse graphs and the screen's sparse solve always; the second fit where
-the screen passes.  ``graph_selection_`` holds the cuts (``cut_screen`` and
-``cut_narrow`` are NaN where the step did not run), the default boundary's
-weight and the mean degree, the ratio, the narrow graph's width (the last one
-tried: ``narrow_heat`` in mean edges, ``narrow_heat_t``) and kernel and the
-choice; ``verbose`` prints them.
-
-*On the Nyström operator* the two widths are tried the other way round
-(:data:`NYSTROEM_NARROW_HEATS`: 0.35, then 0.5 times the mean edge).  There
-the narrow model's function lives in the span of the landmarks' kernel
-functions, whose length is at most halved (the kernel narrowed at most
-:math:`1/0.5^2` times, above) while the n-point graph's length ratio
-:math:`\rho` is far larger (about 27 for two circles at 100,000 points).  A
-function of that class crosses a gap over two or three kernel lengths, wider
-than the gap, and the graph term prices the whole transition zone, its dense
-edges included: the jump between the classes costs more than on the graph
-alone, it comes out smaller, and the outputs' decay along each class away from
-its one label moves the boundary (two circles with noise 0.1 at 100,000
-points, one draw: the boundary's radius 0.69-0.87 against 0.73-0.79 for
-Poisson learning on the same graph, which errs 0.78% where the model errs
-1.40%).  Narrower heat weights make the zone's edges cheaper relative to the
-classes' cores: 0.35 times the mean edge lowers the model's error on those
-circles from 1.06% to 0.96% over ten draws (no draw worse by 0.02; 0.25 times
-the mean edge: 1.23% on the first draw); BENCHMARKS.md, session 21.  On the
-dense operator (up to 20,000 points here) the kernel narrows with the graph
-and the wider width comes first.
+*On the Nyström operator* the kernel narrows at most :math:`1/0.5^2` times while
+the n-point graph narrows further, so the narrower width comes first
+(:data:`NYSTROEM_NARROW_HEATS`), with k-means landmarks dense enough in the gap.
 """
 
 from __future__ import annotations
