@@ -14,16 +14,12 @@ Problem.  Given a Gram matrix :math:`K` over ``n = l + u`` points, labels
 The inner problem is the L2-SVM of :mod:`semisvm.solvers._l2svm`; the balance
 window is ``round(r u) +- floor(tol u)`` positives for a positive fraction ``r``.
 
-* :func:`tsvm_branch_and_bound` -- Chapelle, Sindhwani & Keerthi (2006):
-  depth-first search over partial labelings of :math:`U`, each node bounded
-  below by the L2-SVM on :math:`L` and the points labeled so far, strengthened
-  by reduced-cost fixing (the argument: :class:`_Search`).  When a limit stops
-  the search, the smallest bound of the open nodes is a lower bound of
-  :math:`J^\star`.
-* :func:`tsvm_randomized` -- Clarkson's Basis2 over the branch and bound (the
-  STSVM of Esposito & Martín, Algorithm 1), with a lower bound from a *relaxed*
-  sample problem that makes the certificate a proof (why it is sound:
-  :class:`_RandomizedRun`).
+:func:`tsvm_branch_and_bound` (Chapelle, Sindhwani & Keerthi 2006) bounds each
+partial labeling of :math:`U` below by the L2-SVM on the points labeled so far,
+with reduced-cost fixing (:class:`_Search`); stopped early, its open nodes bound
+:math:`J^\star` below.  :func:`tsvm_randomized` runs Clarkson's Basis2 over it
+(Esposito & Martín, Algorithm 1) with a *relaxed* sample problem whose optimum
+is a lower bound, which makes its certificate a proof (:class:`_RandomizedRun`).
 
 References
 ----------
