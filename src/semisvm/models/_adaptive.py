@@ -158,7 +158,7 @@ def balance_offsets(
         Class proportions :math:`\pi` (sum 1).
     rule : {'mass', 'mean'}, default='mass'
         ``'mass'``: positive output mass / total output mass :math:`= \pi_c`;
-        ``'mean'``: mean output :math:`= 2\pi_c - 1` (module docstring).
+        ``'mean'``: mean output :math:`= 2\pi_c - 1` (Notes).
 
     Returns
     -------

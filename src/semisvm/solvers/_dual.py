@@ -484,8 +484,10 @@ def lapsvm_dual(
     also returns ``b``), then one linear system for ``alpha``.
     ``loss='squared_hinge'`` solves the primal LapSVM of Eq. 7 (the problem of
     the Newton and PCG solvers, and :class:`~semisvm.LapSVM`'s default) through
-    its dual.  The derivations, the linear algebra and the bias are in the
-    module docstring (:mod:`semisvm.solvers._dual`).
+    its dual.  The method is summarized in the docstring of
+    :mod:`semisvm.solvers._dual`; the squared hinge's dual, its never-binding box
+    and the bias in those of ``_column_qp``, ``_solve_with_bias`` and
+    ``_solve_without_bias`` there.
 
     Parameters
     ----------
