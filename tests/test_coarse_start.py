@@ -107,8 +107,7 @@ def test_squared_loss_start_is_the_restricted_minimizer(problem):
 def test_estimator_optimum_unchanged_by_the_start():
     """Above MIN_COARSE_N the converged LapSVM is the same model with and
     without the coarse start (only the start differs)."""
-    import semisvm.models._lapsvm as M
-    from semisvm import LapSVM
+    from semisvm import LapSVM, SolverOptions
 
     X, y = make_moons(2100, noise=0.1, random_state=1)
     yy = np.full(y.size, -1)
@@ -116,11 +115,7 @@ def test_estimator_optimum_unchanged_by_the_start():
     kw = dict(gamma_a=1e-6, gamma_i=1.0, early_stopping=None, tol=1e-10, max_iter=3000)
     a = LapSVM(**kw).fit(X, yy)
     assert a.coarse_start_["n_landmarks"] >= 4
-    old = M.COARSE_START
-    try:
-        M.COARSE_START = False
-        b = LapSVM(**kw).fit(X, yy)
-    finally:
-        M.COARSE_START = old
+    b = LapSVM(**kw, options=SolverOptions(coarse_start=False)).fit(X, yy)
+    assert not hasattr(b, "coarse_start_")
     fa, fb = a.decision_function(X), b.decision_function(X)
     assert np.abs(fa - fb).max() <= 1e-4 * np.abs(fb).max()

@@ -232,7 +232,7 @@ def test_reported_cut_fractions_equal_the_estimators_refits(est_cls, monkeypatch
     the exact square root of K), the cut fractions the rule reports are those
     of the two candidates refitted by the estimator itself on the estimator's
     graph: a labeler with the wrong balance, basis or bias would differ."""
-    import semisvm.models._lapsvm as lapsvm_module
+    import semisvm.models._model as lapsvm_module
 
     seen: dict = {}
     real = lapsvm_module.select_regularization

@@ -12,7 +12,12 @@ from sklearn.datasets import make_classification, make_moons
 from semisvm import LapRLS, LapSVM
 from semisvm.model_selection import LapRLSCV, LapSVMCV, _search
 from semisvm.models._adaptive import _mass_shift
-from semisvm.models._problem import build_laplacian, resolve_graph_weight
+from semisvm.models._params import fit_params
+from semisvm.models._problem import (
+    build_laplacian,
+    prepare_operators,
+    resolve_graph_weight,
+)
 from semisvm.solvers._loo import SpectralLOO, balanced_loo, loo_features
 from semisvm.solvers._newton import laprls_direct
 
@@ -62,15 +67,15 @@ def test_shared_adjacency_gives_the_estimators_own_operators(cls):
     scorer, kconfs, gconfs = _scorer(cls, X, y)
     V = np.random.default_rng(0).normal(size=(X.shape[0], 3))
     for kc in kconfs:
-        est, K = scorer.kernel(kc)
+        est, ops = scorer.kernel(kc)
         for gc in gconfs:
-            e_g, L = scorer.graph(est, K, gc)
-            ref = clone(scorer.template).set_params(**kc, **gc)
-            K2, L2 = ref._build(X, None, need_graph=True)
-            np.testing.assert_array_equal(K, K2)
-            np.testing.assert_array_equal(L @ V, L2 @ V)
-            assert e_g._graph_scale == ref._graph_scale
-            assert e_g._graph_weight == ref._graph_weight
+            _, L, scale, weight = scorer.graph(est, ops, gc)
+            ref = fit_params(clone(scorer.template).set_params(**kc, **gc))
+            own = prepare_operators(ref, X, need_graph=True)
+            np.testing.assert_array_equal(ops.K, own.K)
+            np.testing.assert_array_equal(L @ V, own.L @ V)
+            assert scale == own.graph_scale
+            assert weight == own.graph_weight
     # one K per kernel, one adjacency per (kernel, n_neighbors); the linear
     # kernel's graphs read off one kNN search of X (the largest k's)
     assert scorer._knn is not None and scorer._knn[0].shape[1] == 21
@@ -109,10 +114,11 @@ def test_loo_on_the_shared_operators_equals_refits(gc):
     # refits without each label
     X, y, _ = _moons(n=120, per=5, seed=4)
     scorer, kconfs, _ = _scorer(LapRLSCV, X, y)
-    est, K = scorer.kernel(kconfs[1])
+    est, ops = scorer.kernel(kconfs[1])
+    K = ops.K
     other = dict(gc, normalize_laplacian=not gc["normalize_laplacian"])
-    scorer.graph(est, K, other)  # builds the shared adjacency
-    _, L = scorer.graph(est, K, gc)
+    scorer.graph(est, ops, other)  # builds the shared adjacency
+    _, L, _, _ = scorer.graph(est, ops, gc)
     lab = np.flatnonzero(y != -1)
     unl = np.flatnonzero(y == -1)
     Yl = np.where(y[lab] == 1, 1.0, -1.0)[:, None]
@@ -129,28 +135,28 @@ def _unshared(monkeypatch):
     """The search without any sharing: every kernel and graph built afresh."""
 
     def kernel(self, kc):
-        est = clone(self.template).set_params(**kc)
-        K, _ = est._build(self.X, None, need_graph=False)
-        return est, K
+        est = fit_params(clone(self.template).set_params(**kc))
+        return est, prepare_operators(est, self.X, need_graph=False)
 
-    def graph(self, est, K, gc):
+    def graph(self, est, ops, gc):
         from semisvm.models._options import resolved_options
         from semisvm.models._problem import graph_scale
 
-        e_g = clone(est).set_params(**gc)
-        e_g._graph_scale = graph_scale(self.X, e_g.kernel, gc["n_neighbors"])
+        e_g = est.replace(**gc)
+        scale = graph_scale(self.X, e_g.kernel, gc["n_neighbors"])
+        weight = resolve_graph_weight(e_g.graph_weight, scale)
         L = build_laplacian(
             self.X,
-            K,
+            ops.K,
             kernel=e_g.kernel,
-            gamma_=est.gamma_,
+            gamma_=ops.gamma_,
             n_neighbors=gc["n_neighbors"],
-            graph_weight=resolve_graph_weight(e_g.graph_weight, e_g._graph_scale),
+            graph_weight=weight,
             heat_t=resolved_options(e_g).heat_t,
             normalize_laplacian=gc["normalize_laplacian"],
             laplacian_power=gc["laplacian_power"],
         )
-        return e_g, L
+        return e_g, L, scale, weight
 
     monkeypatch.setattr(_search._LOOScorer, "kernel", kernel)
     monkeypatch.setattr(_search._LOOScorer, "graph", graph)
@@ -178,7 +184,6 @@ def test_shared_search_chooses_as_the_unshared_one(cls, problem, monkeypatch):
     np.testing.assert_allclose(
         shared.decision_function(X), plain.decision_function(X), rtol=1e-8, atol=1e-10
     )
-    assert not hasattr(shared.best_estimator_, "_operator_cache")
 
 
 def test_cv_template_is_the_base_estimator_with_its_defaults():
@@ -201,8 +206,9 @@ def test_one_factorization_per_ratio_equals_the_spectral_engine(loss):
     # eigendecomposition's (and brute force's, test_loo_on_the_shared_...)
     X, y, _ = _moons(n=150, per=8, seed=6)
     scorer, kconfs, gconfs = _scorer(LapRLSCV, X, y)
-    est, K = scorer.kernel(kconfs[0])
-    _, L = scorer.graph(est, K, gconfs[3])
+    est, ops = scorer.kernel(kconfs[0])
+    K = ops.K
+    _, L, _, _ = scorer.graph(est, ops, gconfs[3])
     lab, unl = np.flatnonzero(y != -1), np.flatnonzero(y == -1)
     Yl = np.where(y[lab] == 1, 1.0, -1.0)[:, None]
     Phi = loo_features(lambda idx: K[:, idx], X.shape[0], lab, max_features=100)
@@ -277,13 +283,14 @@ def test_gram_of_the_second_power_reuses_the_first():
     # against the explicit power of the sparse Laplacian
     X, y, _ = _moons(n=150, per=8, seed=7)
     scorer, kconfs, gconfs = _scorer(LapSVMCV, X, y)
-    est, K = scorer.kernel(kconfs[0])
+    est, ops = scorer.kernel(kconfs[0])
+    K = ops.K
     lab = np.flatnonzero(y != -1)
     extra = [dict(gconfs[0], laplacian_power=p) for p in (3, 4, 1)]
     for r in (60, 150):
         Phi = loo_features(lambda idx: K[:, idx], X.shape[0], lab, max_features=r)
         for gc in gconfs[:4] + extra:
-            _, L = scorer.graph(est, K, gc)
+            _, L, _, _ = scorer.graph(est, ops, gc)
             Lp = L.base.tocsr()
             for _ in range(gc["laplacian_power"] - 1):
                 Lp = Lp @ L.base.tocsr()
@@ -303,9 +310,10 @@ def test_intrinsic_bias_engine_borders_the_search_gram(power):
 
     X, y, _ = _moons(n=150, per=8, seed=8)
     scorer, kconfs, gconfs = _scorer(LapRLSCV, X, y)
-    est, K = scorer.kernel(kconfs[0])
+    est, ops = scorer.kernel(kconfs[0])
+    K = ops.K
     gc = dict(gconfs[0], normalize_laplacian=True, laplacian_power=power)
-    _, L = scorer.graph(est, K, gc)
+    _, L, _, _ = scorer.graph(est, ops, gc)
     lab, unl = np.flatnonzero(y != -1), np.flatnonzero(y == -1)
     Yl = np.where(y[lab] == 1, 1.0, -1.0)[:, None]
     Phi = loo_features(lambda idx: K[:, idx], X.shape[0], lab, max_features=60)
@@ -362,8 +370,9 @@ def test_balanced_loo_equals_the_root_of_every_held_out_fit(loss):
     lab, unl = np.flatnonzero(y != -1), np.flatnonzero(y == -1)
     Yl = np.where(classes[lab][:, None] == np.arange(3), 1.0, -1.0)
     scorer, kconfs, gconfs = _scorer(LapRLSCV, X, y)
-    est, K = scorer.kernel(kconfs[0])
-    _, L = scorer.graph(est, K, gconfs[0])
+    est, ops = scorer.kernel(kconfs[0])
+    K = ops.K
+    _, L, _, _ = scorer.graph(est, ops, gconfs[0])
     Phi = loo_features(lambda idx: K[:, idx], X.shape[0], lab, max_features=100)
     eng = SpectralLOO(Phi, L, lab, Yl, unlabeled_idx=unl, spectral="ratio")
     targets = np.array([-0.4, -0.3, -0.5])

@@ -282,11 +282,12 @@ def test_nystroem_on_cluster_equals_in_process(client, est_cls):
     X, y, _ = make_two_moons(500, n_labeled_per_class=4, random_state=1)
     Xd = da.from_array(X, chunks=(130, 2))
     est = est_cls(
-        options=SolverOptions(kernel_approximation="nystroem", n_components=80)
+        options=SolverOptions(
+            kernel_approximation="nystroem", n_components=80, graph_width=None
+        )
     )
     # the graph-width rule runs in process only: the cluster's model is the
     # default graph's, the in-process fit's with the rule off
-    est._graph_width_rule = False
     a = est.fit(X, y)
     with cluster_plan("distributed"):
         b = est_cls(**est.get_params(deep=False)).fit(Xd, y)
@@ -355,10 +356,12 @@ def test_auto_rule_on_cluster_nystroem_equals_in_process(client, monkeypatch):
 
     monkeypatch.setattr(DistributedKernelColumns, "__call__", refuse)
     X, y, _ = make_two_moons(2400, n_labeled_per_class=5, random_state=6)
+    # the graph-width rule runs in process only (the narrow graph's refit)
     est = LapSVM(
-        options=SolverOptions(kernel_approximation="nystroem", n_components=100)
+        options=SolverOptions(
+            kernel_approximation="nystroem", n_components=100, graph_width=None
+        )
     )
-    est._graph_width_rule = False  # in process only (the narrow graph's refit)
     a = est.fit(X, y)
     with cluster_plan("distributed"):
         b = LapSVM(**est.get_params(deep=False)).fit(
@@ -449,13 +452,11 @@ def test_laplacian_power_on_cluster_equals_in_process(client, n):
     from semisvm.models._problem import resolve_laplacian_power
 
     X = np.random.default_rng(1).normal(size=(n, 30))
-    local, dist = LapSVM(), LapSVM()
-    p = resolve_laplacian_power(local, X)
-    assert p == 3 and local.intrinsic_dimension_ > 16
-    assert resolve_laplacian_power(dist, da.from_array(X, chunks=(700, 30))) == p
-    assert dist.intrinsic_dimension_ == pytest.approx(
-        local.intrinsic_dimension_, rel=1e-12
-    )
+    p, dim = resolve_laplacian_power(LapSVM(), X)
+    assert p == 3 and dim > 16
+    p2, dim2 = resolve_laplacian_power(LapSVM(), da.from_array(X, chunks=(700, 30)))
+    assert p2 == p
+    assert dim2 == pytest.approx(dim, rel=1e-12)
 
 
 def test_graph_length_ratio_on_cluster_equals_in_process(client):

@@ -109,7 +109,7 @@ def test_laprls_auto_solver_factorizes_small_and_iterates_large(monkeypatch):
     """``solver='auto'``: the direct solve up to LAPRLS_DIRECT_MAX_N points, PCG
     above (threshold lowered here; to ``tol`` without early stopping), the same
     model either way."""
-    import semisvm.models._lapsvm as lm
+    import semisvm.models._solve as lm
 
     X, y, _ = make_two_moons(150, n_labeled_per_class=3, random_state=1)
     small = LapRLS(solver="auto").fit(X, y)

@@ -252,14 +252,14 @@ def test_operator_cache_keys_the_power_by_the_labels():
         one[np.flatnonzero(y == k)[0]] = k
     cache = OperatorCache()
     a, b = LapRLS(), LapRLS()
-    a._operator_cache = b._operator_cache = cache
-    a.fit(X, yy)
-    b.fit(X, one)
+    a.fit(X, yy, operator_cache=cache)
+    b.fit(X, one, operator_cache=cache)
     assert (a.laplacian_power_, b.laplacian_power_) == (MID_POWER, 1)
     np.testing.assert_allclose(
         b.decision_function(X), LapRLS().fit(X, one).decision_function(X), atol=1e-8
     )
     c2 = LapRLS()
-    c2._operator_cache = cache
-    c2.fit(X, np.where(yy >= 0, yy, -1))  # the same band: served from the cache
+    c2.fit(
+        X, np.where(yy >= 0, yy, -1), operator_cache=cache
+    )  # the same band: served from the cache
     assert cache.hits >= 1 and c2.laplacian_power_ == MID_POWER

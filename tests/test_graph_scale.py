@@ -131,7 +131,6 @@ def test_estimator_graph_methods_build_the_same_graph():
     from semisvm.models._scale import scalable_adjacency
 
     A = scalable_adjacency(est, X2)
-    assert est.graph_method_ == "exact"
     assert (A.astype(bool) != W.astype(bool)).nnz == 0
     assert abs(A - W).max() < 1e-10
     est.graph_method = "approx"
@@ -177,4 +176,4 @@ def test_scale_ratio_read_off_the_graph_search_equals_the_second_search():
             kernel_approximation="nystroem", n_components=60, graph_method="exact"
         )
     ).fit(Xs, np.r_[0, 1, [-1] * (Xs.shape[0] - 2)])
-    np.testing.assert_allclose(est._graph_scale, ref, rtol=1e-9)
+    np.testing.assert_allclose(est.graph_scale_, ref, rtol=1e-9)

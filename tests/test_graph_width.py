@@ -228,14 +228,13 @@ def test_kernel_narrowed_with_the_graph_where_rho_exceeds_one():
     X = StandardScaler().fit_transform(X)
     yl = _one_label_per_class(X, y, 0)
     u = yl == -1
-    off = LapSVM(random_state=0)
-    off._graph_width_rule = False
+    off = LapSVM(random_state=0, options=SolverOptions(graph_width=None))
     off.fit(X, yl)
-    assert off._graph_scale > 1.0 and np.mean(off.transduction_[u] != y[u]) > 0.2
+    assert off.graph_scale_ > 1.0 and np.mean(off.transduction_[u] != y[u]) > 0.2
     est = LapSVM(random_state=0).fit(X, yl)
     sel = est.graph_selection_
     assert sel["chosen"] == "narrow" and sel["ratio"] < CUT_MARGIN
-    assert sel["narrow_gamma"] == pytest.approx(off.gamma_ * off._graph_scale)
+    assert sel["narrow_gamma"] == pytest.approx(off.gamma_ * off.graph_scale_)
     ref = LapSVM(
         random_state=0,
         graph_weight="heat",
@@ -252,18 +251,20 @@ def test_kernel_narrowed_with_the_graph_where_rho_exceeds_one():
 def test_a_failing_narrow_fit_keeps_the_default(monkeypatch, mass_reading):
     X, _, yl = _moons(3)
     cls = LapSVM
-    original = cls._fit_once
+    from semisvm.models import _model
 
-    def failing(self, *args, **kwargs):
-        if getattr(self, "_graph_width_rule", True) is False:
+    original = _model.fit_model
+
+    def failing(problem, params, reg):
+        if params.options.graph_width is None:  # the narrow graph's fit
             raise np.linalg.LinAlgError("singular by construction")
-        return original(self, *args, **kwargs)
+        return original(problem, params, reg)
 
-    monkeypatch.setattr(cls, "_fit_once", failing)
+    monkeypatch.setattr(_model, "fit_model", failing)
     est = cls(random_state=0).fit(X, yl)
     sel = est.graph_selection_
     assert sel["chosen"] == "default" and "singular" in sel["narrow_fit_failed"]
-    monkeypatch.setattr(cls, "_fit_once", original)
+    monkeypatch.setattr(_model, "fit_model", original)
     ref = cls(random_state=0, graph_weight="local").fit(X, yl)
     np.testing.assert_array_equal(est.decision_function(X), ref.decision_function(X))
 
@@ -299,8 +300,7 @@ def test_narrow_model_that_isolates_a_label_is_not_kept(monkeypatch):
     assert sel["isolated_narrow"] > sel["isolated_default"] == 0
     assert sel["chosen"] == "default"
     assert np.mean(est.transduction_[unl] != y[unl]) < 0.01
-    off = LapSVM(random_state=0)
-    off._graph_width_rule = False
+    off = LapSVM(random_state=0, options=SolverOptions(graph_width=None))
     off.fit(X, yy)
     np.testing.assert_array_equal(est.decision_function(X), off.decision_function(X))
 
@@ -336,15 +336,14 @@ def test_nystroem_operator_narrow_model_reuses_the_search(monkeypatch):
     assert calls["scalable"] == 1
     monkeypatch.setattr("semisvm.models._graphwidth.knn_query", graph_mod.knn_query)
     sel = est.graph_selection_
-    assert est.kernel_operator_ == "nystroem" and est._graph_scale > 1.0
+    assert est.kernel_operator_ == "nystroem" and est.graph_scale_ > 1.0
     # on the Nystroem operator the narrower width comes first, and is kept here
     assert _graphwidth.NYSTROEM_NARROW_HEATS[0] < NARROW_HEAT
     assert sel["chosen"] == "narrow"
     assert sel["narrow_heat"] == _graphwidth.NYSTROEM_NARROW_HEATS[0]
-    off = LapSVM(random_state=0, options=opts)
-    off._graph_width_rule = False
+    off = LapSVM(random_state=0, options=opts.replace(graph_width=None))
     off.fit(X, yl)
-    factor = min(off._graph_scale, NARROW_HEAT**-2)
+    factor = min(off.graph_scale_, NARROW_HEAT**-2)
     assert sel["narrow_gamma"] == pytest.approx(off.gamma_ * factor)
     ref = LapSVM(
         random_state=0,
@@ -380,8 +379,11 @@ def test_rule_runs_below_max_dimension_only(power, capsys):
     est = LapSVM(random_state=0, laplacian_power=power, verbose=1).fit(Xb, yb)
     assert est.graph_selection_ is None and "graph_width" not in est.fit_times_
     assert "graph width: intrinsic dimension" in capsys.readouterr().out
-    off = LapSVM(random_state=0, laplacian_power=power)
-    off._graph_width_rule = False
+    off = LapSVM(
+        random_state=0,
+        laplacian_power=power,
+        options=SolverOptions(graph_width=None),
+    )
     off.fit(Xb, yb)
     np.testing.assert_array_equal(est.decision_function(Xb), off.decision_function(Xb))
 

@@ -96,7 +96,7 @@ def test_small_data_unchanged_by_the_length_normalization():
     yy[[0, 1, 2, 3]] = y[[0, 1, 2, 3]]
     a = LapRLS(gamma_a=1e-6, gamma_i=1.0).fit(X, yy)
     b = LapRLS(gamma_a=1e-6, gamma_i=1.0, graph_weight="local").fit(X, yy)
-    assert a._graph_scale == 1.0 and a._graph_weight == "local"
+    assert a.graph_scale_ == 1.0 and a.graph_weight_ == "local"
     np.testing.assert_allclose(a.decision_function(X), b.decision_function(X))
 
 
@@ -114,7 +114,7 @@ def test_one_label_per_class_stays_right_as_n_grows():
         i = rng.choice(np.flatnonzero(y == c))
         yy[i] = c
     m = LapSVM(options=SolverOptions(kernel_approximation="nystroem")).fit(X, yy)
-    assert m._graph_weight == "heat" and m._graph_scale >= HEAT_SCALE_RATIO
+    assert m.graph_weight_ == "heat" and m.graph_scale_ >= HEAT_SCALE_RATIO
     assert np.mean(m.transduction_ == y) >= 0.99
 
 

@@ -502,8 +502,7 @@ def test_factorized_core_equals_the_plain_solvers(
                 )
                 for yy in (y, y_fold):
                     est = base(**params)
-                    est._operator_cache = cache
-                    est.fit(X, yy)
+                    est.fit(X, yy, operator_cache=cache)
                     ref = base(**params).fit(X, yy)
                     np.testing.assert_allclose(
                         est.decision_function(X),

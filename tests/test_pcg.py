@@ -416,7 +416,11 @@ def test_pcg_equals_the_saved_reference(name):
     for f in ("alpha", "b", "objective"):
         want = ref[f"{name}/{f}"]
         err = np.linalg.norm(np.asarray(getattr(r, f)) - want)
-        assert err <= 1e-8 * max(np.linalg.norm(want), 1e-300), f
+        # the bias is an output offset: judged on the outputs' scale (the
+        # targets', 1) where it is itself near 0 -- its own norm there is
+        # below BLAS rounding of the outputs across numpy/BLAS builds
+        scale = np.linalg.norm(want) if f != "b" else max(np.linalg.norm(want), 1.0)
+        assert err <= 1e-8 * max(scale, 1e-300), f
     hist = {k[len(name) + 9 :] for k in ref.files if k.startswith(f"{name}/history/")}
     assert hist == set(r.history) - {"time"}
     for k in hist:

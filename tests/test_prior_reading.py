@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from semisvm import LapRLS, LapSVM
+from semisvm import LapRLS, LapSVM, SolverOptions
 from semisvm.graph import graph_laplacian, knn_graph
 from semisvm.models import _adaptive
 from semisvm.models._adaptive import (
@@ -184,7 +184,7 @@ def test_the_reading_stays_off_above_two_dimensions(monkeypatch):
     """Two Gaussian classes in 10-d (intrinsic dimension 8), one label per
     class: the mass reading, bit for bit the fit without the choice -- on a draw
     where the count reading would cut the graph less (the gate lifted below)."""
-    import semisvm.models._lapsvm as lapsvm_module
+    import semisvm.models._model as model_module
 
     rng = np.random.default_rng(11)
     y = np.repeat([0, 1], 150)
@@ -200,7 +200,7 @@ def test_the_reading_stays_off_above_two_dimensions(monkeypatch):
         _adaptive.COUNT_READING = True
     np.testing.assert_array_equal(on.class_balance_offset_, off.class_balance_offset_)
     np.testing.assert_array_equal(on.transduction_, off.transduction_)
-    monkeypatch.setattr(lapsvm_module, "MAX_DIMENSION", 100.0)
+    monkeypatch.setattr(model_module, "MAX_DIMENSION", 100.0)
     lifted = LapSVM(random_state=0).fit(X, yy)
     assert lifted.class_balance_offset_[0] != on.class_balance_offset_[0]
 
@@ -219,8 +219,7 @@ def test_two_moons_the_count_reading_on_the_default_graph(seed):
     assert np.mean(est.transduction_[u] != y[u]) < 0.01
     _adaptive.COUNT_READING = False
     try:
-        off = LapSVM(random_state=0)
-        off._graph_width_rule = False
+        off = LapSVM(random_state=0, options=SolverOptions(graph_width=None))
         off.fit(X, yl)
     finally:
         _adaptive.COUNT_READING = True

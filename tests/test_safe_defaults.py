@@ -193,10 +193,10 @@ def test_class_prior_auto_on_imbalanced_moons_with_balanced_labels():
     assert np.mean(est.transduction_[U] == yt[U]) >= 0.95
 
 
-def test_ratio_cut_closed_form():
+def test_edge_expansion_closed_form():
     import scipy.sparse as sp
 
-    from semisvm.models._adaptive import ratio_cut
+    from semisvm.models._adaptive import edge_expansion
 
     # path 0 - 1 - 2 - 3 with weights 1, 2, 3: the cut {0, 1} | {2, 3} has
     # weight 2 and a smaller side of 2 points; {0} | {1, 2, 3} weight 1 over 1
@@ -204,10 +204,14 @@ def test_ratio_cut_closed_form():
         np.array([[0, 1, 0, 0], [1, 0, 2, 0], [0, 2, 0, 3], [0, 0, 3, 0]], dtype=float)
     )
     L = sp.diags(np.asarray(W.sum(axis=1)).ravel()) - W
-    assert ratio_cut(L, np.array([True, True, False, False])) == pytest.approx(1.0)
-    assert ratio_cut(L, np.array([True, False, False, False])) == pytest.approx(1.0)
-    assert ratio_cut(L, np.array([False, False, False, True])) == pytest.approx(3.0)
-    assert ratio_cut(L, np.zeros(4, dtype=bool)) == np.inf
+    assert edge_expansion(L, np.array([True, True, False, False])) == pytest.approx(1.0)
+    assert edge_expansion(L, np.array([True, False, False, False])) == pytest.approx(
+        1.0
+    )
+    assert edge_expansion(L, np.array([False, False, False, True])) == pytest.approx(
+        3.0
+    )
+    assert edge_expansion(L, np.zeros(4, dtype=bool)) == np.inf
 
 
 @pytest.mark.data

@@ -777,10 +777,7 @@ def _early_stopping_rule(est: Any) -> str | None:
     rule = est.get_params().get("early_stopping")
     if rule == "auto":
         solver = getattr(est, "solver_", None) or est.get_params().get("solver")
-        try:
-            rule = est._resolve_early_stopping(solver)
-        except (AttributeError, ValueError, TypeError):
-            rule = "stability" if solver == "pcg" else None
+        rule = "stability" if solver == "pcg" else None
     return rule
 
 

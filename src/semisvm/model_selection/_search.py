@@ -30,7 +30,17 @@ from ..kernels._operators import on_one_blas_thread
 from ..models import LapRLS, LapSVM
 from ..models._autoreg import MIN_LABELS_PER_CLASS
 from ..models._options import check_options, resolved_options
-from ..models._problem import encode_targets, one_vs_rest, resolve_laplacian_power
+from ..models._params import fit_params
+from ..models._problem import (
+    choose_operator,
+    encode_targets,
+    kernel_columns,
+    one_vs_rest,
+    prepare_operators,
+    resolve_laplacian_power,
+    sample_weights,
+)
+from ..models._solve import resolve_solver
 from ..solvers._loo import pointwise_loss
 from ._scorer import labeled_mask
 
@@ -171,7 +181,7 @@ class _LOOScorer:
         self.sup_pairs, self.graph_pairs = sup_pairs, graph_pairs
         self.default_pair = default_pair
         self.progress = progress
-        self.loss = template._loss
+        self.loss = fit_params(template).objective
         self.rows: list[tuple[dict, Any]] = []
         self.t_factor = 0.0
         self.scales: dict = {}
@@ -186,7 +196,7 @@ class _LOOScorer:
         self._scalable_knn: dict = {}
 
     def kernel(self, kc: dict) -> tuple[Any, Any]:
-        """The estimator of kernel configuration ``kc`` and its K.
+        """The parameters of kernel configuration ``kc`` and its operators.
 
         One slot: the last kernel built is kept (round 1 scores the defaults'
         kernel last and round 2 first, so it is built once; the refit reuses
@@ -197,48 +207,49 @@ class _LOOScorer:
             self.n_kernel_hits += 1
             return self._slot[1], self._slot[2]
         self._slot = None  # release the previous K before building the next
-        est = clone(self.template).set_params(**kc)
-        if not self._dense(est):
-            # where the estimator would not hold a dense K (it fits on the
-            # Nystroem or streamed operator), neither does the search: the
-            # streamed operator stores nothing, the LOO features read kernel
-            # columns from X and the graphs come from the estimator's own kNN
-            # search (:meth:`graph`)
-            est.kernel_operator_ = "streamed"
-        K, _ = est._build(self.X, None, need_graph=False)
-        self._slot = (key, est, K)
+        est = fit_params(clone(self.template).set_params(**kc))
+        # where the estimator would not hold a dense K (it fits on the
+        # Nystroem or streamed operator), neither does the search: the
+        # streamed operator stores nothing, the LOO features read kernel
+        # columns from X and the graphs come from the estimator's own kNN
+        # search (:meth:`graph`)
+        kind = "dense" if self._dense(est) else "streamed"
+        ops = prepare_operators(est, self.X, need_graph=False, kind=kind)
+        self._slot = (key, est, ops)
         self.n_kernels += 1
-        return est, K
+        return est, ops
 
-    def _dense(self, est: Any) -> bool:
-        """Whether ``est.fit(X, y)`` would use the dense operator (its own rule,
-        :meth:`~semisvm.models.LapSVM._resolve_operator`: memory first)."""
+    def _dense(self, params: Any) -> bool:
+        """Whether a fit with ``params`` would use the dense operator (the
+        estimators' own rule, :func:`~semisvm.models._problem.choose_operator`:
+        memory first)."""
         if self._kind is None:
-            probe = clone(est).set_params(verbose=0)
+            probe = params.replace(verbose=0)
             n_classes = np.unique(self.y[labeled_mask(self.y)]).size
-            self._kind = probe._resolve_operator(
+            self._kind = choose_operator(
+                probe,
                 self.X,
-                probe._resolve_solver(self.X.shape[0]),
+                resolve_solver(probe, self.X.shape[0]),
                 1 if n_classes <= 2 else n_classes,
-                None,
             )
         return self._kind == "dense"
 
     def kernel_parts(self, kc: dict, r: int | None) -> tuple:
-        """The estimator of kernel configuration ``kc``, its kernel, targets,
+        """The parameters of kernel configuration ``kc``, its operators, targets,
         weights, kernel columns and LOO features (``r`` landmarks)."""
         from ..models._autoreg import features_for
 
         X, y = self.X, self.y
-        est, K = self.kernel(kc)
-        labeled, classes, Y = est._targets(y)
-        sw = est._sample_weight(y, labeled, classes)
-        cols = est._kernel_columns(X, K)
-        Phi = features_for(est, cols, X.shape[0], np.flatnonzero(labeled), r)
-        return est, K, labeled, Y, sw, cols, Phi
+        est, ops = self.kernel(kc)
+        t = encode_targets(y)
+        sw = sample_weights(y, t.labeled, t.classes, est.class_weight)
+        cols = kernel_columns(est, X, ops.K, ops.gamma_)
+        Phi = features_for(est, cols, X.shape[0], np.flatnonzero(t.labeled), r)
+        return est, ops, t.labeled, t.Y, sw, cols, Phi
 
-    def graph(self, est: Any, K: Any, gc: dict) -> tuple[Any, Any]:
-        """The estimator of graph configuration ``gc`` and its Laplacian.
+    def graph(self, est: Any, ops: Any, gc: dict) -> tuple[Any, Any, float, str]:
+        """The parameters of graph configuration ``gc`` on the kernel ``ops``,
+        its Laplacian, length normalization and resolved weights.
 
         The kNN adjacency depends on the kernel and ``n_neighbors`` only: it is
         built once and shared by the normalized/plain Laplacians and their
@@ -251,8 +262,8 @@ class _LOOScorer:
             resolve_graph_weight,
         )
 
-        X, scales = self.X, self.scales
-        e_g = clone(est).set_params(**gc)
+        X, scales, K = self.X, self.scales, ops.K
+        e_g = est.replace(**gc)
         k_g = gc["n_neighbors"]
         dense = isinstance(K, np.ndarray)
         if not dense and k_g not in self._scalable_knn:
@@ -269,25 +280,24 @@ class _LOOScorer:
                 knn_dist2=None if dense else self._scalable_knn[k_g][1],
             )
         # scored with the same length normalization as the refit uses
-        e_g._graph_scale = scales[k_g]
-        e_g._graph_weight = resolve_graph_weight(e_g.graph_weight, scales[k_g])
-        key = (repr(est.kernel), repr(est.gamma_), k_g)
+        weight = resolve_graph_weight(e_g.graph_weight, scales[k_g])
+        key = (repr(est.kernel), repr(ops.gamma_), k_g)
         if key not in self._adjacency and not dense:
             from ..models._scale import scalable_adjacency
 
             self._adjacency[key] = scalable_adjacency(
-                e_g, X, knn=self._scalable_knn[k_g]
+                e_g, X, knn=self._scalable_knn[k_g], weight=weight
             )
         if key not in self._adjacency:
             self._adjacency[key] = build_adjacency(
                 X,
                 K,
                 kernel=e_g.kernel,
-                gamma_=est.gamma_,
+                gamma_=ops.gamma_,
                 n_neighbors=k_g,
-                graph_weight=e_g._graph_weight,
+                graph_weight=weight,
                 heat_t=resolved_options(e_g).heat_t,
-                neighbors=self._neighbors(e_g.kernel, est.gamma_, k_g),
+                neighbors=self._neighbors(e_g.kernel, ops.gamma_, k_g),
             )
         L = graph_laplacian(
             self._adjacency[key],
@@ -295,7 +305,7 @@ class _LOOScorer:
             power=gc["laplacian_power"],
             form="operator",
         )
-        return e_g, L
+        return e_g, L, scales[k_g], weight
 
     def _neighbors(self, kernel: Any, gamma_: Any, k: int) -> tuple | None:
         """The kNN search of X for ``k`` neighbours when the graph is searched
@@ -362,14 +372,15 @@ class _LOOScorer:
         opts = resolved_options(est)
         if (
             self._slot is None
-            or not isinstance(self._slot[2], np.ndarray)
+            or not isinstance(self._slot[2].K, np.ndarray)
             or opts.graph_method == "approx"
             # 'auto' projects only for the approximate search: a dense K's
             # graph is read off K, as the search read it
             or isinstance(opts.graph_pca, numbers.Integral)
         ):
             return None
-        key, e_k, K = self._slot
+        key, e_k, ops = self._slot
+        K = ops.K
         params = est.get_params()
         if {k: params[k] for k, _ in key} != dict(key):
             return None
@@ -383,12 +394,10 @@ class _LOOScorer:
         gc = {p: params[p] for p in _GRAPH_CONF}
         dim = float("nan")
         if isinstance(gc["laplacian_power"], str):
-            probe = clone(est)
-            gc["laplacian_power"] = resolve_laplacian_power(
-                probe, self.X, fewest_labels=encode_targets(self.y).fewest_labels
+            gc["laplacian_power"], dim = resolve_laplacian_power(
+                est, self.X, fewest_labels=encode_targets(self.y).fewest_labels
             )
-            dim = probe.intrinsic_dimension_
-        e_g, L = self.graph(e_k, K, gc)
+        _, L, scale, weight = self.graph(e_k, ops, gc)
         # with the labeled points, the exact solvers (LapRLS 'direct', LapSVM
         # 'newton') solve through one LU factorization of I + rLK and the
         # Woodbury identity (models._factorized: the same minimiser) instead of
@@ -399,9 +408,9 @@ class _LOOScorer:
         value = (
             K,
             L,
-            e_k.gamma_,
-            e_g._graph_scale,
-            e_g._graph_weight,
+            ops.gamma_,
+            scale,
+            weight,
             int(gc["laplacian_power"]),
             dim,
         )
@@ -431,7 +440,7 @@ class _LOOScorer:
         # on the estimator's own
         loss_r = "squared" if r is not None else self.loss
         t0 = time.perf_counter()
-        est, K, labeled, Y, sw, cols, Phi = self.kernel_parts(kc, r)
+        est, ops, labeled, Y, sw, cols, Phi = self.kernel_parts(kc, r)
         self.t_factor += time.perf_counter() - t0
         # round 2 also scores the "auto" rule's supervised candidates
         sup = (
@@ -449,6 +458,8 @@ class _LOOScorer:
                 sample_weight=sw,
                 loss=loss_r,
                 pairs=sup,
+                power=1,
+                scale=1.0,
                 features=Phi,
                 max_unlabeled=u_max,
                 with_labelers=r is None,
@@ -456,7 +467,7 @@ class _LOOScorer:
             self.rows.append(({**kc, "graph": None}, ev))
         for j, gc in enumerate(graphs):
             t0 = time.perf_counter()
-            e_g, L = self.graph(est, K, gc)
+            e_g, L, scale, _ = self.graph(est, ops, gc)
             self.t_factor += time.perf_counter() - t0
             pairs = list(self.graph_pairs if pairs_of is None else pairs_of[j])
             if with_default_pair and self.default_pair not in pairs:
@@ -470,6 +481,8 @@ class _LOOScorer:
                 sample_weight=sw,
                 loss=loss_r,
                 pairs=pairs,
+                power=int(gc["laplacian_power"]),
+                scale=scale,
                 features=Phi,
                 max_unlabeled=u_max,
                 # one factorization per ratio gamma_i / gamma_a of the grid
@@ -477,7 +490,7 @@ class _LOOScorer:
                 gram=self.gram(Phi, L, gc),
                 with_labelers=r is None,
             )
-            self.rows.append(({**kc, "graph": gc, "gamma_": est.gamma_}, ev))
+            self.rows.append(({**kc, "graph": gc, "gamma_": ops.gamma_}, ev))
             self.progress.step(
                 f"{kc} {gc} best so far "
                 f"{min(float(e.scores.min()) for _, e in self.rows):.4f}"
@@ -750,30 +763,27 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
                 self._refit(clone(template).set_params(**settings), X, y)
             self.search_time_ = time.perf_counter() - t_start
             return self
+        cache = None
         if self.cv == "loo":
-            self._search_loo(template, X, y, lab_mask)
+            cache = self._search_loo(template, X, y, lab_mask)
         else:
             self._search(template, X, y, lab_mask)
         self.search_time_ = time.perf_counter() - t_start
         if self.refit:
             est = clone(template).set_params(**self.best_params_)
             # the search's K and L of the chosen candidate (cv='loo', when kept)
-            cache = getattr(self, "_refit_cache", None)
-            if cache is not None and cache.get(est, X, True) is not None:
-                est._operator_cache = cache
-            self._refit_cache = None
+            if cache is not None and cache.get(est, X, True) is None:
+                cache = None
             # a width of the rule's grid (not the user's): the refit runs the
             # estimators' extension check as LapSVM() does (models._extension)
-            est._search_refit = self.gamma is None
-            self._refit(est, X, y)
+            if self.gamma is None and resolved_options(est).extension_width == "auto":
+                est.set_params(options__extension_width="always")
+            self._refit(est, X, y, cache)
         return self
 
-    def _refit(self, est: Any, X: Any, y: np.ndarray) -> None:
+    def _refit(self, est: Any, X: Any, y: np.ndarray, cache: Any = None) -> None:
         t0 = time.perf_counter()
-        est.fit(X, y)
-        for name in ("_operator_cache", "_search_refit"):
-            if hasattr(est, name):
-                delattr(est, name)  # nothing of the search kept on the model
+        est.fit(X, y, operator_cache=cache)
         self.refit_time_ = time.perf_counter() - t0
         self.best_estimator_ = est
         self.classes_ = est.classes_
@@ -921,8 +931,7 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
             scores, losses = [], []
             for y_fold, test in folds:
                 est = clone(cand)
-                est._operator_cache = cache
-                est.fit(X, y_fold)
+                est.fit(X, y_fold, operator_cache=cache)
                 n_fits += 1
                 t_factor += est.fit_times_["kernel"] + est.fit_times_["graph"]
                 if est.gamma_ is not None:
@@ -981,7 +990,7 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
             if "normalize_laplacian" in fixed
             else [template.normalize_laplacian, not template.normalize_laplacian]
         )
-        p0 = resolve_laplacian_power(clone(template), X, fewest_labels=fewest)
+        p0, _ = resolve_laplacian_power(template, X, fewest_labels=fewest)
         powers = _grid(self.laplacian_power, "laplacian_power") or (
             [p0] if "laplacian_power" in fixed else [p0, p0 + 1]
         )
@@ -1000,9 +1009,11 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
     @on_one_blas_thread
     def _search_loo(
         self, template: Any, X: Any, y: np.ndarray, lab_mask: np.ndarray
-    ) -> None:
+    ) -> Any:
         """Every configuration scored by the estimators' own ``"auto"`` engine
-        (:func:`semisvm.models._autoreg.loo_evidence`), in two rounds."""
+        (:func:`semisvm.models._autoreg.loo_evidence`), in two rounds.  Returns
+        the chosen candidate's operators for the refit (an
+        :class:`~semisvm.models._base.OperatorCache`, or None)."""
         from ..models._autoreg import LOOEvidence, z_threshold
 
         gas = [float(v) for v in _grid(self.gamma_a, "gamma_a")]
@@ -1059,10 +1070,10 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
         k, z, why = _loo_choice(
             flat2, ev2, kconfs[0], gconfs[0], default_pair, n_candidates
         )
-        self._refit_cache = None
+        cache = None
         if self.refit:
             chosen = clone(template).set_params(**self._params_of(*flat2[k]))
-            self._refit_cache = scorer.refit_cache(chosen)
+            cache = scorer.refit_cache(chosen)
         self._n_kernel_builds = scorer.n_kernels
         self.factor_time_ = scorer.t_factor
         self.n_newton_fallbacks_ = 0
@@ -1075,6 +1086,7 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
             threshold=z_threshold(n_candidates, ev2.per_point.shape[1]),
         )
         self._store_loo_results(flat, rows, flat2, ev2, k)
+        return cache
 
     @staticmethod
     def _flatten(rows):

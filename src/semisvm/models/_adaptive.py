@@ -309,9 +309,12 @@ def boundary_density_shifted(f: np.ndarray, shifts: np.ndarray) -> np.ndarray:
 VALLEY_DEPTH = 0.5
 
 
-def ratio_cut(laplacian: Any, side: np.ndarray) -> float:
-    r""":math:`\mathbf 1_S^T L \mathbf 1_S / \min(|S|, n - |S|)` of the
-    partition ``side`` (bool, shape (n,)); inf when one side is empty."""
+def edge_expansion(laplacian: Any, side: np.ndarray) -> float:
+    r"""The edge expansion :math:`\mathbf 1_S^T L \mathbf 1_S / \min(|S|, n - |S|)`
+    of the two-sided partition ``side`` (bool, shape (n,)): the cut over the
+    smaller side (unlike the multiway ratio cut of
+    :func:`semisvm.models._graphwidth.ratio_cut`, which sums the cut over each
+    side's size); inf when one side is empty."""
     k = int(side.sum())
     if k == 0 or k == side.size:
         return float("inf")
@@ -387,9 +390,9 @@ def auto_offsets(
         )
         sparse_cut = True
         if valley and laplacian is not None:
-            sparse_cut = ratio_cut(laplacian, F[:, 0] + d_star > 0) <= 1.5 * ratio_cut(
-                laplacian, F[:, 0] + cand[0] > 0
-            )
+            sparse_cut = edge_expansion(
+                laplacian, F[:, 0] + d_star > 0
+            ) <= 1.5 * edge_expansion(laplacian, F[:, 0] + cand[0] > 0)
         if valley and sparse_cut and boundary_density(fu + cand[0]) >= 2.0 * dens[k]:
             off = np.array([d_star])
     p1 = float(np.mean(fu + off[0] > 0))
@@ -462,7 +465,7 @@ def prior_reading(
     and err 0.4-0.9% split at their median, 1-16% by mass.  Both readings
     assert the same proportions; the model's own graph term says which
     boundary it prefers: the mass reading is kept when its partition of the
-    training points has a :func:`ratio_cut` :math:`\mathbf 1_S^T
+    training points has a :func:`edge_expansion` :math:`\mathbf 1_S^T
     L\,\mathbf 1_S / \min(|S|, n - |S|)` on the model's Laplacian
     ``laplacian`` at most :data:`MASS_CUT_MARGIN` (0.7) times the count
     reading's, else the count reading.  *Why the margin*: the mass reading's
@@ -491,8 +494,8 @@ def prior_reading(
     d_count = count_offset(F[unlabeled, 0], p1)
     if d_count == float(mass_offset[0]):
         return mass_offset
-    cut_mass = ratio_cut(laplacian, F[:, 0] + mass_offset[0] > 0)
-    cut_count = ratio_cut(laplacian, F[:, 0] + d_count > 0)
+    cut_mass = edge_expansion(laplacian, F[:, 0] + mass_offset[0] > 0)
+    cut_count = edge_expansion(laplacian, F[:, 0] + d_count > 0)
     keep_mass = cut_mass <= MASS_CUT_MARGIN * cut_count
     return mass_offset if keep_mass else np.array([d_count])
 

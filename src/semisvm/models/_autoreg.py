@@ -114,13 +114,6 @@ def feature_count(n: int) -> int:
     return int(min(n, max(MIN_FEATURES, min(MAX_FEATURES, r))))
 
 
-def _power(est: Any) -> int:
-    """The Laplacian power of ``est``: its number, or the one its fit resolved
-    from ``"auto"`` (``laplacian_power_``)."""
-    p = est.laplacian_power
-    return int(est.laplacian_power_ if isinstance(p, str) else p)
-
-
 def _seed(random_state: Any) -> int:
     return resolve_seed(random_state)
 
@@ -151,6 +144,8 @@ def select_regularization(
     labeled: np.ndarray,
     sample_weight: np.ndarray | None,
     loss: str,
+    power: int,
+    scale: float,
 ) -> tuple[float, float, dict]:
     r"""The normalized ``(gamma_a, gamma_i)`` to fit with, and the evidence.
 
@@ -173,10 +168,9 @@ def select_regularization(
 
     Parameters
     ----------
-    est : LapSVM or LapRLS
-        The estimator (its ``gamma_a``, ``gamma_i``, ``regularization``,
-        ``laplacian_power``, ``class_balance``, ``class_prior``,
-        ``random_state``).
+    est : FitParams or estimator
+        Its ``gamma_a``, ``gamma_i``, ``random_state`` and the options
+        ``regularization``, ``class_balance``, ``class_prior``.
     columns : callable or None
         ``columns(idx)`` -> ``K[:, idx]``; None when the kernel cannot be read
         (then the defaults are kept).
@@ -186,6 +180,10 @@ def select_regularization(
     labeled : ndarray of bool of shape (n,)
     sample_weight : ndarray of shape (n,) or None
     loss : {'squared', 'squared_hinge'}
+    power : int
+        The Laplacian's resolved power.
+    scale : float
+        The graph term's length normalization rho.
 
     Returns
     -------
@@ -229,6 +227,8 @@ def select_regularization(
         sample_weight=sample_weight,
         loss=loss,
         pairs=pairs,
+        power=power,
+        scale=scale,
         with_labelers=True,
     )
     cut: dict = {}
@@ -481,6 +481,8 @@ def loo_evidence(
     sample_weight: np.ndarray | None,
     loss: str,
     pairs: list[tuple[float, float]],
+    power: int,
+    scale: float,
     max_features: int | None = None,
     features: np.ndarray | None = None,
     max_unlabeled: int = MAX_UNLABELED,
@@ -491,11 +493,9 @@ def loo_evidence(
     """Balanced scale-free LOO of every normalized ``(gamma_a, gamma_i)`` pair.
 
     The one scoring engine of the ``"auto"`` rule and of the ``*CV`` estimators:
-    ``est`` supplies ``laplacian_power``, ``random_state`` and the options
-    ``regularization``, ``class_balance``, ``class_prior`` (the model that would
-    be fitted);
-    ``columns``, ``L``, ``Y``, ``labeled`` and ``sample_weight`` are the
-    estimator's own kernel, Laplacian and targets (``_build``, ``_targets``).
+    ``est`` supplies ``random_state`` and the options (the model to be fitted);
+    ``columns``, ``L``, ``Y``, ``labeled``, ``sample_weight``, ``power`` and
+    ``scale`` are the fit's own (:func:`~semisvm.models._problem.prepare_problem`).
     ``max_features`` caps the landmarks (default :func:`feature_count`);
     ``features`` passes a factor computed before (:func:`features_for`), shared by
     every graph on the same kernel; ``max_unlabeled`` caps the unlabeled points
@@ -539,8 +539,8 @@ def loo_evidence(
             n=n,
             weight_sum=wsum,
             L=L if i > 0 else None,
-            power=_power(est),
-            scale=getattr(est, "_graph_scale", 1.0),
+            power=power,
+            scale=scale,
         )
         for a, i in pairs
     ]

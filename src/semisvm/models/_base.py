@@ -1,8 +1,11 @@
 """Shared machinery of the manifold-regularized estimators (LapSVM, LapRLS).
 
 Parameters, numerics and fitted state are kept apart: ``__init__`` stores its
-arguments; ``fit`` validates them, builds K and L, hands them to a module-level
-solver of :mod:`semisvm.solvers`, and only then writes the ``*_`` attributes.
+arguments; ``fit`` validates them and runs the fit path of
+:mod:`semisvm.models._problem`, :mod:`~semisvm.models._model` and
+:mod:`~semisvm.models._graphwidth` (plain functions over the data and a
+:class:`~semisvm.models._params.FitParams`), and only then writes the ``*_``
+attributes from the :class:`~semisvm.models._model.FittedModel` it returns.
 """
 
 from __future__ import annotations
@@ -14,8 +17,6 @@ from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._validation import (
@@ -24,13 +25,10 @@ from .._validation import (
     check_finite,
     check_numeric_frame,
     labeled_mask,
-    resolve_seed,
     validate_params,
 )
 from ..graph import resolve_graph_weight
-from ..kernels import NystroemFactor, as_operator
 from ..kernels._distributed import (
-    DistributedNystroemFactor,
     check_distributed_input,
     distributed_kernel_dot,
     is_distributed_array,
@@ -40,7 +38,6 @@ from ._problem import (
     encode_targets,
     fitted_kernel_params,
     prediction_kernel,
-    prepare_operators,
 )
 from ._scale import (
     decision_in_blocks,
@@ -86,12 +83,11 @@ class OperatorCache:
     Many fits on the same points with different labels or weights (the folds
     and the :math:`(\gamma_A, \gamma_I)` grid of
     :class:`~semisvm.model_selection.LapSVMCV`) need the same kernel and the
-    same graph: neither depends on ``y``, ``gamma_a`` or ``gamma_i``.  Set
-    ``est._operator_cache = cache`` on each (cloned) estimator; its ``fit``
-    (:meth:`ManifoldClassifierMixin._build`) then reuses the operators that
-    an earlier fit on the same ``X`` object with the same kernel and graph
-    parameters built (dense operators, no user ``adjacency``), and computes
-    exactly what it would compute otherwise.  The arrays are shared
+    same graph: neither depends on ``y``, ``gamma_a`` or ``gamma_i``.  Pass
+    the same cache to each fit, ``est.fit(X, y, operator_cache=cache)``; a fit
+    then reuses the operators that an earlier fit on the same ``X`` object with
+    the same kernel and graph parameters built (dense operators, no user
+    ``adjacency``), and computes exactly what it would compute otherwise.  The arrays are shared
     read-only.  With ``laplacian_power="auto"`` the power depends on the labels
     too (:func:`~semisvm.graph.auto_laplacian_power`: whether every class has
     :data:`~semisvm.graph._dimension.MID_LABELS` of them): graph entries are
@@ -240,14 +236,17 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
         return super().set_params(**params)
 
     # ------------------------------------------------------------------ fit
-    def _validate_fit_input(self, X: Any, y: Any) -> tuple[Any, np.ndarray]:
+    def _validate_fit_input(
+        self, X: Any, y: Any, X_val: Any = None
+    ) -> tuple[Any, np.ndarray, Any]:
+        """The parameters, the options, X, y and X_val checked; y's labels decoded."""
         validate_params(self.get_params(deep=False), self._parameter_constraints)
         check_options(self)
         if is_distributed_array(X):
             X, y = check_distributed_input(X, y, kernel=self.kernel)
             self.n_features_in_ = X.shape[1]
             encode_targets(y)
-            return X, y
+            return X, y, X_val
         check_numeric_frame(X)
         X, y = validate_data(
             self,
@@ -261,250 +260,44 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
         )
         check_finite(X, "X")
         encode_targets(y)  # validates the labels (unlabeled rows excluded)
-        return X, np.asarray(y)
-
-    def _targets(self, y: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        t = encode_targets(y)
-        return t.labeled, t.classes, t.Y
-
-    def _build(
-        self, X: Any, adjacency: Any, need_graph: bool, fewest: int | None = None
-    ) -> tuple[Any, Any]:
-        """K and L of the fit (``fewest``: its fewest labels per class, which
-        ``laplacian_power="auto"`` reads)."""
-        cache = getattr(self, "_operator_cache", None)
-        kind = getattr(self, "kernel_operator_", "dense")
-        if cache is not None and adjacency is None and kind == "dense":
-            hit = cache.get(self, X, need_graph, fewest)
-            if hit is not None:
-                K, L, g, self._graph_scale, self._graph_weight, power, dim = hit
-                self.gamma_ = g
-                self.laplacian_power_, self.intrinsic_dimension_ = power, dim
-                self.fit_times_ = {"kernel": 0.0, "graph": 0.0}
-                return K, L
-        K, L, g, times = prepare_operators(
-            self,
-            X,
-            adjacency=adjacency,
-            need_graph=need_graph,
-            kind=kind,
-            fewest_labels=fewest,
-        )
-        self.gamma_ = g
-        self.fit_times_ = times
-        if cache is not None and adjacency is None and kind == "dense":
-            cache.put(
+        if X_val is not None:
+            X_val = validate_data(
                 self,
-                X,
-                need_graph,
-                (
-                    K,
-                    L,
-                    g,
-                    self._graph_scale,
-                    self._graph_weight,
-                    self.laplacian_power_,
-                    self.intrinsic_dimension_,
-                ),
+                X_val,
+                accept_sparse="csr",
+                dtype=[np.float64, np.float32],
+                reset=False,
+                ensure_all_finite=False,
             )
-        return K, L
+            check_finite(X_val, "X_val")
+        return X, np.asarray(y), X_val
 
-    def _solve_factorized(
-        self,
-        K: Any,
-        L: Any,
-        Y: np.ndarray,
-        sample_weight: Any,
-        *,
-        solver: str,
-        kind: str,
-    ) -> Any:
-        """The exact solve from the factorizations shared by many fits on one K
-        and L (:mod:`semisvm.models._factorized`), or None (then ``_solve``).
+    #: fitted attributes only some fits set (removed when a refit does not)
+    _OPTIONAL_ATTRIBUTES = (
+        "coarse_start_",
+        "graph_method_",
+        "n_components_",
+        "cluster_plan_",
+    )
 
-        Active only with an :class:`OperatorCache` given a labeled superset and
-        for the exact solvers (LapRLS ``'direct'``, LapSVM ``'newton'`` on the
-        squared hinge) with a dense K and a graph term; the minimiser is the one
-        those solvers compute.
-        """
-        cache = getattr(self, "_operator_cache", None)
-        exact = {"squared": "direct", "squared_hinge": "newton"}.get(self._loss)
-        if (
-            cache is None
-            or kind != "dense"
-            or solver != exact
-            or getattr(self, "loss", "squared_hinge") != "squared_hinge"
-            or L is None
-            or self.gamma_i_ == 0
-        ):
-            return None
-        F = cache.factors(K, L)
-        if F is None:
-            return None
-        from ._factorized import factorized_solve
-
-        sw = None if sample_weight is None else np.asarray(sample_weight, np.float64)
-        res = factorized_solve(
-            F,
-            Y,
-            gamma_a=self.gamma_a_,
-            gamma_i=self.gamma_i_,
-            intrinsic_bias=bool(resolved_options(self).intrinsic_bias),
-            sample_weight=sw,
-            loss=self._loss,
-            max_iter=max(int(self.max_iter), 1),
-        )
-        if res is not None:
-            self.solver_ = solver
-        return res
-
-    def _validation_split(
-        self,
-        X: Any,
-        y: np.ndarray,
-        labeled: np.ndarray,
-        fraction: float | None,
-        random_state: Any,
-    ) -> tuple[np.ndarray, np.ndarray | None]:
-        """Hold out ``fraction`` of the labeled points (at least one per class)."""
-        if fraction is None:
-            return y, None
-        rng = check_random_state(resolve_seed(random_state))
-        lab_idx = np.flatnonzero(labeled)
-        yl = y[lab_idx]
-        val = []
-        for c in np.unique(yl):
-            idx = lab_idx[yl == c]
-            k = int(np.floor(fraction * idx.size))
-            if idx.size - k < 1:
-                k = idx.size - 1
-            if k > 0:
-                val.extend(rng.choice(idx, size=k, replace=False))
-        if not val:
-            raise ValueError(
-                "validation_fraction leaves no labeled point for validation: each class"
-                " needs at least two labeled points, or pass X_val and y_val to fit."
-            )
-        val_idx = np.sort(np.asarray(val))
-        y_train = y.copy()
-        y_train[val_idx] = -1
-        return y_train, val_idx
-
-    def _finish(
-        self,
-        res: Any,
-        K: np.ndarray,
-        X: Any,
-        y: np.ndarray,
-        labeled: np.ndarray,
-        classes: np.ndarray,
-        t_solver: float,
-    ) -> None:
-        self.classes_ = classes
-        self.dual_coef_ = res.alpha
-        self.intercept_ = res.b
-        self.n_iter_ = int(res.n_iter.max()) if res.n_iter.size == 1 else res.n_iter
-        if res.n_iter.size == 1:
-            self.n_iter_ = int(res.n_iter[0])
-        self.termination_condition_ = (
-            res.reason[0] if len(res.reason) == 1 else res.reason
-        )
-        self.objective_ = (
-            float(res.objective[0]) if res.objective.size == 1 else res.objective
-        )
-        self.n_ls_iter_ = res.n_ls_iter
-        self.history_ = res.history
-        self.fit_times_["solver"] = t_solver
-        self.X_fit_ = None if self.kernel == "precomputed" else X
-        self.landmarks_: np.ndarray | None
-        if isinstance(K, NystroemFactor | DistributedNystroemFactor):
-            # res.alpha holds the feature coefficients eta; predict with beta = T eta.
-            # The transduction is k(X, Z) beta + b from the stored C = k(X, Z), as
-            # predict computes it (not from the float32 features), so that both agree
-            self.dual_coef_ = K.coef_from_features(res.alpha)
-            self.landmarks_ = K.landmarks_
-            self.n_components_ = K.landmarks_.shape[0]
-            t_tr = time.perf_counter()
-            F = K.training_decision(self.dual_coef_) + res.b
-            self.fit_times_["transduction"] = time.perf_counter() - t_tr
-        else:
-            t_tr = time.perf_counter()
-            F = np.asarray(as_operator(K) @ res.alpha) + res.b
-            self.fit_times_["transduction"] = time.perf_counter() - t_tr
-            self.landmarks_ = None
-        F = self._adapt_outputs(F, y, labeled)
-        pred = self._labels_from_scores(F)
-        pred[labeled] = y[labeled]
-        self.transduction_ = pred
-        if any(r == "max_iter" for r in res.reason):
-            hit = [i for i, r in enumerate(res.reason) if r == "max_iter"]
-            which = (
-                ""
-                if len(res.reason) == 1
-                else f" on {len(hit)} of {len(res.reason)} one-vs-rest problems "
-                f"(classes {', '.join(str(c) for c in classes[hit].tolist())})"
-            )
-            # the rule actually used ('auto' resolved for this solver)
-            resolve = getattr(self, "_resolve_early_stopping", None)
-            rule = (
-                resolve(self.solver_)
-                if resolve is not None
-                else getattr(self, "early_stopping", None)
-            )
-            crit = f"tol={getattr(self, 'tol', None)!r}"
-            if self.solver_ == "pcg":
-                crit += f" on the {resolved_options(self).tol_criterion!r} criterion"
-            if rule is not None:
-                crit += f" nor the {rule!r} early-stopping rule"
-                advice = (
-                    f"Loosen the {rule!r} rule (a larger stability_tol or "
-                    "stability_value_tol, or another check_every) or loosen tol."
-                    if rule in ("stability", "mixed")
-                    else f"Loosen the {rule!r} rule (a smaller check_every) or loosen "
-                    "tol."
-                )
-            else:
-                advice = "Increase max_iter or loosen tol" + (
-                    ", or use early_stopping='stability'."
-                    if self.solver_ == "pcg"
-                    else "."
-                )
-            obj = np.atleast_1d(res.objective)[hit]
-            warnings.warn(
-                f"{type(self).__name__} solver {self.solver_!r} stopped at max_iter="
-                f"{self.max_iter} iterations{which} without meeting {crit}; the "
-                f"model is the last iterate (objective {', '.join(f'{o:.6g}' for o in obj)}"
-                f"), not a converged solution. {advice}",
-                ConvergenceWarning,
-                stacklevel=3,
-            )
-
-    def _adapt_outputs(
-        self, F: np.ndarray, y: np.ndarray, labeled: np.ndarray
-    ) -> np.ndarray:
-        """Class balance (bias shift) and the probability slope, after the solver."""
-        from ._adaptive import adapt_outputs
-
-        opts = resolved_options(self)
-        y_idx = np.searchsorted(self.classes_, y[labeled])
-        F, off, slope, prior = adapt_outputs(
-            F,
-            labeled,
-            y_idx,
-            self.classes_.size,
-            class_balance=opts.class_balance,
-            class_prior=opts.class_prior,
-            classes=self.classes_,
-            laplacian=getattr(self, "_graph_laplacian", None),
-            reading=getattr(self, "_reading_laplacian", None),
-        )
-        # used once, not kept with the model
-        self._graph_laplacian = self._reading_laplacian = None
-        self.class_balance_offset_ = off
-        self.class_prior_ = prior
-        self.intercept_ = np.asarray(self.intercept_, dtype=np.float64) + off
-        self.proba_slope_ = slope
-        return F
+    def _store(self, model: Any, t_fit: float, cluster_plan: dict | None = None) -> Any:
+        """Set the fitted attributes of ``model`` (a
+        :class:`~semisvm.models._model.FittedModel`) and emit its warnings."""
+        for name in self._OPTIONAL_ATTRIBUTES:
+            self.__dict__.pop(name, None)
+        for name, value in model.attributes.items():
+            setattr(self, name, value)
+        if cluster_plan is not None:
+            self.cluster_plan_ = cluster_plan
+        times: dict[str, float] = dict(model.attributes["fit_times_"])
+        # the entries sum to the whole fit: validation, targets, weights, the
+        # output adaptation are 'other'
+        total = time.perf_counter() - t_fit
+        times["other"] = max(total - sum(times.values()), 0.0) + times.get("other", 0.0)
+        self.fit_times_ = times
+        for category, message in model.warnings:
+            warnings.warn(message, category, stacklevel=3)
+        return self
 
     def _labels_from_scores(self, F: np.ndarray) -> np.ndarray:
         if F.shape[1] == 1:

@@ -31,7 +31,7 @@ import io
 import os
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
@@ -225,10 +225,23 @@ def choose_cluster_plan(
     return ClusterPlan("distributed", op, reason, mem, n_workers)
 
 
+def fit_manifold(X: Any, y: np.ndarray, params: Any, **problem_kw: Any) -> Any:
+    """The whole fit on validated in-process data (the steps of ``LapSVM.fit``
+    and ``LapRLS.fit`` after validation): prepare the problem, choose the
+    regularization, solve, choose the graph's width."""
+    from ._graphwidth import choose_graph_width
+    from ._model import choose_regularization, fit_model
+    from ._problem import prepare_problem
+
+    problem = prepare_problem(X, y, params, **problem_kw)
+    model = fit_model(problem, params, choose_regularization(problem, params))
+    return choose_graph_width(problem, model, params)
+
+
 def _fit_task(
-    est: Any, X: np.ndarray, y: np.ndarray, kwargs: dict, memory: int
+    params: Any, X: np.ndarray, y: np.ndarray, kwargs: dict, memory: int
 ) -> tuple[Any, str, float]:
-    """The in-process fit on a worker; returns it, its printed output and seconds."""
+    """The in-process fit on a worker; returns its model, printed output and seconds."""
     buf = io.StringIO()
     old = os.environ.get("SEMISVM_MEMORY_LIMIT")
     os.environ["SEMISVM_MEMORY_LIMIT"] = str(
@@ -237,17 +250,17 @@ def _fit_task(
     t0 = time.perf_counter()
     try:
         with contextlib.redirect_stdout(buf):
-            est.fit(X, y, **kwargs)
+            model = fit_manifold(X, y, params, **kwargs)
     finally:
         if old is None:
             os.environ.pop("SEMISVM_MEMORY_LIMIT", None)
         else:
             os.environ["SEMISVM_MEMORY_LIMIT"] = old
-    return est, buf.getvalue(), time.perf_counter() - t0
+    return model, buf.getvalue(), time.perf_counter() - t0
 
 
 def fit_on_cluster(
-    est: Any,
+    params: Any,
     X: Any,
     y: Any,
     *,
@@ -255,27 +268,33 @@ def fit_on_cluster(
     need_graph: bool,
     solver: str,
     fit_kwargs: dict,
-) -> bool:
+) -> tuple[Any, dict]:
     """Choose the plan of a fit on the dask array X; run it when it is ``'gather'``.
 
-    Returns True when ``est`` was fitted here (the gather plan), False when the
-    caller goes on with the distributed pieces.  Either way ``est.cluster_plan_``
-    records the plan and ``verbose`` prints it.
+    Returns the model fitted on one worker (the gather plan; None otherwise,
+    the caller goes on with the distributed pieces) and the plan's record
+    (``cluster_plan_``); ``verbose`` prints the plan.
     """
-    from sklearn.base import clone
+    from dataclasses import replace
 
     t0 = time.perf_counter()
     client = get_dask_client()
     plan = choose_cluster_plan(
-        est, X, n_columns=n_columns, need_graph=need_graph, solver=solver, client=client
+        params,
+        X,
+        n_columns=n_columns,
+        need_graph=need_graph,
+        solver=solver,
+        client=client,
     )
-    name = type(est).__name__
-    if est.verbose:
-        print(f"[{name}] X is a dask array {X.shape}: {plan.describe()}", flush=True)
-    info = dict(vars(plan))
+    if params.verbose:
+        print(
+            f"[{params.name}] X is a dask array {X.shape}: {plan.describe()}",
+            flush=True,
+        )
+    info = asdict(plan)
     if plan.plan != "gather":
-        est.cluster_plan_ = info
-        return False
+        return None, info
     futures, _ = _row_block_futures(X, client, None)
     Xf = client.submit(_stack, *futures, pure=False)
     kwargs = {
@@ -284,19 +303,17 @@ def fit_on_cluster(
         if v is not None
     }
     fut = client.submit(
-        _fit_task, clone(est), Xf, np.asarray(y), kwargs, plan.worker_memory, pure=False
+        _fit_task, params, Xf, np.asarray(y), kwargs, plan.worker_memory, pure=False
     )
-    fitted, out, seconds = fut.result()
+    model, out, seconds = fut.result()
     fut.release()
     Xf.release()
     if out:
         print(out, end="", flush=True)
-    est.__dict__.update(fitted.__dict__)
-    est.cluster_plan_ = info
-    times = dict(getattr(est, "fit_times_", {}) or {})
+    times = dict(model.attributes.get("fit_times_", {}))
     # gathering X and returning the model: outside the worker's fit
     times["other"] = times.get("other", 0.0) + max(
         time.perf_counter() - t0 - seconds, 0.0
     )
-    est.fit_times_ = times
-    return True
+    attrs = dict(model.attributes, fit_times_=times)
+    return replace(model, attributes=attrs), info

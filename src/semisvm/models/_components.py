@@ -57,25 +57,28 @@ def unlabeled_components(L: Any, labeled: np.ndarray) -> tuple[int, int] | None:
 
 
 def auto_early_stopping(
-    est: Any, es: str | None, L: Any, labeled: np.ndarray
-) -> str | None:
-    """The early-stopping rule to run: ``es`` unless the user left
-    ``early_stopping="auto"``, the rule is ``"stability"`` and some component of
-    the graph holds no labeled point (module docstring), then None.  Records the
-    counts in ``est.graph_components_`` when measured (``fit`` resets it to None)."""
-    if es != "stability" or getattr(est, "early_stopping", None) != "auto":
-        return es
+    params: Any, es: str | None, L: Any, labeled: np.ndarray
+) -> tuple[str | None, dict | None]:
+    """The early-stopping rule to run, and the graph's component counts.
+
+    ``es`` unless the user left ``early_stopping="auto"``, the rule is
+    ``"stability"`` and some component of the graph holds no labeled point
+    (module docstring), then None.  The counts (``graph_components_``) are
+    ``{"n_components", "n_unlabeled"}`` when measured, else None.
+    """
+    if es != "stability" or getattr(params, "early_stopping", None) != "auto":
+        return es, None
     counts = unlabeled_components(L, labeled)
     if counts is None:
-        return es
-    est.graph_components_ = {"n_components": counts[0], "n_unlabeled": counts[1]}
+        return es, None
+    info = {"n_components": counts[0], "n_unlabeled": counts[1]}
     if counts[1] == 0:
-        return es
-    if getattr(est, "verbose", 0):
+        return es, info
+    if getattr(params, "verbose", 0):
         print(
-            f"[{type(est).__name__}] early stop off: {counts[1]} of the graph's "
+            f"[{params.name}] early stop off: {counts[1]} of the graph's "
             f"{counts[0]} connected components hold no labeled point (their outputs "
             "are set by the ambient term alone, which PCG resolves last); PCG runs "
             "to tol"
         )
-    return None
+    return None, info

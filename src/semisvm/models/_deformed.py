@@ -282,7 +282,8 @@ class SemiSupervisedKernel(BaseEstimator):
         gamma = 1.0 if gamma is None else gamma
         if adjacency is not None:
             adjacency = check_adjacency(adjacency, n)
-        L_pow, scale = prepare_graph(self, X, K, gamma, adjacency=adjacency)
+        L_pow, scale, power, dim = prepare_graph(self, X, K, gamma, adjacency=adjacency)
+        self.laplacian_power_, self.intrinsic_dimension_ = power, dim
         # c depends on the ratio of the raw weights only: no label count needed
         ga, gi = self._raw_weights(L_pow, n, scale, weight_sum=1.0)
         L = L_pow.tocsr() if hasattr(L_pow, "tocsr") else L_pow

@@ -37,7 +37,7 @@ the n-point graph narrows further, so the narrower width comes first
 from __future__ import annotations
 
 import time
-import warnings
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -45,15 +45,13 @@ import scipy.sparse as sp
 
 from .._dask import is_distributed_array
 from .._validation import split_labeled
-from ..graph import heat_width, intrinsic_dimension, knn_graph
+from ..graph import heat_width, knn_graph
 from ..graph._graph import _drop_self, knn_query
 from ..graph._poisson import poisson_transduction
-from ._options import resolved_options
+from ._problem import MAX_DIMENSION, data_dimension
 
 #: the rule runs when some class has at most this many labels
 MAX_LABELS_PER_CLASS = 10
-#: the rule runs when the data's intrinsic dimension is below this
-MAX_DIMENSION = 3.0
 #: the narrow graph's heat width, in mean edge lengths of the kNN graph
 NARROW_HEAT = 0.5
 #: the narrow widths tried in turn (in mean edge lengths) until one model's cut
@@ -121,36 +119,31 @@ def isolated_labels(
     return int(np.sum(agree.mean(axis=1) < 0.5))
 
 
-def graph_width_applies(
-    est: Any,
-    X: Any,
-    y: np.ndarray,
-    fewest: int,
-    adjacency: Any,
-    dimension: float | None = None,
-) -> bool:
+def graph_width_applies(problem: Any, model: Any, params: Any) -> bool:
     """Whether :func:`choose_graph_width` runs after this fit (module docstring);
-    ``verbose`` says so when only the dimension stops it.  ``dimension``: the
-    :func:`data_dimension` of this fit when already measured."""
+    ``verbose`` says so when only the dimension stops it."""
+    X, y = problem.X, problem.y
     if not (
-        getattr(est, "_graph_width_rule", True)
+        params.options.graph_width == "auto"
         and not is_distributed_array(X)  # in process only (module docstring)
         and np.any(np.asarray(y) == -1)
-        and est.graph_weight == "auto"
-        and adjacency is None
-        and est.kernel != "precomputed"
-        and getattr(est, "kernel_operator_", None) in ("dense", "nystroem")
-        and float(getattr(est, "gamma_i_", 0.0)) > 0
-        and fewest <= MAX_LABELS_PER_CLASS
-        and X.shape[0] > est.n_neighbors + 1
+        and params.graph_weight == "auto"
+        and problem.adjacency is None
+        and params.kernel != "precomputed"
+        and problem.kind in ("dense", "nystroem")
+        and float(model["gamma_i_"]) > 0
+        and problem.targets.fewest_labels <= MAX_LABELS_PER_CLASS
+        and X.shape[0] > params.n_neighbors + 1
     ):
         return False
-    dim = data_dimension(est, X) if dimension is None else float(dimension)
+    dim = model.dimension
+    if dim is None:
+        dim = data_dimension(problem.ops.intrinsic_dimension, X, params.n_neighbors)
     if dim < MAX_DIMENSION:
         return True
-    if est.verbose:
+    if params.verbose:
         print(
-            f"[{type(est).__name__}] graph width: intrinsic dimension {dim:.3g}, "
+            f"[{params.name}] graph width: intrinsic dimension {dim:.3g}, "
             f"not below {MAX_DIMENSION:g}: default graph (the rule runs on planar "
             "data and curves only)",
             flush=True,
@@ -158,37 +151,31 @@ def graph_width_applies(
     return False
 
 
-def data_dimension(est: Any, X: Any) -> float:
-    """The intrinsic dimension the fit measured for ``laplacian_power="auto"``
-    (``est.intrinsic_dimension_``), else measured here on the same fixed-size
-    sample (:func:`semisvm.graph.intrinsic_dimension`); ``nan`` (the rule does
-    not run) when the points have no dimension to measure."""
-    dim = float(getattr(est, "intrinsic_dimension_", float("nan")))
-    if np.isnan(dim):
-        dim = intrinsic_dimension(X, est.n_neighbors)
-    return dim
+def choose_graph_width(problem: Any, model: Any, params: Any) -> Any:
+    """The model of the default graph, or of a narrow heat graph when its
+    transduction has the lower ratio cut by the margin (module docstring).
 
+    Parameters
+    ----------
+    problem : Problem
+        The default fit's problem.
+    model : FittedModel
+        The default fit's model.
+    params : FitParams
 
-def choose_graph_width(
-    est: Any,
-    X: Any,
-    y: np.ndarray,
-    caught: list,
-    fit_kwargs: dict | None = None,
-    knn_lists: tuple[np.ndarray, np.ndarray] | None = None,
-) -> list:
-    """Refit ``est`` (fitted on its default graph) on the narrow heat graph and
-    keep the model whose transduction has the lower ratio cut by the margin
-    (module docstring).  ``est`` ends as the chosen model, with
-    ``graph_selection_``; its parameters are unchanged.
-
-    ``caught``: the warnings of the default fit (``warnings.catch_warnings``
-    records); returns the chosen model's, for the caller to show.
-    ``knn_lists``: the default fit's kNN lists (indices, squared distances;
-    itself excluded) when it searched them at scale: reused, not searched again."""
+    Returns
+    -------
+    FittedModel
+        The chosen model, with ``graph_selection_`` (None where the rule does
+        not apply) and the time spent in ``fit_times_["graph_width"]``.
+    """
+    if not graph_width_applies(problem, model, params):
+        return model
     t0 = time.perf_counter()
-    k = int(est.n_neighbors)
+    X, y = problem.X, problem.y
+    k = int(params.n_neighbors)
     unl = np.asarray(y) == -1
+    knn_lists = problem.ops.knn
     if knn_lists is None:
         nb = knn_query(X, k)
     else:  # the search's format: each point first, at distance 0
@@ -199,11 +186,11 @@ def choose_graph_width(
             np.hstack([rows, ind]),
         )
     width = heat_width(X, k, neighbors=nb)
-    ladder = (
-        NYSTROEM_NARROW_HEATS if est.kernel_operator_ == "nystroem" else NARROW_HEATS
-    )
+    ladder = NYSTROEM_NARROW_HEATS if problem.kind == "nystroem" else NARROW_HEATS
     # the reference graph, in coordinates once for every cut below
     W = sp.coo_array(knn_graph(X, k, weight="heat", neighbors=nb))
+    default_labels = model["transduction_"]
+    classes = model["classes_"]
     info: dict[str, Any] = {
         "criterion": "ratio cut of the transduction on the heat kNN graph "
         "(width: the mean edge length)",
@@ -211,7 +198,7 @@ def choose_graph_width(
         "narrow_heat": ladder[0],
         "narrow_heat_t": ladder[0] * width,
         "narrow_gamma": None,
-        "cut_default": ratio_cut(W, est.transduction_, est.classes_),
+        "cut_default": ratio_cut(W, default_labels, classes),
         "cut_screen": float("nan"),
         "screen_margin": SCREEN_MARGIN,
         "cut_narrow": float("nan"),
@@ -223,10 +210,10 @@ def choose_graph_width(
         "isolated_default": None,
         "isolated_narrow": None,
     }
-    crossing = est.transduction_[W.row] != est.transduction_[W.col]
+    crossing = default_labels[W.row] != default_labels[W.col]
     info["boundary_default"] = float(W.data[crossing].sum()) / 2.0
     info["mean_degree"] = float(W.data.sum()) / X.shape[0]
-    alt, caught_alt = None, []  # type: tuple[Any, list]
+    alt = None
     if info["boundary_default"] >= info["mean_degree"]:
         for factor in ladder:
             info.update(
@@ -240,46 +227,41 @@ def choose_graph_width(
                 isolated_default=None,
                 isolated_narrow=None,
             )
-            alt, caught_alt = _screen_and_fit(
-                est, X, y, W, nb, info, fit_kwargs, knn_lists
-            )
+            alt = _screen_and_fit(problem, model, params, W, nb, info)
             if info["chosen"] == "narrow":
                 break
-    narrow = info["chosen"] == "narrow"
     spent = time.perf_counter() - t0
-    if narrow:
-        default_total = float(sum(est.fit_times_.values()))
-        keep = set(est._get_param_names())
-        for name, value in vars(alt).items():
-            if name not in keep and name != "_graph_width_rule":
-                setattr(est, name, value)
-        est.fit_times_ = dict(est.fit_times_)
-        est.fit_times_["graph_width"] = (
-            default_total + spent - float(sum(alt.fit_times_.values()))
+    if params.verbose:
+        _report(params.name, info)
+    chosen = model
+    if info["chosen"] == "narrow" and alt is not None:
+        chosen = alt
+        times = dict(alt.attributes["fit_times_"])
+        times["graph_width"] = (
+            float(sum(model.attributes["fit_times_"].values()))
+            + spent
+            - float(sum(times.values()))
         )
     else:
-        est.fit_times_["graph_width"] = spent
-    est.graph_selection_ = info
-    if est.verbose:
-        _report(type(est).__name__, info)
-    return list(caught_alt) if narrow else list(caught)
+        times = dict(model.attributes["fit_times_"], graph_width=spent)
+    attrs = dict(chosen.attributes, graph_selection_=info, fit_times_=times)
+    return replace(chosen, attributes=attrs)
 
 
 def _screen_and_fit(
-    est: Any,
-    X: Any,
-    y: np.ndarray,
+    problem: Any,
+    model: Any,
+    params: Any,
     W: Any,
     nb: tuple[np.ndarray, np.ndarray],
     info: dict,
-    fit_kwargs: dict | None,
-    knn_lists: tuple[np.ndarray, np.ndarray] | None,
-) -> tuple[Any, list]:
+) -> Any:
     """One narrow width (``info["narrow_heat_t"]``): the screen, then, where it
     passes, the narrow fit and the isolated-label check; fills ``info``.
-    Returns the narrow fit (None without one) and its warnings."""
-    k = int(est.n_neighbors)
-    codes = np.arange(est.classes_.size)
+    Returns the narrow fit's model (None without one)."""
+    X, y = problem.X, problem.y
+    k = int(params.n_neighbors)
+    codes = np.arange(model["classes_"].size)
     screen = poisson_transduction(
         knn_graph(X, k, weight="heat", t=info["narrow_heat_t"], neighbors=nb),
         split_labeled(y)[2],
@@ -287,68 +269,66 @@ def _screen_and_fit(
     )
     info["cut_screen"] = ratio_cut(W, screen, codes)
     if not info["cut_screen"] < SCREEN_MARGIN * info["cut_default"]:
-        return None, []
-    alt, caught_alt = _fit_narrow(est, X, y, W, info, fit_kwargs, knn_lists)
+        return None
+    alt = _fit_narrow(problem, model, params, W, info)
     if info["chosen"] == "narrow":
         near = _drop_self(nb[0] ** 2, nb[1], k)[1]
-        info["isolated_default"] = isolated_labels(est.transduction_, y, near)
-        info["isolated_narrow"] = isolated_labels(alt.transduction_, y, near)
+        info["isolated_default"] = isolated_labels(model["transduction_"], y, near)
+        info["isolated_narrow"] = isolated_labels(alt["transduction_"], y, near)
         if info["isolated_narrow"] > info["isolated_default"]:
             info["chosen"] = "default"
-    return alt, caught_alt
+    return alt
 
 
-def _fit_narrow(
-    est: Any,
-    X: Any,
-    y: np.ndarray,
-    W: Any,
-    info: dict,
-    fit_kwargs: dict | None,
-    knn_lists: tuple[np.ndarray, np.ndarray] | None = None,
-) -> tuple[Any, list]:
-    """Fit ``est``'s estimator on the narrow graph (and kernel), and fill
-    ``info``'s cut of its transduction on ``W``, the ratio and the choice.
-    Returns the fitted estimator and its warnings."""
-    alt = type(est)(**est.get_params(deep=False))
-    opts = resolved_options(est).replace(heat_t=info["narrow_heat_t"])
-    if est.kernel_operator_ == "nystroem":
+def _fit_narrow(problem: Any, model: Any, params: Any, W: Any, info: dict) -> Any:
+    """Fit the same estimator's problem on the narrow graph (and kernel), and
+    fill ``info``'s cut of its transduction on ``W``, the ratio and the choice.
+    Returns the narrow model (None when its fit failed)."""
+    from ._model import choose_regularization, fit_model
+    from ._problem import prepare_problem
+
+    opts = params.options.replace(heat_t=info["narrow_heat_t"], graph_width=None)
+    if problem.kind == "nystroem":
         # k-means landmarks: their density ~ p^(d/(d+2)) covers the sparse gap
         # the narrow model's boundary runs through better than random rows
         opts = opts.replace(landmarks="kmeans")
-    alt.set_params(graph_weight="heat", options=opts)
-    rho = float(getattr(est, "_graph_scale", 1.0))
-    if est.kernel == "rbf" and est.gamma == "knn" and rho > 1.0:
+    changes: dict[str, Any] = {"graph_weight": "heat", "options": opts}
+    rho = float(problem.ops.graph_scale)
+    if params.kernel == "rbf" and params.gamma == "knn" and rho > 1.0:
         # the kernel as narrow as the n-point graph: the width rule's gamma
-        # (taken in a fixed sample) times the graph's length ratio rho (1 up
-        # to 2,000 points: the width rule's kernel, its extension check
-        # included); on the Nystroem operator at most the graph's narrowing
-        # (length x NARROW_HEAT): its landmarks resolve the sample's scale
-        if est.kernel_operator_ == "nystroem":
+        # (taken in a fixed sample) times the graph's length ratio rho; on the
+        # Nystroem operator at most the graph's narrowing (length x NARROW_HEAT):
+        # its landmarks resolve the sample's scale
+        if problem.kind == "nystroem":
             rho = min(rho, NARROW_HEAT**-2)
-        info["narrow_gamma"] = float(est.gamma_) * rho
-        alt.set_params(gamma=info["narrow_gamma"])
-    alt._graph_width_rule = False
-    if knn_lists is not None:
-        alt._given_knn = knn_lists  # the same X: the same search
-    with warnings.catch_warnings(record=True) as caught_alt:
-        warnings.simplefilter("always")
-        try:
-            alt.fit(X, y, **(fit_kwargs or {}))
-        except (ValueError, ArithmeticError, np.linalg.LinAlgError) as exc:
-            # the default's model stands: the narrow graph is only a candidate
-            info["narrow_fit_failed"] = f"{type(exc).__name__}: {exc}"
+        info["narrow_gamma"] = float(model["gamma_"]) * rho
+        changes["gamma"] = info["narrow_gamma"]
+    narrow = params.replace(**changes)
+    alt = None
+    try:
+        p2 = prepare_problem(
+            problem.X,
+            problem.y,
+            narrow,
+            X_val=problem.X_val,
+            y_val=problem.y_val,
+            knn=problem.ops.knn,  # the same X: the same search
+        )
+        alt = fit_model(p2, narrow, choose_regularization(p2, narrow))
+    except (ValueError, ArithmeticError, np.linalg.LinAlgError) as exc:
+        # the default's model stands: the narrow graph is only a candidate
+        info["narrow_fit_failed"] = f"{type(exc).__name__}: {exc}"
     cut_alt = (
         float("inf")
-        if info["narrow_fit_failed"]
-        else ratio_cut(W, alt.transduction_, est.classes_)
+        if alt is None
+        else ratio_cut(W, alt["transduction_"], model["classes_"])
     )
     info["cut_narrow"] = cut_alt
     with np.errstate(divide="ignore", invalid="ignore"):
         info["ratio"] = float(np.float64(cut_alt) / np.float64(info["cut_default"]))
     if cut_alt < CUT_MARGIN * info["cut_default"]:
         info["chosen"] = "narrow"
-    return alt, list(caught_alt)
+    return alt
 
 
 def _report(name: str, info: dict) -> None:

@@ -29,9 +29,12 @@ import numpy as np
 
 from .._validation import Interval, Options, validate_params
 from ..kernels._nystroem import LANDMARK_METHODS
-from ._scale import GRAPH_METHODS, KERNEL_APPROXIMATIONS
 
 __all__ = ["SolverOptions", "OPTION_CONSTRAINTS", "resolved_options"]
+
+#: the kernel operators (:mod:`semisvm.models._scale`) and kNN searches
+KERNEL_APPROXIMATIONS = ("auto", "dense", "streamed", "nystroem")
+GRAPH_METHODS = ("auto", "exact", "approx")
 
 #: every option and its default (the order of the constructor)
 OPTION_DEFAULTS: dict[str, Any] = {
@@ -43,6 +46,7 @@ OPTION_DEFAULTS: dict[str, Any] = {
     "class_balance": "mass",
     "class_prior": "auto",
     "extension_width": "auto",
+    "graph_width": "auto",
     # PCG and its early-stopping rules
     "preconditioner": "nystroem",
     "tol_criterion": "mixed",
@@ -52,6 +56,7 @@ OPTION_DEFAULTS: dict[str, Any] = {
     "stability_value_tol": 0.05,
     "stability_window": "half",
     "record_history": False,
+    "coarse_start": True,
     # scale: kernel operator, Nyström, neighbour search
     "kernel_approximation": "auto",
     "n_components": None,
@@ -67,7 +72,9 @@ OPTION_CONSTRAINTS: dict[str, list] = {
     "regularization": [Options(("normalized", "paper"))],
     "class_balance": [None, Options(("mass", "mean"))],
     "class_prior": [None, "array-like", Options(("auto",))],
-    "extension_width": [None, Options(("auto",))],
+    "extension_width": [None, Options(("auto", "always"))],
+    "graph_width": [None, Options(("auto",))],
+    "coarse_start": ["boolean"],
     "preconditioner": [Options(("paper", "nystroem"))],
     "tol_criterion": [
         Options(("mixed", "gradient", "preconditioned_gradient", "objective"))
@@ -177,6 +184,12 @@ class SolverOptions:
         check is in ``extension_check_``.  ``None``: the width of the rule.
         It runs on a dense K (in process, or a cluster's distributed rows: the
         same model on every plan), not on the Nystroem or streamed operators.
+    graph_width : {'auto', None}, default='auto'
+        ``'auto'``: with up to ten labels per class on planar data or curves
+        (intrinsic dimension below 3), also fit on a narrower heat graph and
+        keep that model when its transduction cuts the reference graph at
+        less than half the default's ratio cut (:mod:`semisvm.models._graphwidth`);
+        the decision is in ``graph_selection_``.  ``None``: the default graph.
     preconditioner : {'nystroem', 'paper'}, default='nystroem'
         PCG only.  ``'paper'``: :math:`P = \mathrm{diag}(1, K)` (Algorithm 1).
         ``'nystroem'``: the paper's P plus a deflation of the top of the spectrum
@@ -211,6 +224,10 @@ class SolverOptions:
     record_history : bool, default=False
         Store per-iteration objective and gradient norms in ``history_`` (PCG;
         with validation data also its error, ``history_['eval_error']``).
+    coarse_start : bool, default=True
+        Start PCG above 2,000 points from the exact optimum over coefficients
+        on landmarks (:func:`semisvm.solvers._coarse.coarse_start`) when the
+        graph term is on and the loss unweighted; ``False``: from zero.
     kernel_approximation : {'auto', 'dense', 'streamed', 'nystroem'}, default='auto'
         How K is held (:mod:`semisvm.models._scale`).  ``'dense'``: the n x n
         matrix (every solver); ``'streamed'``: exact products tile by tile, K never
@@ -269,6 +286,7 @@ class SolverOptions:
         class_balance: str | None = "mass",
         class_prior: Any = "auto",
         extension_width: str | None = "auto",
+        graph_width: str | None = "auto",
         preconditioner: str = "nystroem",
         tol_criterion: str = "mixed",
         validation_fraction: float | None = None,
@@ -277,6 +295,7 @@ class SolverOptions:
         stability_value_tol: float | None = 0.05,
         stability_window: str = "half",
         record_history: bool = False,
+        coarse_start: bool = True,
         kernel_approximation: str = "auto",
         n_components: int | None = None,
         landmarks: str = "uniform",
@@ -292,6 +311,7 @@ class SolverOptions:
         self.class_balance = class_balance
         self.class_prior = class_prior
         self.extension_width = extension_width
+        self.graph_width = graph_width
         self.preconditioner = preconditioner
         self.tol_criterion = tol_criterion
         self.validation_fraction = validation_fraction
@@ -300,6 +320,7 @@ class SolverOptions:
         self.stability_value_tol = stability_value_tol
         self.stability_window = stability_window
         self.record_history = record_history
+        self.coarse_start = coarse_start
         self.kernel_approximation = kernel_approximation
         self.n_components = n_components
         self.landmarks = landmarks

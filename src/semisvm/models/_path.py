@@ -368,7 +368,8 @@ class LapSVMPath(ClassifierMixin, BaseEstimator):
         K, g = prepare_kernel(self, X)
         K = np.asarray(K, dtype=np.float64)
         self.gamma_ = 1.0 if g is None else g
-        L, _ = prepare_graph(self, X, K, g, fewest_labels=t.fewest_labels)
+        L, _, power, dim = prepare_graph(self, X, K, g, fewest_labels=t.fewest_labels)
+        self.laplacian_power_, self.intrinsic_dimension_ = power, dim
         L = L.tocsr() if hasattr(L, "tocsr") else L
         # M = J K (rho I + L K)^{-1} J^T does not depend on the labels: one LU
         # serves every one-vs-rest problem, P_c = P_1 diag(t_c)

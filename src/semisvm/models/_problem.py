@@ -53,6 +53,7 @@ from ._options import resolved_options
 from ._scale import (
     build_scalable_kernel,
     distributed_adjacency,
+    knn_method,
     scalable_adjacency,
     scalable_knn,
 )
@@ -72,6 +73,7 @@ __all__ = [
     "prediction_kernel",
     "prepare_graph",
     "prepare_kernel",
+    "Operators",
     "prepare_operators",
     "fewest_labels",
     "resolve_laplacian_power",
@@ -255,9 +257,9 @@ def resolve_laplacian_power(
     *,
     measure: bool = True,
     fewest_labels: int | None = None,
-) -> int:
-    """The integer power of ``est``'s Laplacian; sets ``est.laplacian_power_``
-    and ``est.intrinsic_dimension_``.
+) -> tuple[int, float]:
+    """The integer power of ``est``'s Laplacian and the intrinsic dimension
+    measured for it (``nan`` when not measured).
 
     A number is kept.  ``"auto"`` is :func:`~semisvm.graph.auto_laplacian_power`
     of the intrinsic dimension of X (:func:`~semisvm.graph.intrinsic_dimension`
@@ -282,9 +284,7 @@ def resolve_laplacian_power(
                 S = np.asarray(X[sample_indices(X.shape[0], 2000)].compute())
             dim = intrinsic_dimension(S, est.n_neighbors)
         p = auto_laplacian_power(dim, fewest_labels)
-    est.laplacian_power_ = int(p)
-    est.intrinsic_dimension_ = dim
-    return int(p)
+    return int(p), dim
 
 
 def graph_scale(
@@ -393,20 +393,59 @@ def build_laplacian(
     )
 
 
+@dataclass(frozen=True)
+class Operators:
+    """The kernel operator and the Laplacian of one training set, and what was
+    resolved to build them (:func:`prepare_operators`).
+
+    Attributes
+    ----------
+    K : ndarray or operator
+    L : Laplacian operator or None
+    gamma_ : float or None
+        The resolved RBF/poly parameter.
+    graph_scale : float
+        The graph term's length normalization rho (1 without a graph).
+    graph_weight : str
+        The resolved edge weights.
+    laplacian_power : int
+    intrinsic_dimension : float
+        ``nan`` when not measured.
+    knn : tuple of ndarray or None
+        The kNN lists (indices, squared distances) of a scalable search.
+    graph_method : str or None
+        The kNN search used by a scalable or distributed graph.
+    times : dict
+        Seconds spent on ``"kernel"`` and ``"graph"``.
+    """
+
+    K: Any
+    L: Any
+    gamma_: float | None
+    graph_scale: float
+    graph_weight: str
+    laplacian_power: int
+    intrinsic_dimension: float
+    knn: tuple[np.ndarray, np.ndarray] | None
+    graph_method: str | None
+    times: dict
+
+
 def prepare_operators(
-    est: Any,
+    params: Any,
     X: Any,
     *,
     adjacency: Any = None,
     need_graph: bool = True,
     kind: str = "dense",
     fewest_labels: int | None = None,
-) -> tuple[Any, Any, float | None, dict]:
+    knn: tuple[np.ndarray, np.ndarray] | None = None,
+) -> Operators:
     """Kernel operator and Laplacian from an estimator's parameters.
 
     Parameters
     ----------
-    est : estimator
+    params : FitParams or estimator
         Reads ``kernel``, ``gamma``, ``degree``, ``coef0``, ``kernel_params``,
         ``n_neighbors``, ``graph_weight``, ``normalize_laplacian``,
         ``laplacian_power``, ``verbose`` and the options ``heat_t``,
@@ -420,33 +459,27 @@ def prepare_operators(
     fewest_labels : int or None, default=None
         Labeled points of the class with the fewest (``laplacian_power="auto"``,
         :func:`resolve_laplacian_power`).
+    knn : tuple of ndarray, optional
+        The kNN lists of an earlier scalable search of the same X: reused.
 
     Returns
     -------
-    K : ndarray or operator
-    L : Laplacian operator or None
-    gamma_ : float or None
-        The resolved RBF/poly parameter.
-    times : dict
-        Seconds spent on ``"kernel"`` and ``"graph"``.
+    Operators
     """
-    verbose = getattr(est, "verbose", 0)
-    name = type(est).__name__
+    verbose = getattr(params, "verbose", 0)
+    name = getattr(params, "name", type(params).__name__)
     t0 = time.perf_counter()
     if verbose:
         print(f"[{name}] kernel: {X.shape[0]} points, {kind} operator ...", flush=True)
     if kind == "dense":
-        K, g = prepare_kernel(est, X)
+        K, g = prepare_kernel(params, X)
     else:
-        K, g = build_scalable_kernel(est, X, kind)
+        K, g = build_scalable_kernel(params, X, kind)
     t1 = time.perf_counter()
     if verbose:
         print(f"[{name}] kernel done in {t1 - t0:.2f} s", flush=True)
     L = None
-    opts = resolved_options(est)
-    # the graph term's length normalization (knn_scale_ratio): 1 for a user graph
-    # or a precomputed kernel, whose length scale is unknown
-    est._graph_scale = 1.0
+    opts = resolved_options(params)
     scalable = (
         need_graph
         and adjacency is None
@@ -457,58 +490,72 @@ def prepare_operators(
             or isinstance(opts.graph_pca, numbers.Integral)
         )
     )
-    # the lists of the default fit's search when the graph-width rule refits
-    # on the same X (semisvm.models._graphwidth), else a search
-    given = est.__dict__.pop("_given_knn", None)
-    knn = (given if given is not None else scalable_knn(est, X)) if scalable else None
-    est._knn_lists = knn  # for the graph-width rule; dropped after the fit
+    method = None
+    if scalable:
+        method = knn_method(opts.graph_method, X.shape[0])
+        if knn is None:
+            knn = scalable_knn(params, X)
+    else:
+        knn = None
+    # the graph term's length normalization (knn_scale_ratio): 1 for a user graph
+    # or a precomputed kernel, whose length scale is unknown
+    scale = 1.0
     if need_graph:
-        est._graph_scale = graph_scale(
+        scale = graph_scale(
             X,
-            est.kernel,
-            est.n_neighbors,
+            params.kernel,
+            params.n_neighbors,
             adjacency,
             knn_dist2=None if knn is None else knn[1],
         )
-    est._graph_weight = resolve_graph_weight(est.graph_weight, est._graph_scale)
-    power = resolve_laplacian_power(
-        est, X, adjacency, measure=need_graph, fewest_labels=fewest_labels
+    weight = resolve_graph_weight(params.graph_weight, scale)
+    power, dim = resolve_laplacian_power(
+        params, X, adjacency, measure=need_graph, fewest_labels=fewest_labels
     )
     if verbose and need_graph and adjacency is None:
-        dim = est.intrinsic_dimension_
         print(
-            f"[{name}] graph: {est.n_neighbors}-NN, {est._graph_weight} weights "
-            f"(graph_weight={est.graph_weight!r}); length ratio rho = "
-            f"{est._graph_scale:.3g} (graph term x rho^{power}); Laplacian power "
-            f"{power}"
+            f"[{name}] graph: {params.n_neighbors}-NN, {weight} weights "
+            f"(graph_weight={params.graph_weight!r}); length ratio rho = "
+            f"{scale:.3g} (graph term x rho^{power}); Laplacian power {power}"
             + (
                 f" (laplacian_power='auto', intrinsic dimension {dim:.1f})"
-                if isinstance(est.laplacian_power, str)
+                if isinstance(params.laplacian_power, str)
                 else ""
             ),
             flush=True,
         )
     if need_graph and adjacency is None and is_distributed_array(X):
-        adjacency = distributed_adjacency(est, X, K, g)
+        adjacency, method = distributed_adjacency(params, X, K, g, weight=weight)
     elif knn is not None:
-        adjacency = scalable_adjacency(est, X, knn=knn)
+        adjacency = scalable_adjacency(params, X, knn=knn, weight=weight)
     if need_graph:
         L = build_laplacian(
             X,
             K,
-            kernel=est.kernel,
+            kernel=params.kernel,
             gamma_=g,
-            n_neighbors=est.n_neighbors,
-            graph_weight=est._graph_weight,
+            n_neighbors=params.n_neighbors,
+            graph_weight=weight,
             heat_t=opts.heat_t,
-            normalize_laplacian=est.normalize_laplacian,
+            normalize_laplacian=params.normalize_laplacian,
             laplacian_power=power,
             adjacency=adjacency,
         )
     t2 = time.perf_counter()
     if verbose and need_graph:
         print(f"[{name}] graph done in {t2 - t1:.2f} s", flush=True)
-    return K, L, g, {"kernel": t1 - t0, "graph": t2 - t1}
+    return Operators(
+        K=K,
+        L=L,
+        gamma_=g,
+        graph_scale=scale,
+        graph_weight=weight,
+        laplacian_power=power,
+        intrinsic_dimension=dim,
+        knn=knn,
+        graph_method=method,
+        times={"kernel": t1 - t0, "graph": t2 - t1},
+    )
 
 
 def prepare_kernel(est: Any, X: Any) -> tuple[Any, float | None]:
@@ -547,7 +594,7 @@ def prepare_graph(
     *,
     adjacency: Any = None,
     fewest_labels: int | None = None,
-) -> tuple[Any, float]:
+) -> tuple[Any, float, int, float]:
     """Laplacian of the training points from ``est``'s graph parameters.
 
     Parameters
@@ -573,8 +620,13 @@ def prepare_graph(
     L : Laplacian operator (``.tocsr()`` gives the matrix of :math:`L^p`)
     scale : float
         The graph term's length normalization rho (:func:`graph_scale`).
+    power : int
+        The Laplacian's resolved power (:func:`resolve_laplacian_power`).
+    intrinsic_dimension : float
+        The dimension measured for ``laplacian_power="auto"`` (``nan`` when not).
     """
     scale = graph_scale(X, est.kernel, est.n_neighbors, adjacency)
+    power, dim = resolve_laplacian_power(est, X, adjacency, fewest_labels=fewest_labels)
     L = build_laplacian(
         X,
         K,
@@ -584,12 +636,10 @@ def prepare_graph(
         graph_weight=resolve_graph_weight(est.graph_weight, scale),
         heat_t=resolved_options(est).heat_t,
         normalize_laplacian=est.normalize_laplacian,
-        laplacian_power=resolve_laplacian_power(
-            est, X, adjacency, fewest_labels=fewest_labels
-        ),
+        laplacian_power=power,
         adjacency=adjacency,
     )
-    return L, scale
+    return L, scale, power, dim
 
 
 @dataclass(frozen=True)
@@ -667,3 +717,374 @@ def fitted_kernel_params(est: Any) -> dict[str, Any]:
         coef0=est.coef0,
         kernel_params=est.kernel_params,
     )
+
+
+#: the graph-width rule and the count reading of the proportions run when the
+#: data's intrinsic dimension is below this (planar data and curves)
+MAX_DIMENSION = 3.0
+
+
+def data_dimension(measured: float, X: Any, n_neighbors: int) -> float:
+    """The intrinsic dimension the fit measured for ``laplacian_power="auto"``
+    (``measured``), else measured here on the same fixed-size sample
+    (:func:`semisvm.graph.intrinsic_dimension`); ``nan`` (the rule does not
+    run) when the points have no dimension to measure."""
+    from ..graph import intrinsic_dimension
+
+    dim = float(measured)
+    if np.isnan(dim):
+        dim = intrinsic_dimension(X, n_neighbors)
+    return dim
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Everything a fit's choices and solvers read, prepared once
+    (:func:`prepare_problem`).
+
+    Attributes
+    ----------
+    X : array-like, sparse matrix or dask array
+        The training points (validated).
+    y : ndarray of shape (n,)
+        The labels as given (``-1`` unlabeled; held-out validation rows keep
+        their labels here).
+    targets : Targets
+        The training labels encoded (validation rows held out as unlabeled).
+    sample_weight : ndarray or None
+        The ``class_weight`` loss weights.
+    weight_sum : float
+        Sum of the loss weights of the labeled points.
+    kind : {'dense', 'streamed', 'nystroem'}
+        The kernel operator (``kernel_operator_``).
+    solver : str
+        The resolved solver.
+    early_stopping : str or None
+        PCG's rule (``'auto'`` resolved; the components test comes later).
+    ops : Operators
+        K, L and what was resolved to build them.
+    K_val, Y_val : validation kernel rows and targets, or None
+    X_val, y_val : the validation data given to ``fit``, or None
+    adjacency : the user's graph, or None
+    cache : OperatorCache or None
+        The operators and factorizations shared with other fits.
+    """
+
+    X: Any
+    y: np.ndarray
+    targets: Targets
+    sample_weight: np.ndarray | None
+    weight_sum: float
+    kind: str
+    solver: str
+    early_stopping: str | None
+    ops: Operators
+    K_val: Any = None
+    Y_val: Any = None
+    X_val: Any = None
+    y_val: Any = None
+    adjacency: Any = None
+    cache: Any = None
+
+
+def needs_graph(params: Any) -> bool:
+    """Whether the fit has a graph term (``gamma_i`` ``'auto'`` or positive)."""
+    return isinstance(params.gamma_i, str) or float(params.gamma_i) > 0
+
+
+def resolve_early_stopping(params: Any, solver: str) -> str | None:
+    """PCG's early-stopping rule: ``'auto'`` is the stability rule with PCG and
+    none with a direct solver; a rule with a direct solver is an error."""
+    es = getattr(params, "early_stopping", None)
+    if es == "auto":
+        return "stability" if solver == "pcg" else None
+    if es is not None and solver != "pcg":
+        raise ValueError(
+            f"early_stopping={es!r} applies to solver='pcg' only; solver="
+            f"{solver!r} is a direct method that runs to its exact solution. Use "
+            "early_stopping=None (or 'auto') with this solver."
+        )
+    return es
+
+
+def choose_operator(
+    params: Any,
+    X: Any,
+    solver: str,
+    n_columns: int,
+    adjacency: Any = None,
+    cluster_operator: str | None = None,
+) -> str:
+    """The kernel operator of a fit (``kernel_operator_``), memory checked first
+    (:func:`~semisvm.models._scale.resolve_operator`; on a dask array, the
+    cluster plan's ``cluster_operator`` for ``'auto'``)."""
+    from ..kernels._distributed import resolve_distributed_operator
+    from ._scale import resolve_operator
+
+    opts = resolved_options(params)
+    if params.kernel == "precomputed" and opts.kernel_approximation in (
+        "streamed",
+        "nystroem",
+    ):
+        raise ValueError(
+            f"kernel_approximation={opts.kernel_approximation!r} computes kernel "
+            "values from the features; with kernel='precomputed' use 'dense' "
+            "(or 'auto')."
+        )
+    requested = "dense" if params.kernel == "precomputed" else opts.kernel_approximation
+    name = getattr(params, "name", type(params).__name__)
+    if is_distributed_array(X):
+        if requested == "auto" and cluster_operator is not None:
+            requested = cluster_operator
+        return resolve_distributed_operator(
+            requested, n=X.shape[0], solver=solver, verbose=params.verbose, name=name
+        )
+    return resolve_operator(
+        requested,
+        n=X.shape[0],
+        d=X.shape[1],
+        n_columns=n_columns,
+        itemsize=X.dtype.itemsize,
+        n_neighbors=params.n_neighbors,
+        n_components=opts.n_components,
+        graph=opts.graph_method,
+        need_graph=needs_graph(params) and adjacency is None,
+        solver=solver,
+        dense_only_solvers=("dual",),
+        verbose=params.verbose,
+        name=name,
+    )
+
+
+def validation_split(
+    y: np.ndarray, labeled: np.ndarray, fraction: float, random_state: Any
+) -> tuple[np.ndarray, np.ndarray]:
+    """Hold out ``fraction`` of the labeled points (at least one per class
+    stays for training): the training labels and the held-out rows."""
+    from sklearn.utils import check_random_state
+
+    from .._validation import resolve_seed
+
+    rng = check_random_state(resolve_seed(random_state))
+    lab_idx = np.flatnonzero(labeled)
+    yl = y[lab_idx]
+    val = []
+    for c in np.unique(yl):
+        idx = lab_idx[yl == c]
+        k = int(np.floor(fraction * idx.size))
+        if idx.size - k < 1:
+            k = idx.size - 1
+        if k > 0:
+            val.extend(rng.choice(idx, size=k, replace=False))
+    if not val:
+        raise ValueError(
+            "validation_fraction leaves no labeled point for validation: each class"
+            " needs at least two labeled points, or pass X_val and y_val to fit."
+        )
+    val_idx = np.sort(np.asarray(val))
+    y_train = y.copy()
+    y_train[val_idx] = -1
+    return y_train, val_idx
+
+
+def sample_weights(
+    y: np.ndarray, labeled: np.ndarray, classes: np.ndarray, class_weight: Any
+) -> np.ndarray | None:
+    """The loss weights of ``class_weight`` (:func:`~semisvm.models._adaptive.label_weights`)."""
+    from ._adaptive import label_weights
+
+    y_enc = np.zeros(y.shape[0], dtype=np.intp)
+    y_enc[labeled] = np.searchsorted(classes, y[labeled])
+    return label_weights(y_enc, labeled, classes, class_weight)
+
+
+def kernel_columns(params: Any, X: Any, K: Any, gamma_: float | None) -> Any:
+    """``idx -> K[:, idx]`` as float64, for the leave-one-out features."""
+    from ..kernels._distributed import DistributedKernelColumns
+
+    fitted = FittedKernel(
+        kernel=params.kernel,
+        gamma_=gamma_,
+        degree=params.degree,
+        coef0=params.coef0,
+        kernel_params=params.kernel_params,
+    )
+    if isinstance(K, np.ndarray):
+        return lambda idx: np.asarray(K[:, idx], dtype=np.float64)
+    if is_distributed_array(X):
+        # the same columns as in process, read or computed on the workers
+        if hasattr(K, "columns"):
+            return K.columns
+        return DistributedKernelColumns(X, **fitted_kernel_params(fitted))
+
+    def columns(idx: np.ndarray) -> np.ndarray:
+        return np.asarray(prediction_kernel(fitted, X, X[idx]), dtype=np.float64)
+
+    return columns
+
+
+def prepare_problem(
+    X: Any,
+    y: np.ndarray,
+    params: Any,
+    *,
+    adjacency: Any = None,
+    X_val: Any = None,
+    y_val: Any = None,
+    cache: Any = None,
+    knn: tuple[np.ndarray, np.ndarray] | None = None,
+    cluster_operator: str | None = None,
+) -> Problem:
+    """The problem a fit solves: targets, weights, operator, K, L, validation rows.
+
+    A pure function of validated data and a :class:`~semisvm.models._params.FitParams`:
+    it reads no estimator and writes nothing.
+
+    Parameters
+    ----------
+    X : array-like, sparse matrix or dask array
+        Validated training points.
+    y : ndarray of shape (n,)
+        Labels, ``-1`` unlabeled.
+    params : FitParams
+    adjacency : array-like or sparse matrix, optional
+        The user's graph instead of the kNN graph.
+    X_val, y_val : validated validation data, optional
+    cache : OperatorCache, optional
+        Operators built by an earlier fit on the same X (and its shared
+        factorizations): used where they match, filled where they do not.
+    knn : tuple of ndarray, optional
+        The kNN lists of an earlier scalable search of the same X.
+    cluster_operator : str, optional
+        The operator the cluster plan chose for a dask array.
+
+    Returns
+    -------
+    Problem
+    """
+    from ._solve import resolve_solver
+
+    solver = resolve_solver(params, X.shape[0])
+    t = encode_targets(y)
+    kind = choose_operator(
+        params, X, solver, t.Y.shape[1], adjacency, cluster_operator=cluster_operator
+    )
+    es = resolve_early_stopping(params, solver)
+    if kind == "nystroem":
+        es = None
+    val_idx = None
+    if es in ("validation", "mixed") and X_val is None:
+        fraction = params.options.validation_fraction
+        if fraction is None:
+            raise ValueError(
+                f"early_stopping={es!r} needs validation data: pass X_val and "
+                "y_val to fit, or set options=SolverOptions("
+                "validation_fraction=...) to hold out part of the labeled "
+                "points."
+            )
+        y_tr, val_idx = validation_split(y, t.labeled, fraction, params.random_state)
+        t = encode_targets(y_tr)
+    need_graph = needs_graph(params)
+    ops = _operators(params, X, adjacency, need_graph, kind, t, cache, knn)
+    sw = sample_weights(y, t.labeled, t.classes, params.class_weight)
+    wsum = float(t.labeled.sum() if sw is None else sw[t.labeled].sum())
+    K_val = Y_val = None
+    if es in ("validation", "mixed") or X_val is not None:
+        K_val, Y_val = _validation_rows(
+            params, X, y, ops, kind, t.classes, val_idx, X_val, y_val
+        )
+    return Problem(
+        X=X,
+        y=y,
+        targets=t,
+        sample_weight=sw,
+        weight_sum=wsum,
+        kind=kind,
+        solver=solver,
+        early_stopping=es,
+        ops=ops,
+        K_val=K_val,
+        Y_val=Y_val,
+        X_val=X_val,
+        y_val=y_val,
+        adjacency=adjacency,
+        cache=cache,
+    )
+
+
+def _operators(params, X, adjacency, need_graph, kind, t, cache, knn) -> Operators:
+    """The cache's operators when it holds this fit's, else built (and cached)."""
+    shared = cache is not None and adjacency is None and kind == "dense"
+    if shared:
+        hit = cache.get(params, X, need_graph, t.fewest_labels)
+        if hit is not None:
+            K, L, g, scale, weight, power, dim = hit
+            return Operators(
+                K,
+                L,
+                g,
+                scale,
+                weight,
+                power,
+                dim,
+                None,
+                None,
+                {"kernel": 0.0, "graph": 0.0},
+            )
+    ops = prepare_operators(
+        params,
+        X,
+        adjacency=adjacency,
+        need_graph=need_graph,
+        kind=kind,
+        fewest_labels=t.fewest_labels,
+        knn=knn,
+    )
+    if shared:
+        cache.put(
+            params,
+            X,
+            need_graph,
+            (
+                ops.K,
+                ops.L,
+                ops.gamma_,
+                ops.graph_scale,
+                ops.graph_weight,
+                ops.laplacian_power,
+                ops.intrinsic_dimension,
+            ),
+        )
+    return ops
+
+
+def _validation_rows(params, X, y, ops, kind, classes, val_idx, X_val, y_val):
+    """Kernel rows and targets of the validation points: the held-out labeled
+    points ``val_idx``, else ``(X_val, y_val)``."""
+    if val_idx is not None:
+        K = ops.K
+        K_val = K.rows(val_idx) if kind == "streamed" else K[val_idx]
+        yv = np.asarray(y)[val_idx]
+    else:
+        if y_val is None:
+            raise ValueError("X_val was given without y_val.")
+        yv = np.asarray(y_val)
+        if yv.shape[0] != X_val.shape[0]:
+            raise ValueError(
+                f"X_val has {X_val.shape[0]} rows but y_val has {yv.shape[0]}."
+            )
+        if params.kernel == "precomputed":
+            K_val = np.asarray(X_val)
+        else:
+            fitted = FittedKernel(
+                kernel=params.kernel,
+                gamma_=ops.gamma_,
+                degree=params.degree,
+                coef0=params.coef0,
+                kernel_params=params.kernel_params,
+            )
+            K_val = prediction_kernel(fitted, X_val, X)
+    try:
+        return K_val, one_vs_rest(yv, classes)
+    except ValueError as exc:
+        raise ValueError(f"y_val: {exc}") from None

@@ -32,6 +32,7 @@ from .._memory import (
     format_bytes,
 )
 from .._validation import int_seed, resolve_seed
+from ._options import GRAPH_METHODS, KERNEL_APPROXIMATIONS, resolved_options
 
 __all__ = [
     "KERNEL_APPROXIMATIONS",
@@ -42,8 +43,6 @@ __all__ = [
     "EXACT_GRAPH_MAX_N",
 ]
 
-KERNEL_APPROXIMATIONS = ("auto", "dense", "streamed", "nystroem")
-GRAPH_METHODS = ("auto", "exact", "approx")
 
 #: Above this n, ``graph_method='auto'`` uses approximate kNN (when a library is
 #: installed): blocked exact search costs 2 n^2 d flops, about 20 s at n = 20,000,
@@ -275,7 +274,6 @@ def build_scalable_kernel(est: Any, X: Any, kind: str) -> tuple[Any, float | Non
         distributed_kernel,
         is_distributed_array,
     )
-    from ._options import resolved_options
 
     opts = resolved_options(est)
     if is_distributed_array(X):
@@ -330,13 +328,11 @@ def build_scalable_kernel(est: Any, X: Any, kind: str) -> tuple[Any, float | Non
     return factor, g
 
 
-def _graph_weight(est: Any, X: Any) -> str:
-    """The weights of est's graph: resolved by the fit, else from X's length ratio."""
+def graph_weight_of(est: Any, X: Any) -> str:
+    """The weights of ``est``'s graph on X: ``graph_weight`` resolved from X's
+    length ratio when it is ``'auto'``."""
     from ..graph import resolve_graph_weight
 
-    w = getattr(est, "_graph_weight", None)
-    if w is not None:
-        return w
     if est.graph_weight != "auto":
         return est.graph_weight
     from .._dask import is_distributed_array
@@ -351,19 +347,25 @@ def _graph_weight(est: Any, X: Any) -> str:
 
 
 def distributed_adjacency(
-    est: Any, X: Any, K: Any = None, gamma: float | None = None
-) -> sp.csr_array:
+    est: Any,
+    X: Any,
+    K: Any = None,
+    gamma: float | None = None,
+    *,
+    weight: str | None = None,
+) -> tuple[sp.csr_array, str]:
     """kNN adjacency of a dask array X, searched on the cluster's workers.
 
     With the dense RBF kernel rows on the workers (the in-process dense plan) the
     graph is read off them, as :func:`~semisvm.graph.knn_graph_from_kernel` reads
     it off the in-process K: the same neighbours and distances, no second search.
+    Returns the adjacency and the search method used (``'exact'``/``'approx'``).
     """
     from ..graph._distributed import knn_graph_distributed
-    from ._options import resolved_options
 
     opts = resolved_options(est)
     method = opts.graph_method
+    weight = graph_weight_of(est, X) if weight is None else weight
     if (
         method in ("auto", "exact")
         and opts.graph_pca in (None, "auto")
@@ -374,14 +376,10 @@ def distributed_adjacency(
     ):
         from ..graph._distributed import knn_graph_from_distributed_kernel
 
-        est.graph_method_ = "exact"
-        return knn_graph_from_distributed_kernel(
-            K,
-            gamma,
-            int(est.n_neighbors),
-            weight=_graph_weight(est, X),
-            t=opts.heat_t,
+        W = knn_graph_from_distributed_kernel(
+            K, gamma, int(est.n_neighbors), weight=weight, t=opts.heat_t
         )
+        return W, "exact"
     if method == "auto":
         method = "exact" if X.shape[0] <= EXACT_GRAPH_MAX_N else "approx"
         if method == "approx":
@@ -389,40 +387,44 @@ def distributed_adjacency(
                 import hnswlib  # noqa: F401
             except ImportError:
                 method = "exact"
-    est.graph_method_ = method
-    return knn_graph_distributed(
+    W = knn_graph_distributed(
         X,
         int(est.n_neighbors),
-        weight=_graph_weight(est, X),
+        weight=weight,
         t=opts.heat_t,
         method=method,
         pca_components=opts.graph_pca if method == "approx" else None,
     )
+    return W, method
+
+
+def knn_method(graph_method: str, n: int) -> str:
+    """The in-process kNN search ``graph_method`` resolves to for n points:
+    ``'auto'`` is exact up to :data:`EXACT_GRAPH_MAX_N` points, approximate
+    above when hnswlib or pynndescent is installed."""
+    if graph_method != "auto":
+        return graph_method
+    if n > EXACT_GRAPH_MAX_N:
+        for mod in ("hnswlib", "pynndescent"):
+            try:
+                __import__(mod)
+            except ImportError:
+                continue
+            return "approx"
+    return "exact"
 
 
 def scalable_knn(est: Any, X: Any) -> tuple[np.ndarray, np.ndarray]:
     """The kNN lists of X (indices, squared distances) by blocked exact or
-    approximate search, as the estimator's options ask."""
+    approximate search (:func:`knn_method`), as the estimator's options ask."""
     from ..graph._knn import CANDIDATE_FACTOR, auto_pca_components, knn_search
-    from ._options import resolved_options
 
     opts = resolved_options(est)
     n = X.shape[0]
     k = min(int(est.n_neighbors), n - 1)
     if k < 1:
         raise ValueError(f"A graph needs at least 2 points, got n_samples={n}.")
-    method = opts.graph_method
-    if method == "auto":
-        method = "exact"
-        if n > EXACT_GRAPH_MAX_N:
-            for mod in ("hnswlib", "pynndescent"):
-                try:
-                    __import__(mod)
-                except ImportError:
-                    continue
-                method = "approx"
-                break
-    est.graph_method_ = method
+    method = knn_method(opts.graph_method, n)
     pca = opts.graph_pca
     if pca == "auto":
         pca = auto_pca_components(X.shape[1], method)
@@ -448,19 +450,23 @@ def scalable_knn(est: Any, X: Any) -> tuple[np.ndarray, np.ndarray]:
 
 
 def scalable_adjacency(
-    est: Any, X: Any, *, knn: tuple[np.ndarray, np.ndarray] | None = None
+    est: Any,
+    X: Any,
+    *,
+    knn: tuple[np.ndarray, np.ndarray] | None = None,
+    weight: str | None = None,
 ) -> sp.csr_array:
     """Symmetric kNN adjacency of X by blocked exact or approximate search (the
-    lists of :func:`scalable_knn`, searched here unless given)."""
+    lists of :func:`scalable_knn`, searched here unless given; ``weight``: the
+    resolved graph weights, :func:`graph_weight_of` unless given)."""
     from ..graph._graph import _local_scales, _symmetrize, _to_weights
-    from ._options import resolved_options
 
     opts = resolved_options(est)
     n = X.shape[0]
     ind, d2 = scalable_knn(est, X) if knn is None else knn
     return _to_weights(
         _symmetrize(ind, d2, n),
-        _graph_weight(est, X),
+        graph_weight_of(est, X) if weight is None else weight,
         opts.heat_t,
         _local_scales(d2),
     )
