@@ -79,8 +79,8 @@ ROUND1_UNLABELED = 250
 
 #: landmarks of round 1's factor: its Cholesky factorizations (one per
 #: configuration and ratio gamma_i / gamma_a, 384 for the default grids) cost r^3
-#: each, the graph Grams n k r; round 2 re-scores on the "auto" rule's own factor.
-#: 600 -> 300 cut a search at n = 2,000 by 1.6x (BENCHMARKS.md, session 19)
+#: each, the graph Grams n k r; round 2 re-scores on the "auto" rule's own factor,
+#: so round 1 only ranks and a coarser factor suffices (docs/rules.rst)
 ROUND1_FEATURES = 300
 
 #: the graph parameters of a LOO configuration
@@ -697,7 +697,7 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
                 f"class {classes[np.argmin(counts)]} has {counts.min()} labeled "
                 f"points; with fewer than {MIN_LABELS_PER_CLASS} per class the held-out "
                 "labels cannot rank the candidates reliably, and the graph-trusting "
-                "defaults do better (BENCHMARKS.md, safe semi-supervision)"
+                "defaults do better"
             )
         return None
 
@@ -1356,7 +1356,7 @@ _CV_DOC = r"""
         defaults otherwise: the refit runs PCG with its ``"auto"`` early stop,
         as ``LapSVM()`` and ``LapRLS()`` fit the choice of their ``"auto"`` rule
         (the LOO engine scores each candidate at its exact optimum; on planar
-        data the stopped iterate errs less: BENCHMARKS.md, session 19); pass
+        data the stopped iterate errs less: docs/rules.rst); pass
         ``{'solver': 'newton'}`` (LapSVM) or ``{'solver': 'direct'}`` (LapRLS)
         for the exact minimiser.
     refit : bool, default=True

@@ -261,16 +261,21 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
         check_finite(X, "X")
         encode_targets(y)  # validates the labels (unlabeled rows excluded)
         if X_val is not None:
-            X_val = validate_data(
-                self,
-                X_val,
-                accept_sparse="csr",
-                dtype=[np.float64, np.float32],
-                reset=False,
-                ensure_all_finite=False,
-            )
-            check_finite(X_val, "X_val")
+            X_val = self._check_new_X(X_val, "X_val")
         return X, np.asarray(y), X_val
+
+    def _check_new_X(self, X: Any, name: str = "X") -> Any:
+        """Points to evaluate: as many features as the training points, finite."""
+        X = validate_data(
+            self,
+            X,
+            accept_sparse="csr",
+            dtype=[np.float64, np.float32],
+            reset=False,
+            ensure_all_finite=False,
+        )
+        check_finite(X, name)
+        return X
 
     #: fitted attributes only some fits set (removed when a refit does not)
     _OPTIONAL_ATTRIBUTES = (
@@ -326,15 +331,7 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
         if validate:
             check_is_fitted(self, "dual_coef_")
             check_numeric_frame(X)
-            X = validate_data(
-                self,
-                X,
-                accept_sparse="csr",
-                dtype=[np.float64, np.float32],
-                reset=False,
-                ensure_all_finite=False,
-            )
-            check_finite(X, "X")
+            X = self._check_new_X(X)
         if self.kernel == "precomputed" and X.shape[1] != self.dual_coef_.shape[0]:
             raise ValueError(
                 "With kernel='precomputed', X must be the kernel between the test "

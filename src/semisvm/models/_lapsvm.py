@@ -419,11 +419,9 @@ class LapRLS(_PrimalMixin):
         ``'pcg'`` runs Algorithm 1 with the closed-form step
         :math:`s^* = -\nabla^T d / d^T H d` and the same early-stopping rules
         as :class:`LapSVM` (by default its ``"auto"`` early stop, as
-        ``LapSVM()``: along two spirals and two noisy circles with one to five
-        labels per class the stopped iterate errs less than the exact optimum;
-        over 1,380 benchmark draws in 138 cells the mean error is lower in every
-        family list and one cell is worse by more than half a point;
-        BENCHMARKS.md, session 19); ``'direct'`` solves the linear system of
+        ``LapSVM()``: on planar data with one to five labels per class the
+        stopped iterate errs less than the exact optimum; docs/rules.rst);
+        ``'direct'`` solves the linear system of
         Eq. 15 exactly (one LU factorisation shared by all classes).
         ``'auto'``: ``'direct'`` up to :data:`LAPRLS_DIRECT_MAX_N` (10,000)
         training points, ``'pcg'`` above: the :math:`O(n^3)` factorization

@@ -898,17 +898,22 @@ def sample_weights(
     return label_weights(y_enc, labeled, classes, class_weight)
 
 
-def kernel_columns(params: Any, X: Any, K: Any, gamma_: float | None) -> Any:
-    """``idx -> K[:, idx]`` as float64, for the leave-one-out features."""
-    from ..kernels._distributed import DistributedKernelColumns
-
-    fitted = FittedKernel(
+def fitted_kernel(params: Any, gamma_: float | None) -> FittedKernel:
+    """The kernel of ``params`` at the resolved width ``gamma_``."""
+    return FittedKernel(
         kernel=params.kernel,
         gamma_=gamma_,
         degree=params.degree,
         coef0=params.coef0,
         kernel_params=params.kernel_params,
     )
+
+
+def kernel_columns(params: Any, X: Any, K: Any, gamma_: float | None) -> Any:
+    """``idx -> K[:, idx]`` as float64, for the leave-one-out features."""
+    from ..kernels._distributed import DistributedKernelColumns
+
+    fitted = fitted_kernel(params, gamma_)
     if isinstance(K, np.ndarray):
         return lambda idx: np.asarray(K[:, idx], dtype=np.float64)
     if is_distributed_array(X):
@@ -1076,14 +1081,7 @@ def _validation_rows(params, X, y, ops, kind, classes, val_idx, X_val, y_val):
         if params.kernel == "precomputed":
             K_val = np.asarray(X_val)
         else:
-            fitted = FittedKernel(
-                kernel=params.kernel,
-                gamma_=ops.gamma_,
-                degree=params.degree,
-                coef0=params.coef0,
-                kernel_params=params.kernel_params,
-            )
-            K_val = prediction_kernel(fitted, X_val, X)
+            K_val = prediction_kernel(fitted_kernel(params, ops.gamma_), X_val, X)
     try:
         return K_val, one_vs_rest(yv, classes)
     except ValueError as exc:
