@@ -418,3 +418,17 @@ def test_a_narrower_width_when_the_first_does_not_halve_the_cut(monkeypatch):
     one = LapSVM(random_state=0).fit(X, yl)
     assert one.graph_selection_["chosen"] == "default"
     assert np.mean(one.transduction_[u] != y[u]) > 0.3
+
+
+def test_string_labels_run_the_rule_as_numeric_labels_do():
+    # the unlabeled rows of string labels are "-1" (or None): the rule must see
+    # them as unlabeled, as it sees -1 in numeric labels
+    X, y, yl = _moons(3)
+    names = np.array(["neg", "pos"])
+    ys = np.where(yl == -1, None, names[np.clip(yl, 0, 1)]).astype(object)
+    num = LapSVM(random_state=0).fit(X, yl)
+    txt = LapSVM(random_state=0).fit(X, ys)
+    assert num.graph_selection_ is not None
+    assert txt.graph_selection_ is not None
+    assert txt.graph_selection_["chosen"] == num.graph_selection_["chosen"]
+    np.testing.assert_array_equal(txt.transduction_, names[num.transduction_])

@@ -192,17 +192,6 @@ def _series_of_names(y_num):
     return pd.Series(_names(y_num, None), dtype=object)
 
 
-# LapSVM and LapRLS validate y with scikit-learn's validate_data, which refuses
-# NaN before the label decoder runs: BaseLapEstimator._validate_fit_input
-# (models/_base.py) needs ``y = decode_labels(y)`` before validate_data.
-# (An object column holding None passes validate_data: None != None is False.)
-_NEEDS_BASE_DECODE = pytest.mark.xfail(
-    reason="models/_base.py: _validate_fit_input must call decode_labels(y) "
-    "before validate_data; remove this marker with that edit",
-    strict=True,
-)
-
-
 @pytest.mark.parametrize(
     "make",
     [
@@ -214,11 +203,7 @@ _NEEDS_BASE_DECODE = pytest.mark.xfail(
     ],
 )
 @pytest.mark.parametrize("dtype", ["object", "str", "string", "category"])
-def test_fit_on_a_series_of_names_with_blanks_keeps_the_names(
-    request, small, make, dtype
-):
-    if make in (LapRLS, LapSVM) and dtype != "object":  # NaN / pd.NA, not None
-        request.applymarker(_NEEDS_BASE_DECODE)
+def test_fit_on_a_series_of_names_with_blanks_keeps_the_names(small, make, dtype):
     X, y_num = small
     y = _series_of_names(y_num).astype(dtype)
     clf = make().fit(X, y)
@@ -253,11 +238,6 @@ def test_score_scorer_and_calibration_read_blanks_as_unlabeled(moons):
     assert cal.score(X, y) == pytest.approx(cal.score(X, y_str))
 
 
-@pytest.mark.xfail(
-    reason="model_selection/_search.py: the CV estimators' fit must call "
-    "decode_labels(y) before validate_data; remove this marker with that edit",
-    strict=True,
-)
 def test_cv_estimator_on_a_string_series_with_blanks(moons):
     X, _, y_str, labeled = moons
     y = pd.Series(np.where(labeled, y_str, None), dtype="string")  # pd.NA

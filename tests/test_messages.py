@@ -198,11 +198,6 @@ def _bad_inputs_pending():
 
 # these messages are written in models/_problem.py (one_vs_rest) and
 # models/_adaptive.py, which wrap their values in plain() in the same way
-@pytest.mark.xfail(
-    reason="needs plain() in models/_problem.py one_vs_rest and models/_adaptive.py "
-    "(class_weight, class_prior); remove this marker with that edit",
-    strict=True,
-)
 @pytest.mark.parametrize("case", list(_bad_inputs_pending()))
 def test_bad_input_messages_print_plain_values_pending(case):
     fit, expected = _bad_inputs_pending()[case]

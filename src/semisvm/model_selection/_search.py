@@ -23,6 +23,7 @@ from .._validation import (
     Options,
     check_finite,
     check_numeric_frame,
+    decode_labels,
     resolve_seed,
     validate_params,
 )
@@ -710,7 +711,7 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Labeled and unlabeled training points.
         y : array-like of shape (n_samples,)
-            Labels, ``-1`` for unlabeled points.
+            Labels; ``-1``, ``None``, ``NaN`` and ``pd.NA`` mark unlabeled points.
 
         Returns
         -------
@@ -718,6 +719,8 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
         """
         validate_params(self.get_params(deep=False), self._parameter_constraints)
         check_numeric_frame(X)
+        # None / NaN / pd.NA mark unlabeled rows (validate_data refuses NaN)
+        y = decode_labels(y)
         X, y = validate_data(
             self,
             X,

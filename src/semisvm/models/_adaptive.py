@@ -40,6 +40,8 @@ from scipy.optimize import brentq, minimize_scalar
 from scipy.special import log_expit, log_softmax
 from sklearn.utils.class_weight import compute_class_weight
 
+from .._validation import plain
+
 __all__ = [
     "label_weights",
     "laplacian_mean_diagonal",
@@ -78,8 +80,8 @@ def label_weights(
         unknown = [k for k in class_weight if k not in set(classes.tolist())]
         if unknown:
             raise ValueError(
-                f"class_weight has keys {unknown!r} that are not among the labeled "
-                f"classes {classes.tolist()!r}."
+                f"class_weight has keys {plain(unknown)!r} that are not among the "
+                f"labeled classes {classes.tolist()!r}."
             )
         bad = [k for k, v in class_weight.items() if not (np.isfinite(v) and v > 0)]
         if bad:
@@ -249,7 +251,8 @@ def resolve_class_prior(
     if isinstance(class_prior, str):
         if class_prior != "auto":
             raise ValueError(
-                f"class_prior must be None, 'auto' or an array; got {class_prior!r}."
+                "class_prior must be None, 'auto' or an array; got "
+                f"{plain(class_prior)!r}."
             )
         return "auto"
     p = np.asarray(class_prior, dtype=np.float64).ravel()
@@ -262,11 +265,11 @@ def resolve_class_prior(
         names = (
             ""
             if classes is None
-            else f" (in the order of classes_ = {list(classes)!r})"
+            else f" (in the order of classes_ = {plain(classes)!r})"
         )
         raise ValueError(
             f"class_prior must hold {n_classes} non-negative numbers, one per "
-            f"class{names}; got {class_prior!r}."
+            f"class{names}; got {plain(class_prior)!r}."
         )
     return p / p.sum()
 

@@ -24,6 +24,7 @@ from .._validation import (
     Options,
     check_finite,
     check_numeric_frame,
+    decode_labels,
     labeled_mask,
     validate_params,
 )
@@ -248,6 +249,8 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
             encode_targets(y)
             return X, y, X_val
         check_numeric_frame(X)
+        # None / NaN / pd.NA mark unlabeled rows (validate_data refuses NaN)
+        y = decode_labels(y)
         X, y = validate_data(
             self,
             X,
@@ -416,7 +419,8 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
-            True labels; ``-1`` marks unlabeled rows, which are not scored.
+            True labels; ``-1``, ``None``, ``NaN`` and ``pd.NA`` mark unlabeled
+            rows, which are not scored.
         sample_weight : array-like of shape (n_samples,), default=None
 
         Returns

@@ -44,7 +44,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._dask import is_distributed_array
-from .._validation import split_labeled
+from .._validation import labeled_mask, split_labeled
 from ..graph import heat_width, knn_graph
 from ..graph._graph import _drop_self, knn_query
 from ..graph._poisson import poisson_transduction
@@ -126,7 +126,7 @@ def graph_width_applies(problem: Any, model: Any, params: Any) -> bool:
     if not (
         params.options.graph_width == "auto"
         and not is_distributed_array(X)  # in process only (module docstring)
-        and np.any(np.asarray(y) == -1)
+        and not labeled_mask(y).all()  # "-1" and None too, not only -1
         and params.graph_weight == "auto"
         and problem.adjacency is None
         and params.kernel != "precomputed"
@@ -174,7 +174,7 @@ def choose_graph_width(problem: Any, model: Any, params: Any) -> Any:
     t0 = time.perf_counter()
     X, y = problem.X, problem.y
     k = int(params.n_neighbors)
-    unl = np.asarray(y) == -1
+    unl = ~labeled_mask(y)
     knn_lists = problem.ops.knn
     if knn_lists is None:
         nb = knn_query(X, k)

@@ -62,7 +62,12 @@ class _PrimalMixin(ManifoldClassifierMixin):
             Training points, labeled and unlabeled.  With ``kernel='precomputed'``,
             the (n_samples, n_samples) Gram matrix.
         y : array-like of shape (n_samples,)
-            Labels; ``-1`` marks an unlabeled point.
+            Class labels: ints, strings or integer-valued floats, in an array, a
+            list or a pandas Series (object, string, categorical or nullable
+            dtype).  ``-1`` (or ``"-1"``), ``None``, ``NaN`` and ``pd.NA`` mark an
+            unlabeled point, so a column of class names with blanks needs no
+            recoding; the class names are kept in ``classes_``, ``predict`` and
+            ``transduction_`` (:func:`semisvm._validation.decode_labels`).
         adjacency : {array-like, sparse matrix} of shape (n_samples, n_samples), default=None
             Your own symmetric graph over the training points; the Laplacian is then
             built from it with ``normalize_laplacian`` and ``laplacian_power``.

@@ -39,7 +39,13 @@ from sklearn.utils.multiclass import check_classification_targets
 
 from .. import _defaults
 from .._sample import sample_indices
-from .._validation import UNLABELED, labeled_mask, split_labeled
+from .._validation import (
+    UNLABELED,
+    decode_labels,
+    labeled_mask,
+    plain,
+    split_labeled,
+)
 from ..graph import (
     check_adjacency,
     graph_laplacian,
@@ -145,9 +151,9 @@ def encode_targets(y: Any) -> Targets:
     ------
     ValueError
         No labeled point, a single class (with a hint when -1 may be a class),
-        NaN labels, or labels that are not classes (e.g. continuous values).
+        infinite labels, or labels that are not classes (e.g. continuous values).
     """
-    y_arr = np.asarray(y)
+    y_arr = decode_labels(y) if np.ndim(y) == 1 else np.asarray(y)
     mask = labeled_mask(y_arr) if y_arr.ndim == 1 else None
     if mask is not None and mask.any():
         lab_vals = y_arr[mask]
@@ -190,8 +196,8 @@ def one_vs_rest(y: Any, classes: np.ndarray) -> np.ndarray:
     unknown = ~np.isin(y, classes)
     if unknown.any():
         raise ValueError(
-            f"labels {np.unique(y[unknown])!r} are not among the classes of the "
-            f"labeled training points {list(classes)!r}."
+            f"labels {plain(np.unique(y[unknown]))!r} are not among the classes of "
+            f"the labeled training points {plain(classes)!r}."
         )
     if classes.size == 2:
         return np.where(y == classes[1], 1.0, -1.0)[:, None]
