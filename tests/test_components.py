@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from semisvm import LapSVM
+from semisvm import LapRLS, LapSVM
 from semisvm.graph import LaplacianPower, graph_laplacian, knn_graph
 from semisvm.models._components import unlabeled_components
 
@@ -124,3 +126,24 @@ def test_verbose_iteration_lines_one_per_report_whatever_the_classes(capsys):
     # the last report is not below the final objective (it only decreases)
     last = float(lines[-1].split("objective sum ")[1].split(" ")[0])
     assert last >= float(np.sum(clf.objective_)) * (1 - 1e-5)  # 6 digits printed
+
+
+def test_points_no_label_reaches_are_counted_and_said_once():
+    # blob 2 (70 points) is a component of the graph without a label: the fit
+    # warns once with the count and what decides their labels, and records them
+    X, y = _blobs([0, 1])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est = LapSVM().fit(X, y)
+    said = [w for w in caught if "hold no labeled point" in str(w.message)]
+    assert len(said) == 1
+    assert "70 of the 210 training points" in str(said[0].message)
+    assert "ambient term" in str(said[0].message)
+    np.testing.assert_array_equal(est.unreachable_, np.arange(140, 210))
+    # every component labeled: nothing to say
+    X, y = _blobs([0, 1, 2])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est = LapRLS().fit(X, y)
+    assert not [w for w in caught if "hold no labeled point" in str(w.message)]
+    assert est.unreachable_.size == 0

@@ -30,6 +30,7 @@ from .._validation import (
 from ..kernels._operators import on_one_blas_thread
 from ..models import LapRLS, LapSVM
 from ..models._autoreg import MIN_LABELS_PER_CLASS
+from ..models._components import UNREACHABLE_PATTERN
 from ..models._options import check_options, resolved_options
 from ..models._params import fit_params
 from ..models._problem import (
@@ -934,7 +935,10 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
             scores, losses = [], []
             for y_fold, test in folds:
                 est = clone(cand)
-                est.fit(X, y_fold, operator_cache=cache)
+                with warnings.catch_warnings():
+                    # said once, by the refit: not once per fold and candidate
+                    warnings.filterwarnings("ignore", message=UNREACHABLE_PATTERN)
+                    est.fit(X, y_fold, operator_cache=cache)
                 n_fits += 1
                 t_factor += est.fit_times_["kernel"] + est.fit_times_["graph"]
                 if est.gamma_ is not None:

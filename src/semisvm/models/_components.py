@@ -56,6 +56,42 @@ def unlabeled_components(L: Any, labeled: np.ndarray) -> tuple[int, int] | None:
     return int(n_comp), int(n_comp - np.unique(comp[labeled]).size)
 
 
+def unreachable_points(L: Any, labeled: np.ndarray) -> np.ndarray | None:
+    """Indices of the training points in components of the graph behind ``L``
+    that hold no labeled point: no label reaches them through the graph, so
+    their outputs are set by the ambient term and the bias (module docstring).
+    None when ``L`` is not a sparse matrix of the training points."""
+    import scipy.sparse as sp
+    from scipy.sparse.csgraph import connected_components
+
+    base = getattr(L, "base", L)
+    labeled = np.asarray(labeled, dtype=bool)
+    if base is None or not sp.issparse(base) or base.shape[0] != labeled.size:
+        return None
+    n_comp, comp = connected_components(base, directed=False)
+    if n_comp == 1:
+        return np.zeros(0, dtype=np.intp)
+    reached = np.zeros(n_comp, dtype=bool)
+    reached[comp[labeled]] = True
+    return np.flatnonzero(~reached[comp])
+
+
+#: a regular expression matching :func:`unreachable_message` (for filters)
+UNREACHABLE_PATTERN = r".*graph components that hold no labeled point"
+
+
+def unreachable_message(name: str, n_points: int, n_train: int) -> str:
+    """The warning of a fit whose graph leaves ``n_points`` points unreached."""
+    return (
+        f"{name}: {n_points} of the {n_train} training points lie in graph "
+        "components that hold no labeled point; the graph cannot carry a label to "
+        "them, so their labels are decided by the kernel's extension of the labeled "
+        "points and the bias (the ambient term), not by the graph. Their indices "
+        "are in unreachable_. Label a point there, or connect them with a larger "
+        "n_neighbors."
+    )
+
+
 def auto_early_stopping(
     params: Any, es: str | None, L: Any, labeled: np.ndarray
 ) -> tuple[str | None, dict | None]:

@@ -331,6 +331,12 @@ class LapSVM(_PrimalMixin):
         ``'validation'``, ``'mixed'``, ``'error_vectors'`` (Newton), ``'direct'``.
     objective_ : float or ndarray
     solver_ : str
+    unreachable_ : ndarray of int or None
+        Indices of the training points in graph components without a labeled
+        point (empty when every component holds one; a warning gives their
+        count): the graph carries no label to them, and their labels come from
+        the kernel's extension of the labeled points and the bias.  None without
+        a sparse graph (no graph term, a distributed graph).
     graph_components_ : dict or None
         ``{'n_components', 'n_unlabeled'}``: the graph's connected components and
         those without a labeled point, measured when ``early_stopping='auto'``

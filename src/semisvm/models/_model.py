@@ -21,7 +21,11 @@ from ..kernels import NystroemFactor, as_operator
 from ..kernels._distributed import DistributedNystroemFactor
 from ._adaptive import adapt_outputs, paper_regularization, prior_reading_applies
 from ._autoreg import select_regularization
-from ._components import auto_early_stopping
+from ._components import (
+    auto_early_stopping,
+    unreachable_message,
+    unreachable_points,
+)
 from ._extension import choose_width_factor, kernel_power
 from ._problem import MAX_DIMENSION, Problem, data_dimension, kernel_columns
 from ._solve import Solution, solve
@@ -192,6 +196,12 @@ def fit_model(problem: Problem, params: Any, reg: Regularization) -> FittedModel
         attrs["coarse_start_"] = coarse
     attrs["fit_times_"] = times
     warn = _convergence_warnings(params, sol2, classes, es)
+    # points no label reaches through the graph: counted and said once
+    unreached = unreachable_points(L, labeled)
+    attrs["unreachable_"] = unreached
+    if unreached is not None and unreached.size:
+        message = unreachable_message(params.name, unreached.size, X.shape[0])
+        warn += ((UserWarning, message),)
     return FittedModel(attrs, warn, dim, times)
 
 
