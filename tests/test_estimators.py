@@ -172,15 +172,17 @@ def test_user_adjacency_and_precomputed_kernel(monkeypatch):
         a.decision_function(X), b.decision_function(X), atol=1e-8
     )
     from semisvm.kernels import kernel_matrix
-    from semisvm.models import _adaptive
 
     K = kernel_matrix(X, gamma=a.gamma_)
     c = LapSVM(solver="newton", kernel="precomputed").fit(K, y, adjacency=W)
     # a precomputed kernel has no X whose dimension gates the reading of the
     # proportions with one label per class (prior_reading): the same model as
     # the estimator's own kernel without that reading
-    monkeypatch.setattr(_adaptive, "COUNT_READING", False)
-    a0 = LapSVM(solver="newton", graph_weight="heat").fit(X, y)
+    a0 = LapSVM(
+        solver="newton",
+        graph_weight="heat",
+        options=SolverOptions(prior_reading="mass"),
+    ).fit(X, y)
     np.testing.assert_allclose(
         c.decision_function(K), a0.decision_function(X), atol=1e-8
     )

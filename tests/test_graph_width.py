@@ -33,9 +33,10 @@ def mass_reading(monkeypatch):
     count reading already puts the default graph's boundary between the moons
     (tests/test_prior_reading.py); the rule is tested where the mass reading
     cuts a moon."""
-    from semisvm.models import _adaptive
+    from semisvm.models import _model
 
-    monkeypatch.setattr(_adaptive, "COUNT_READING", False)
+    # as prior_reading='mass' does, for every estimator these tests build
+    monkeypatch.setattr(_model, "prior_reading_applies", lambda *args: False)
 
 
 def _moons(seed):

@@ -145,8 +145,18 @@ def test_adapt_outputs_reads_by_mass_without_a_graph_or_with_more_labels(
     two = labeled.copy()
     two[2:4] = True  # two labels per class: auto_offsets, not the reading
     assert offsets(two, L)[0] != count_offset(F[~two, 0], 0.5)
-    monkeypatch.setattr(_adaptive, "COUNT_READING", False)
-    np.testing.assert_array_equal(offsets(labeled, L), mass)
+    # without the reading (prior_reading='mass' passes none): the mass offsets
+    mass_only = adapt_outputs(
+        F,
+        labeled,
+        np.arange(2) % 2,
+        2,
+        class_balance="mass",
+        class_prior="auto",
+        laplacian=L,
+        reading=None,
+    )[1]
+    np.testing.assert_array_equal(mass_only, mass)
 
 
 def _circles(n: int, seed: int):
@@ -172,11 +182,8 @@ def test_two_circles_one_label_per_class_by_count(est):
     assert np.mean(e.transduction_[u] != y[u]) < 0.02
     # the fraction 1/2 of U on each side: the count reading was kept
     assert abs(np.mean(e.transduction_[u] == 1) - 0.5) < 1e-3
-    _adaptive.COUNT_READING = False
-    try:
-        m = type(est)(**est.get_params()).fit(X, yy)
-    finally:
-        _adaptive.COUNT_READING = True
+    m = type(est)(**est.get_params())
+    m.set_params(options__prior_reading="mass").fit(X, yy)
     assert np.mean(m.transduction_[u] != y[u]) > 0.05
 
 
@@ -193,11 +200,8 @@ def test_the_reading_stays_off_above_two_dimensions(monkeypatch):
     yy[[rng.choice(150), 150 + rng.choice(150)]] = [0, 1]
     on = LapSVM(random_state=0).fit(X, yy)
     assert on.intrinsic_dimension_ >= 3
-    _adaptive.COUNT_READING = False
-    try:
-        off = LapSVM(random_state=0).fit(X, yy)
-    finally:
-        _adaptive.COUNT_READING = True
+    mass = SolverOptions(prior_reading="mass")
+    off = LapSVM(random_state=0, options=mass).fit(X, yy)
     np.testing.assert_array_equal(on.class_balance_offset_, off.class_balance_offset_)
     np.testing.assert_array_equal(on.transduction_, off.transduction_)
     monkeypatch.setattr(model_module, "MAX_DIMENSION", 100.0)
@@ -217,10 +221,9 @@ def test_two_moons_the_count_reading_on_the_default_graph(seed):
     est = LapSVM(random_state=0).fit(X, yl)
     assert est.graph_selection_["chosen"] == "default"
     assert np.mean(est.transduction_[u] != y[u]) < 0.01
-    _adaptive.COUNT_READING = False
-    try:
-        off = LapSVM(random_state=0, options=SolverOptions(graph_width=None))
-        off.fit(X, yl)
-    finally:
-        _adaptive.COUNT_READING = True
+    off = LapSVM(
+        random_state=0,
+        options=SolverOptions(graph_width=None, prior_reading="mass"),
+    )
+    off.fit(X, yl)
     assert np.mean(off.transduction_[u] != y[u]) > 0.04

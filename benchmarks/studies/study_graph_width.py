@@ -39,15 +39,15 @@ COLUMNS += ["err_test", "fit_time", "chosen", "ratio"]
 
 
 def run(args: argparse.Namespace) -> None:
-    from semisvm import LapRLS, LapSVM
+    from semisvm import LapRLS, LapSVM, SolverOptions
 
     with open(args.csv, "a", newline="") as fh:
         w = csv.writer(fh)
         for name, s, d, X, y, tr, ytr, pos, unl, test in draws(args):
             for cls in [c for c in (LapSVM, LapRLS) if c.__name__ in args.estimators]:
                 for arm in args.arms:
-                    e = cls(random_state=0)
-                    e._graph_width_rule = arm == "rule"
+                    rule = "auto" if arm == "rule" else None
+                    e = cls(random_state=0, options=SolverOptions(graph_width=rule))
                     t0 = time.perf_counter()
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")

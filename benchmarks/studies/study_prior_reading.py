@@ -6,7 +6,7 @@ unlabeled outputs: by output mass (the class-mass balance of every earlier
 version) or by count, whichever partition has the lower ratio cut
 (:func:`semisvm.models._adaptive.prior_reading`).  This A/B fits ``LapSVM()`` and
 ``LapRLS()`` on the draws of ``bench_accuracy.py`` with the choice off (arm
-``mass``, ``COUNT_READING = False``: the previous behaviour) and on (arm
+``mass``, ``prior_reading="mass"``: the previous behaviour) and on (arm
 ``cut``), and appends one row per fit to ``--csv``: data set, setting, draw, estimator,
 arm, the errors on U and on the test points, the fit time, and whether the
 count reading was kept (the arm's balance offsets differ from ``mass``'s).
@@ -51,7 +51,7 @@ def binary_laplacian(laplacian):
 
 
 def main() -> None:
-    from semisvm import LapRLS, LapSVM
+    from semisvm import LapRLS, LapSVM, SolverOptions
     from semisvm.models import _adaptive
 
     ap = draw_parser(__doc__.splitlines()[0])
@@ -68,14 +68,16 @@ def main() -> None:
             for cls in (LapSVM, LapRLS):
                 offsets = {}
                 for arm in args.arms:
-                    _adaptive.COUNT_READING = arm != "mass"
                     _adaptive.prior_reading = (
                         on_unit_weights if arm == "binary" else original
                     )
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")
                         t = time.perf_counter()
-                        e = cls(random_state=0).fit(X[tr], ytr)
+                        opts = SolverOptions(
+                            prior_reading="mass" if arm == "mass" else "auto"
+                        )
+                        e = cls(random_state=0, options=opts).fit(X[tr], ytr)
                         t = time.perf_counter() - t
                     offsets[arm] = np.asarray(e.class_balance_offset_)
                     eu = float(np.mean(e.transduction_[pos] != y[unl]))
@@ -93,7 +95,6 @@ def main() -> None:
                         [name, s, d, cls.__name__, arm, eu, et, round(t, 4), changed]
                     )
                     fh.flush()
-        _adaptive.COUNT_READING = True
         _adaptive.prior_reading = original
 
 

@@ -402,12 +402,6 @@ def auto_offsets(
     return off, np.array([1.0 - p1, p1])
 
 
-#: with a single label in a class (two classes, ``class_prior='auto'``), let the
-#: graph choose between the mass and the count reading of the labels' proportions
-#: (:func:`prior_reading`)
-COUNT_READING = True
-
-
 #: :func:`prior_reading` keeps the mass reading only when its partition's ratio
 #: cut is at most this factor times the count reading's: a margin, because the
 #: mass reading's departure from the count is skew, not evidence (measured:
@@ -435,8 +429,8 @@ def prior_reading_applies(
 ) -> bool:
     """Whether :func:`prior_reading` can run on this fit: two classes, one of
     them with a single label, the model's sparse training graph (``laplacian``)
-    at hand, and :data:`COUNT_READING` on (the dimension gate is the caller's)."""
-    if laplacian is None or classes.size != 2 or not COUNT_READING:
+    at hand (the dimension gate and ``prior_reading`` are the caller's)."""
+    if laplacian is None or classes.size != 2:
         return False
     return bool(np.min(np.unique(y_labeled, return_counts=True)[1]) == 1)
 
@@ -562,7 +556,7 @@ def adapt_outputs(
                 )
             else:  # one label of a class: too little to read a gap from
                 off = balance_offsets(F, ~labeled, label_prior, class_balance)
-                if F.shape[1] == 1 and reading is not None and COUNT_READING:
+                if F.shape[1] == 1 and reading is not None:
                     off = prior_reading(F, ~labeled, label_prior, off, reading)
                 prior = label_prior
         else:

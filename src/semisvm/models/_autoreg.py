@@ -65,10 +65,6 @@ __all__ = [
 
 #: normalized gamma_a values of the supervised candidates
 GRID_A = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0)
-#: when the rule leaves the defaults for a supervised model, candidates whose
-#: criterion ties with the best one's (floating point) go to the largest gamma_a
-#: (:func:`supervised_choice`) instead of the first in :data:`GRID_A` order
-SUPERVISED_TIES_TO_LARGEST = True
 #: normalized gamma_i values: 0 (the supervised model) and the default
 GRID_I = (0.0, _defaults.GAMMA_I)
 #: labeled points per class needed before the labels are asked to judge
@@ -242,7 +238,8 @@ def select_regularization(
         )
     else:
         k, z, k_best, why = choose(ev, 0, Z_SWITCH, graded=True, report=cut)
-        if SUPERVISED_TIES_TO_LARGEST and k != 0 and ev.pairs[k][1] == 0.0:
+        if k != 0 and ev.pairs[k][1] == 0.0:
+            # near-ties between supervised candidates go to the largest gamma_a
             sup = [j for j in range(len(ev.pairs)) if ev.pairs[j][1] == 0.0]
             k = k_best = sup[supervised_choice(ev.subset(sup))]
     info.update(ev.summary())

@@ -162,7 +162,8 @@ def fit_model(problem: Problem, params: Any, reg: Regularization) -> FittedModel
     # the dimension, measured once, serves the graph-width rule's gate too
     dim = None
     if (
-        prior_reading_applies(graph_L, y[labeled], classes)
+        params.options.prior_reading == "auto"
+        and prior_reading_applies(graph_L, y[labeled], classes)
         and params.kernel != "precomputed"
     ):
         dim = data_dimension(ops.intrinsic_dimension, X, params.n_neighbors)

@@ -45,6 +45,7 @@ OPTION_DEFAULTS: dict[str, Any] = {
     "regularization": "normalized",
     "class_balance": "mass",
     "class_prior": "auto",
+    "prior_reading": "auto",
     "extension_width": "auto",
     "graph_width": "auto",
     # PCG and its early-stopping rules
@@ -72,6 +73,7 @@ OPTION_CONSTRAINTS: dict[str, list] = {
     "regularization": [Options(("normalized", "paper"))],
     "class_balance": [None, Options(("mass", "mean"))],
     "class_prior": [None, "array-like", Options(("auto",))],
+    "prior_reading": [Options(("auto", "mass"))],
     "extension_width": [None, Options(("auto", "always"))],
     "graph_width": [None, Options(("auto",))],
     "coarse_start": ["boolean"],
@@ -172,6 +174,12 @@ class SolverOptions:
         (:func:`semisvm.models._adaptive.prior_reading`; two circles with noise
         0.1, 2,000 points, one label per class: 11.5 -> 5.3% error over 30
         draws).  The proportions used are in ``class_prior_``.
+    prior_reading : {'auto', 'mass'}, default='auto'
+        With one label in a class (two classes, on planar data or curves):
+        ``'auto'`` reads the proportions by count or by class mass, whichever
+        partition cuts the training graph less
+        (:func:`~semisvm.models._adaptive.prior_reading`); ``'mass'``: always the
+        class-mass reading.
     extension_width : {'auto', None}, default='auto'
         ``'auto'``: when the fit trusts the graph (``gamma_i_ > 0``) with the RBF
         kernel of a width rule (``gamma`` a string) and a dense K, check that its
@@ -285,6 +293,7 @@ class SolverOptions:
         regularization: str = "normalized",
         class_balance: str | None = "mass",
         class_prior: Any = "auto",
+        prior_reading: str = "auto",
         extension_width: str | None = "auto",
         graph_width: str | None = "auto",
         preconditioner: str = "nystroem",
@@ -310,6 +319,7 @@ class SolverOptions:
         self.regularization = regularization
         self.class_balance = class_balance
         self.class_prior = class_prior
+        self.prior_reading = prior_reading
         self.extension_width = extension_width
         self.graph_width = graph_width
         self.preconditioner = preconditioner
