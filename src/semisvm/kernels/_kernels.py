@@ -251,14 +251,21 @@ def _gram_in_row_blocks(
         else:
             np.matmul(X[s:e], Z.T, out=K[s:e])
     if symmetric:
-        for s in range(0, n, rows):
-            e = min(n, s + rows)
-            D = K[s:e, s:e]
-            low = np.tril(D)
-            np.copyto(D, low + np.tril(D, -1).T)
-            if e < n:
-                K[s:e, e:] = K[e:, s:e].T
+        _mirror_lower(K)
     return K
+
+
+def _mirror_lower(K: np.ndarray, strip: int = 256) -> None:
+    """Copy the lower triangle of the square ``K`` onto its upper triangle, in
+    place, strip by strip: no n-by-n temporary, cache-sized copies."""
+    m = K.shape[0]
+    for j in range(0, m, strip):
+        e = min(m, j + strip)
+        D = K[j:e, j:e]
+        up = np.triu_indices(e - j, 1)
+        D[up] = D.T[up]
+        if e < m:
+            K[j:e, e:] = K[e:, j:e].T
 
 
 def kernel_matrix(
