@@ -63,16 +63,20 @@ def test_float32_operator_matches_float64():
 
 
 def test_blas_thread_choice_by_size():
-    assert blas_threads_for(10) is None  # tiny: BLAS default
-    assert blas_threads_for(64 * 2**20) == 1
-    assert blas_threads_for(SINGLE_THREAD_MAX_BYTES + 1) is None
-    # a matrix big enough to be limited still gives the plain product
-    n = 1100  # 9.7 MB in float64
-    K = _sym(n)
-    op = DenseKernelOperator(K)
-    assert op._threads() == 1
-    v = rng.standard_normal(n)
-    np.testing.assert_allclose(op @ v, K @ v, atol=1e-10)
+    import semisvm
+
+    # the one-thread policy (blas_threads='auto'; the default leaves the BLAS be)
+    with semisvm.config_context(blas_threads="auto"):
+        assert blas_threads_for(10) is None  # tiny: BLAS default
+        assert blas_threads_for(64 * 2**20) == 1
+        assert blas_threads_for(SINGLE_THREAD_MAX_BYTES + 1) is None
+        # a matrix big enough to be limited still gives the plain product
+        n = 1100  # 9.7 MB in float64
+        K = _sym(n)
+        op = DenseKernelOperator(K)
+        assert op._threads() == 1
+        v = rng.standard_normal(n)
+        np.testing.assert_allclose(op @ v, K @ v, atol=1e-10)
 
 
 def test_pcg_same_result_on_every_product_path():

@@ -3,19 +3,17 @@
 One setting today, ``blas_threads``: whether the library limits the threads of
 its own BLAS calls.
 
-* ``"auto"`` (default): the library runs on one BLAS thread the steps measured
-  faster so on the 2-core benchmark machine -- products with a dense matrix of
-  8 MB to 2 GB, the ``"auto"`` selection and the ``*CV`` searches (thousands of
-  small solves), the small factorizations of the preconditioners and the
-  Nyström factor, the streamed kernel tiles -- and leaves every other call to
-  the BLAS default (docs: *Scaling*, "Threads").
-* ``None``: the library never changes the BLAS threads; the BLAS default, the
-  ``OMP_NUM_THREADS`` / ``OPENBLAS_NUM_THREADS`` variables and any
-  ``threadpoolctl.threadpool_limits`` of the caller apply to every call.  For a
-  machine of many cores that runs one fit at a time, where one thread leaves
-  most of the machine idle (measurements: docs/rules.rst).
+* ``None`` (default): the library never changes the BLAS threads; the BLAS
+  default, the ``OMP_NUM_THREADS`` / ``OPENBLAS_NUM_THREADS`` variables and any
+  ``threadpoolctl.threadpool_limits`` of the caller apply to every call.
+* ``"auto"``: the one-thread policy for a machine shared with other jobs: the
+  library runs on one BLAS thread its products with a dense matrix of 8 MB to
+  2 GB, the ``"auto"`` selection and the ``*CV`` searches (thousands of small
+  solves), the small factorizations of the preconditioners and the Nyström
+  factor, the streamed kernel tiles, and leaves every other call to the BLAS
+  default (docs: *Scaling*, "Threads"; measurements: docs/rules.rst).
 
-The environment variable ``SEMISVM_BLAS_THREADS`` (``auto`` or ``none``) sets
+The environment variable ``SEMISVM_BLAS_THREADS`` (``none`` or ``auto``) sets
 the default at import.  The setting is process-wide (not per thread), so that
 the threads of an in-process Dask cluster see it too; worker processes (a
 ``LocalCluster`` with processes, other machines) read their own
@@ -35,10 +33,10 @@ _BLAS_THREADS_VALUES = ("auto", None)
 
 
 def _from_env() -> str | None:
-    raw = os.environ.get("SEMISVM_BLAS_THREADS", "auto").strip().lower()
-    if raw in ("auto", ""):
+    raw = os.environ.get("SEMISVM_BLAS_THREADS", "none").strip().lower()
+    if raw == "auto":
         return "auto"
-    if raw == "none":
+    if raw in ("none", ""):
         return None
     raise ValueError(f"SEMISVM_BLAS_THREADS must be 'auto' or 'none', got {raw!r}.")
 
@@ -47,7 +45,7 @@ _CONFIG: dict[str, Any] = {"blas_threads": _from_env()}
 
 
 def get_config() -> dict[str, Any]:
-    """The current settings (a copy): ``{'blas_threads': 'auto' or None}``."""
+    """The current settings (a copy): ``{'blas_threads': None or 'auto'}``."""
     return dict(_CONFIG)
 
 
@@ -67,9 +65,9 @@ def set_config(*, blas_threads: Any = _UNSET) -> None:
 
     Parameters
     ----------
-    blas_threads : {'auto', None}
-        ``'auto'``: the library's one-thread policy (module docstring);
-        ``None``: the library never limits the BLAS threads.
+    blas_threads : {None, 'auto'}
+        ``None`` (default): the library never limits the BLAS threads;
+        ``'auto'``: its one-thread policy for shared machines (module docstring).
     """
     if blas_threads is not _UNSET:
         _check_blas_threads(blas_threads)
@@ -83,11 +81,11 @@ def config_context(*, blas_threads: Any = _UNSET) -> Iterator[None]:
     Examples
     --------
     >>> import semisvm
-    >>> with semisvm.config_context(blas_threads=None):
-    ...     semisvm.get_config()["blas_threads"] is None
-    True
-    >>> semisvm.get_config()["blas_threads"]
+    >>> with semisvm.config_context(blas_threads="auto"):
+    ...     semisvm.get_config()["blas_threads"]
     'auto'
+    >>> semisvm.get_config()["blas_threads"] is None
+    True
     """
     old = get_config()
     set_config(blas_threads=blas_threads)
