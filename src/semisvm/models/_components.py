@@ -82,13 +82,15 @@ UNREACHABLE_PATTERN = r".*graph components that hold no labeled point"
 
 def unreachable_message(name: str, n_points: int, n_train: int) -> str:
     """The warning of a fit whose graph leaves ``n_points`` points unreached."""
+    one = n_points == 1
     return (
-        f"{name}: {n_points} of the {n_train} training points lie in graph "
-        "components that hold no labeled point; the graph cannot carry a label to "
-        "them, so their labels are decided by the kernel's extension of the labeled "
-        "points and the bias (the ambient term), not by the graph. Their indices "
-        "are in unreachable_. Label a point there, or connect them with a larger "
-        "n_neighbors."
+        f"{name}: {n_points} of the {n_train} training points "
+        f"{'lies' if one else 'lie'} in graph components that hold no labeled "
+        f"point; the graph cannot carry a label to {'it' if one else 'them'}, so "
+        f"{'its label is' if one else 'their labels are'} decided by the kernel's "
+        "extension of the labeled points and the bias (the ambient term), not by "
+        "the graph. The indices are in unreachable_. Label a point there, or "
+        "connect the graph with a larger n_neighbors."
     )
 
 
