@@ -1,5 +1,6 @@
 """scikit-learn estimators."""
 
+from ._base import OperatorCache
 from ._deformed import DeformedGPKernel, SemiSupervisedKernel
 from ._lapsvm import LapRLS, LapSVM
 from ._options import SolverOptions
@@ -14,6 +15,7 @@ __all__ = [
     "LapSVC",
     "LapSVM",
     "LapSVMPath",
+    "OperatorCache",
     "SemiSupervisedKernel",
     "SolverOptions",
     "path_error_pieces",

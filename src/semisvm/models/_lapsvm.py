@@ -76,7 +76,7 @@ class _PrimalMixin(ManifoldClassifierMixin):
             (else ``validation_fraction`` of the labeled points is held out).  With
             ``record_history=True`` its error is recorded at every PCG iteration
             (``history_['eval_error']``).
-        operator_cache : OperatorCache, default=None
+        operator_cache : semisvm.models.OperatorCache, default=None
             Share the kernel, the graph and the exact solvers' factorizations
             between many fits on the same ``X`` object (a grid of weights or
             labels): each fit takes the operators an earlier fit with the same
