@@ -24,6 +24,17 @@ cancer, wine, iris, two moons and two circles at n = 200, 2,000, 20,000, 100,000
 and 5 labels per class), two circles with noise 0.1 at the same sizes (1 label per
 class: issue 28's targets) and one imbalanced two-moons set (1:4).  A quarter of each set
 (stratified) is the held-out test part unless the protocol gives one.
+
+Groups of families run alone: ``--hard`` (:data:`HARD_FAMILIES`), ``--heldout``
+(:data:`HELDOUT_FAMILIES`) and ``--null`` (:data:`NULL_FAMILIES`, issue 56: families
+where nothing helps, labels with little or no signal, or clusters that cut across the
+classes; compare every method there with ``majority``, the majority class of the
+labels, and with ``SVC`` on the labels).
+
+Label settings: ``k/class`` (k per class), ``propN`` (about N in total, proportional
+to the classes, at least one per class), ``nN`` (exactly N in total, stratified by
+largest remainders, at least one per class) and ``paper`` (Melacci & Belkin's
+protocol).
 """
 
 from __future__ import annotations
@@ -61,6 +72,7 @@ METHODS = [
     "LapSVM-graph",
     "LapSVM-sup",
     "SVC",
+    "majority",
     "SVC-CV",
     "LabelSpreading-knn",
     "LabelSpreading-rbf",
@@ -102,6 +114,19 @@ HELDOUT_FAMILIES = [
         "usps_parity-2000",
     )
     for setting in ("5/class", "10/class")
+]
+#: families where nothing helps (issue 56), fixed (committed) before their first
+#: run: labels independent of X (``null_labels``), one-hot sequence windows with a
+#: weak label rule, Bayes error about 40% (``seq_windows``), and four well separated
+#: Gaussian clusters in 241 dimensions each cut in half by the class boundary
+#: (``g241_like``); see :func:`null_labels`, :func:`seq_windows`, :func:`g241_like`.
+#: 10 and 100 labels in total (``n10``, ``n100``); at 50,000 points (37,500 training
+#: points) the dense n x n peers (:data:`DENSE`) are skipped by ``--max-dense``
+NULL_FAMILIES = [
+    (f"{family}-{n}", setting)
+    for n in (1500, 50000)
+    for family in ("null_labels", "seq_windows", "g241_like")
+    for setting in ("n10", "n100")
 ]
 #: the oracle column: per draw, the best of these (graph-trusting model, lambda_I = 0
 #: model, SVC on the labels) chosen with the true labels of U (issue 27)
@@ -192,6 +217,8 @@ def load(name: str, ddir: Path) -> tuple[Any, np.ndarray, np.ndarray | None]:
         return X[keep] / 16.0, y[keep], None
     if name.startswith(HELDOUT_PREFIXES):
         return _load_heldout(name, ddir)
+    if name.startswith(NULL_PREFIXES):
+        return _load_null(name)
     if name == "moons_imbalanced":
         X, y = skd.make_moons(2500, noise=0.1, random_state=0)
         rng = np.random.RandomState(0)
@@ -300,6 +327,141 @@ def _load_heldout(name: str, ddir: Path) -> tuple[Any, np.ndarray, None]:
     return X[keep], yy[keep], None
 
 
+NULL_PREFIXES = ("null_labels-", "seq_windows-", "g241_like-")
+
+
+def _load_null(name: str) -> tuple[np.ndarray, np.ndarray, None]:
+    """The :data:`NULL_FAMILIES` (``<family>-<n>``)."""
+    family, n = name.rsplit("-", 1)
+    gen = {
+        "null_labels": null_labels,
+        "seq_windows": seq_windows,
+        "g241_like": g241_like,
+    }
+    X, y = gen[family](int(n))
+    return X, y, None
+
+
+def null_labels(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Labels independent of X: X standard normal in 20 dimensions (float64), y a
+    fixed random permutation of exactly ``round(0.4 n)`` ones and the rest zeros
+    (class 0 is 60%).  Nothing predicts y: the Bayes error is 40%, the error of
+    always answering class 0; any method above it is worse than the majority class."""
+    rng = np.random.default_rng([56, 1, n])
+    X = rng.normal(size=(n, 20))
+    y = np.zeros(n, dtype=np.int64)
+    y[rng.permutation(n)[: round(0.4 * n)]] = 1
+    return X, y
+
+
+#: seq_windows: 21 symbols, windows of 15, the label reads the central 5 positions
+SEQ_SYMBOLS, SEQ_WINDOW, SEQ_CENTRE = 21, 15, slice(5, 10)
+#: seq_windows: P(y = 1 | s) = 0.5 + SEQ_AMPLITUDE * tanh(SEQ_GAIN * (s - SEQ_SHIFT))
+SEQ_AMPLITUDE, SEQ_GAIN, SEQ_SHIFT = 0.12, 2.0, 0.88
+
+
+def _seq_chain() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The fixed Markov chain of :func:`seq_windows`: transition matrix P, its
+    stationary distribution and the per-symbol propensities."""
+    rng = np.random.default_rng([56, 2])
+    k = SEQ_SYMBOLS
+    base = rng.dirichlet(np.ones(k))
+    P = 0.5 * base + 0.5 * rng.dirichlet(np.full(k, 0.3), size=k)
+    P /= P.sum(axis=1, keepdims=True)
+    w, V = np.linalg.eig(P.T)
+    pi = np.abs(np.real(V[:, np.argmin(np.abs(w - 1))]))
+    return P, pi / pi.sum(), rng.normal(size=k)
+
+
+def seq_windows(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """One-hot sequence windows with a weak label, like a protein secondary-structure
+    set (Chapelle et al.'s SecStr): windows of 15 symbols over an alphabet of 21.
+
+    Design (fixed seeds; :func:`_seq_chain`): a Markov chain over the 21 symbols,
+    transition rows ``0.5 base + 0.5 Dirichlet(0.3)`` with ``base ~ Dirichlet(1)``,
+    so that the symbol frequencies are non-uniform (stationary frequencies 2.6% to
+    8.2%) and neighbours are dependent; each window starts from the stationary
+    distribution and takes 14 steps.  X is the one-hot code (n x 315 float64, block
+    ``21 j .. 21 j + 20`` is position j: exactly one 1 per block, 15 per row).  Each
+    symbol has a propensity (standard normal, fixed); s is the sum of the
+    propensities over the central 5 positions, standardized with its exact mean and
+    variance under the chain (independent of n).  The label is drawn:
+    ``P(y = 1 | s) = 0.5 + 0.12 tanh(2 (s - 0.88))`` (between 0.38 and 0.62), the
+    shift chosen so that class 1 is 43% (class 0 57%).  The Bayes rule answers 1
+    where s > 0.88 (19% of the points); its error is about 40.2% (Monte Carlo,
+    2 million windows), against 43% for the majority class: the labels carry about
+    3 points of signal, and the 10 flanking positions none.
+    """
+    P, pi, prop = _seq_chain()
+    rng = np.random.default_rng([56, 3, n])
+    cum = np.cumsum(P, axis=1)
+    cum[:, -1] = 1.0
+    c0 = np.cumsum(pi)
+    c0[-1] = 1.0
+    S = np.empty((n, SEQ_WINDOW), dtype=np.int64)
+    S[:, 0] = np.searchsorted(c0, rng.random(n), side="right")
+    for j in range(1, SEQ_WINDOW):
+        u = rng.random(n)
+        S[:, j] = (cum[S[:, j - 1]] <= u[:, None]).sum(axis=1)
+    # exact mean and variance of the central sum under the stationary chain
+    m1 = pi @ prop
+    lag = [
+        pi @ (prop * (np.linalg.matrix_power(P, k) @ prop)) - m1**2 for k in range(5)
+    ]
+    var = sum(lag[abs(i - j)] for i in range(5) for j in range(5))
+    s = (prop[S[:, SEQ_CENTRE]].sum(axis=1) - 5 * m1) / np.sqrt(var)
+    q = 0.5 + SEQ_AMPLITUDE * np.tanh(SEQ_GAIN * (s - SEQ_SHIFT))
+    y = (rng.random(n) < q).astype(np.int64)
+    X = np.zeros((n, SEQ_WINDOW * SEQ_SYMBOLS))
+    X[np.arange(n)[:, None], SEQ_SYMBOLS * np.arange(SEQ_WINDOW) + S] = 1.0
+    return X, y
+
+
+def g241_like(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Like Chapelle et al.'s g241n: the cluster structure misleads.
+
+    Design (fixed seeds): 241 dimensions, 4 centres at random (standard normal)
+    positions scaled so that the closest two are 10 apart (all pairs 10.0 to 10.6;
+    the points of a cluster are about 22 apart, sqrt(2 x 241), so that each point's
+    nearest neighbours are in its own cluster and k-means finds the clusters);
+    points are drawn round robin from the clusters (n/4 each) with unit-variance
+    isotropic noise.  One unit vector w, orthogonal to the centre differences, gives
+    one hyperplane through all four centres: ``y = [(x - c_k) . w > 0]``, the same
+    as ``[x . w > c . w]``.  Each cluster is cut in half between the classes (about
+    50/50 overall), so a rule constant on clusters errs about 50%, while the
+    classes are linearly separable (a linear model fitted on all the labels makes
+    no training error; 8-11% held-out error from 1,125 labels in 241
+    dimensions).
+    """
+    rng = np.random.default_rng([56, 4])
+    d = 241
+    C = rng.normal(size=(4, d))
+    dist = np.sqrt(((C[:, None] - C[None]) ** 2).sum(axis=-1))
+    C *= 10.0 / dist[np.triu_indices(4, 1)].min()
+    Q, _ = np.linalg.qr((C[1:] - C[0]).T)
+    w = rng.normal(size=d)
+    w -= Q @ (Q.T @ w)
+    w /= np.linalg.norm(w)
+    r = np.random.default_rng([56, 5, n])
+    k = r.permutation(np.arange(n) % 4)
+    noise = r.normal(size=(n, d))
+    return C[k] + noise, (noise @ w > 0).astype(np.int64)
+
+
+def _allocate(total: int, counts: np.ndarray) -> np.ndarray:
+    """Exactly ``total`` labels over the classes, proportional to ``counts`` by
+    largest remainders, at least one per class (and at most ``counts``)."""
+    share = total * counts / counts.sum()
+    per = np.maximum(1, np.floor(share)).astype(int)
+    for c in np.argsort(-(share - np.floor(share)), kind="stable"):
+        if per.sum() >= total:
+            break
+        per[c] += 1
+    while per.sum() > total and per.max() > 1:  # the "at least one" overshoot
+        per[np.argmax(per)] -= 1
+    return np.minimum(per, counts)
+
+
 def draw_split(
     y: np.ndarray, test_mask: np.ndarray | None, setting: str, draw: int, name: str
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -325,6 +487,9 @@ def draw_split(
         total = int(setting[4:])
         classes, counts = np.unique(y[train], return_counts=True)
         per = np.maximum(1, np.round(total * counts / counts.sum())).astype(int)
+    elif setting.startswith("n"):  # exactly N labels in total, stratified
+        classes, counts = np.unique(y[train], return_counts=True)
+        per = _allocate(int(setting[1:]), counts)
     else:
         classes = np.unique(y[train])
         per = np.full(classes.size, int(setting.split("/")[0]))
@@ -348,6 +513,13 @@ def cells(args: argparse.Namespace) -> list[tuple[str, str]]:
         out = list(HELDOUT_FAMILIES)
         if not (data_dir(args.data) / "usps_full.npz").exists():
             out = [c for c in out if not c[0].startswith("usps")]
+        if args.only:
+            out = [c for c in out if any(c[0].startswith(o) for o in args.only)]
+        if args.settings:
+            out = [c for c in out if c[1] in args.settings]
+        return out
+    if args.null:
+        out = list(NULL_FAMILIES)
         if args.only:
             out = [c for c in out if any(c[0].startswith(o) for o in args.only)]
         if args.settings:
@@ -427,6 +599,8 @@ def make(method: str, y_lab: np.ndarray, quick: bool) -> tuple[Any, str]:
         return LapRLSCV(random_state=0), note
     if method == "SVC":
         return SVC(), note
+    if method == "majority":
+        return Majority(), note
     if method == "SVC-CV":
         if counts.min() < 2:
             return SVC(), "fallback: <2 labels per class, SVC defaults"
@@ -442,6 +616,19 @@ def make(method: str, y_lab: np.ndarray, quick: bool) -> tuple[Any, str]:
     if method in ("Poisson-gl", "Laplace-gl"):
         return GraphLearning(method.split("-")[0].lower()), note
     raise ValueError(method)
+
+
+class Majority:
+    """The majority class of the labels (ties: the smallest class), for every point."""
+
+    def fit(self, X: Any, y: np.ndarray) -> Majority:
+        y = np.asarray(y)
+        self.classes_, counts = np.unique(y[y != -1], return_counts=True)
+        self.majority_ = self.classes_[np.argmax(counts)]
+        return self
+
+    def predict(self, X: Any) -> np.ndarray:
+        return np.full(X.shape[0], self.majority_)
 
 
 class GraphLearning:
@@ -507,7 +694,7 @@ def run_method(method, X, y, lab, unl, test, quick) -> tuple[float, float, float
     """(error on unlabeled, error on test, fit seconds, note) of one fit."""
     import scipy.sparse as sp
 
-    supervised = method in ("SVC", "SVC-CV")
+    supervised = method in ("SVC", "SVC-CV", "majority")
     est, note = make(method, y[lab], quick)
     if supervised:
         Xtr, ytr = X[lab], y[lab]
@@ -712,6 +899,7 @@ def summarize(rows: list[dict], methods: list[str]) -> str:
     # points of the best mean ties (several) or wins (alone); others lose.
     wtl = {m: [0, 0, 0] for m in methods}
     vs_svc = {m: [0, 0, 0] for m in methods}
+    vs_maj = {m: [0, 0, 0] for m in methods}
     overall = {m: [] for m in methods}
     gap_oracle = {m: [] for m in methods}
     for m in by.values():
@@ -736,6 +924,9 @@ def summarize(rows: list[dict], methods: list[str]) -> str:
             if "SVC" in means and meth != "SVC":
                 d = means[meth] - means["SVC"]
                 vs_svc[meth][0 if d < -0.01 else (2 if d > 0.01 else 1)] += 1
+            if "majority" in means and meth != "majority":
+                d = means[meth] - means["majority"]
+                vs_maj[meth][0 if d < -0.01 else (2 if d > 0.01 else 1)] += 1
     times = defaultdict(list)
     for r in rows:
         if r["fit_time"] not in ("", None) and r["method"] in methods:
@@ -745,6 +936,7 @@ def summarize(rows: list[dict], methods: list[str]) -> str:
             m,
             *wtl[m],
             *vs_svc[m],
+            *(vs_maj[m] if "majority" in methods else []),
             f"{100 * np.mean(overall[m]):.2f}" if overall[m] else "-",
             len(overall[m]),
             f"{100 * max(gap_oracle[m]):.1f}" if gap_oracle[m] else "-",
@@ -756,7 +948,13 @@ def summarize(rows: list[dict], methods: list[str]) -> str:
     ]
     out.append(
         "### Wins / ties / losses (unlabeled error; tie = within 0.5 points of the "
-        "best mean of the cell), against SVC on the labels (±1 point), mean error "
+        "best mean of the cell), against SVC on the labels (±1 point)"
+        + (
+            ", against the majority class of the labels (±1 point)"
+            if "majority" in methods
+            else ""
+        )
+        + ", mean error "
         "over the cells a method ran, gap of the cell mean to the oracle's (the "
         "best of graph-trusting LapSVM, lambda_I = 0 LapSVM and SVC per draw, "
         "chosen with the true labels of U), time per fit (s; median and max)\n\n"
@@ -769,6 +967,11 @@ def summarize(rows: list[dict], methods: list[str]) -> str:
                 "better than SVC",
                 "same",
                 "worse",
+                *(
+                    ["better than majority", "same as majority", "worse than majority"]
+                    if "majority" in methods
+                    else []
+                ),
                 "mean err % (cells)",
                 "cells",
                 "max gap to oracle (pts)",
@@ -864,6 +1067,11 @@ def main(argv: list[str] | None = None) -> int:
         "--heldout",
         action="store_true",
         help="only the families no rule was tuned on (HELDOUT_FAMILIES)",
+    )
+    p.add_argument(
+        "--null",
+        action="store_true",
+        help="only the families where nothing helps (NULL_FAMILIES, issue 56)",
     )
     p.add_argument("--only", nargs="*", help="data set name prefixes to run")
     p.add_argument(
