@@ -1,6 +1,7 @@
 """Kernels and the operator interface the solvers use."""
 
 from ._deformed import deformed_gram
+from ._fitc import FITCOperator, kernel_diagonal
 from ._kernels import (
     KERNELS,
     check_memory,
@@ -22,6 +23,8 @@ from ._streamed import StreamedKernelOperator
 
 __all__ = [
     "deformed_gram",
+    "FITCOperator",
+    "kernel_diagonal",
     "KERNELS",
     "check_memory",
     "kernel_matrix",

@@ -17,7 +17,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
 from .._validation import resolve_seed
-from ..kernels import NystroemFactor, as_operator
+from ..kernels import FITCOperator, NystroemFactor, as_operator
 from ..kernels._distributed import DistributedNystroemFactor
 from ._adaptive import adapt_outputs, paper_regularization, prior_reading_applies
 from ._autoreg import select_regularization
@@ -330,6 +330,13 @@ def _outputs(problem, params, res, K, graph_L, reading, times) -> dict:
         attrs["landmarks_"] = K.landmarks_
         attrs["n_components_"] = K.landmarks_.shape[0]
         F = K.training_decision(attrs["dual_coef_"]) + res.b
+    elif isinstance(K, FITCOperator):
+        # the transduction keeps each point's own component (d_i alpha_i); new
+        # points are predicted from the landmarks (semisvm.kernels._fitc)
+        attrs["dual_coef_"] = K.landmark_coef(res.alpha)
+        attrs["landmarks_"] = K.factor.landmarks_
+        attrs["n_components_"] = K.factor.landmarks_.shape[0]
+        F = np.asarray(K @ res.alpha) + res.b
     else:
         F = np.asarray(as_operator(K) @ res.alpha) + res.b
     times["transduction"] = time.perf_counter() - t0

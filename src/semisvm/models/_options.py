@@ -33,7 +33,7 @@ from ..kernels._nystroem import LANDMARK_METHODS
 __all__ = ["SolverOptions", "OPTION_CONSTRAINTS", "resolved_options"]
 
 #: the kernel operators (:mod:`semisvm.models._scale`) and kNN searches
-KERNEL_APPROXIMATIONS = ("auto", "dense", "streamed", "nystroem")
+KERNEL_APPROXIMATIONS = ("auto", "dense", "streamed", "nystroem", "fitc")
 GRAPH_METHODS = ("auto", "exact", "approx")
 
 #: every option and its default (the order of the constructor)
@@ -236,15 +236,19 @@ class SolverOptions:
         Start PCG above 2,000 points from the exact optimum over coefficients
         on landmarks (:func:`semisvm.solvers._coarse.coarse_start`) when the
         graph term is on and the loss unweighted; ``False``: from zero.
-    kernel_approximation : {'auto', 'dense', 'streamed', 'nystroem'}, default='auto'
+    kernel_approximation : {'auto', 'dense', 'streamed', 'nystroem', 'fitc'}, default='auto'
         How K is held (:mod:`semisvm.models._scale`).  ``'dense'``: the n x n
         matrix (every solver); ``'streamed'``: exact products tile by tile, K never
         stored (``solver='pcg'`` only); ``'nystroem'``: :math:`K\approx\Phi\Phi^T`
         with ``n_components`` landmarks, the problem solved exactly in the feature
         space by Newton (LapSVM) or one linear system (LapRLS), whatever
         ``solver`` says (except ``'dual'``, which needs the dense K), early
-        stopping unused; ``'auto'``: dense when the whole dense fit fits in 70% of
-        available memory, else Nyström.  The choice is in ``kernel_operator_``
+        stopping unused; ``'fitc'``: the Nyström kernel plus its exact diagonal,
+        :math:`K\approx\Phi\Phi^T + \operatorname{diag}(k(x_i,x_i) - \|\Phi_i\|^2)`
+        (:mod:`semisvm.kernels._fitc`: full rank, products in O(n m), the dense
+        model's accuracy on many classes; ``solver='pcg'``); ``'auto'``: dense
+        when the whole dense fit fits in 70% of available memory, else FITC
+        (Nyström for the Newton or direct solvers).  The choice is in ``kernel_operator_``
         (printed with ``verbose``); a configuration that does not fit is refused
         before allocating, naming the sizes of the others.
     n_components : int, default=None

@@ -1074,7 +1074,7 @@ def _validation_rows(params, X, y, ops, kind, classes, val_idx, X_val, y_val):
     points ``val_idx``, else ``(X_val, y_val)``."""
     if val_idx is not None:
         K = ops.K
-        K_val = K.rows(val_idx) if kind == "streamed" else K[val_idx]
+        K_val = K.rows(val_idx) if kind in ("streamed", "fitc") else K[val_idx]
         yv = np.asarray(y)[val_idx]
     else:
         if y_val is None:
@@ -1086,6 +1086,8 @@ def _validation_rows(params, X, y, ops, kind, classes, val_idx, X_val, y_val):
             )
         if params.kernel == "precomputed":
             K_val = np.asarray(X_val)
+        elif kind == "fitc":  # as predict sees them: no diagonal component
+            K_val = ops.K.cross(X_val)
         else:
             K_val = prediction_kernel(fitted_kernel(params, ops.gamma_), X_val, X)
     try:

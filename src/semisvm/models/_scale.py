@@ -8,8 +8,11 @@ r"""How a manifold estimator holds K at scale: operator choice, memory plans, ba
 * ``'nystroem'`` -- :math:`K \approx \Phi\Phi^T` with m landmarks
   (:class:`~semisvm.kernels.NystroemFactor`), the problem solved in the
   r-dimensional feature space (:func:`~semisvm.solvers._lowrank.lapsvm_lowrank`);
+* ``'fitc'`` -- :math:`\Phi\Phi^T` plus the exact diagonal residual
+  (:class:`~semisvm.kernels.FITCOperator`): full rank, O(n m) products, PCG;
 * ``'auto'`` -- dense when the whole dense fit fits in
-  :data:`~semisvm._memory.SAFETY_FRACTION` of available memory, else Nyström.
+  :data:`~semisvm._memory.SAFETY_FRACTION` of available memory, else FITC
+  (Nyström for the Newton and direct solvers).
 
 Every large allocation of each configuration is listed in a
 :class:`~semisvm._memory.MemoryPlan` and checked before anything is allocated; a
@@ -101,7 +104,7 @@ def plan_fit(
         plan.add(
             "one kernel tile (row tiles for sparse data)", blk(256 * 2**20, n * n * 4)
         )
-    elif kind == "nystroem":
+    elif kind in ("nystroem", "fitc"):
         m = n_components or default_n_components(n)
         plan.add(
             f"kernel to the landmarks C ({n} x {m}, {8 * itemsize}-bit)",
@@ -113,6 +116,8 @@ def plan_fit(
             f"kernel rows to the landmarks (block, {m} columns)",
             2 * blk(64 * 2**20, n * m * 8),
         )
+        if kind == "fitc":
+            plan.add(f"features Phi ({n} x {m}, float32) and diagonal", n * (m + 2) * 4)
     else:  # pragma: no cover - validated upstream
         raise ValueError(kind)
     if need_graph:
@@ -194,24 +199,26 @@ def resolve_operator(
         if solver in dense_only_solvers or plan("dense").fits(available=avail):
             kind = "dense"
         else:
-            kind = "nystroem"
+            # the full-rank FITC kernel keeps the dense model's accuracy; the
+            # exact Newton / direct solvers need the low-rank form
+            kind = "fitc" if solver == "pcg" else "nystroem"
     else:
         kind = requested
-    if kind == "nystroem" and solver in dense_only_solvers:
+    if kind in ("nystroem", "fitc") and solver in dense_only_solvers:
         raise ValueError(
             f"solver={solver!r} needs the dense kernel matrix (it is not defined on "
             "a low-rank kernel); use kernel_approximation='dense', or another solver."
         )
-    if kind == "streamed" and solver != "pcg":
+    if kind in ("streamed", "fitc") and solver != "pcg":
         raise ValueError(
             f"solver={solver!r} needs the kernel matrix itself; with "
-            "kernel_approximation='streamed' (products only) use solver='pcg', or "
+            f"kernel_approximation={kind!r} (products only) use solver='pcg', or "
             "kernel_approximation='nystroem' with any primal solver."
         )
     p = plan(kind)
     if not p.fits(available=avail):
         others = []
-        for k in ("dense", "streamed", "nystroem"):
+        for k in ("dense", "streamed", "nystroem", "fitc"):
             if k != kind:
                 q = plan(k)
                 ok = "fits" if q.fits(available=avail) else "does not fit"
@@ -274,6 +281,7 @@ def build_scalable_kernel(est: Any, X: Any, kind: str) -> tuple[Any, float | Non
         distributed_kernel,
         is_distributed_array,
     )
+    from ..kernels._fitc import FITCOperator, kernel_diagonal
 
     opts = resolved_options(est)
     if is_distributed_array(X):
@@ -325,6 +333,8 @@ def build_scalable_kernel(est: Any, X: Any, kind: str) -> tuple[Any, float | Non
         random_state=resolve_seed(est.random_state),
         **params,
     ).fit(X)
+    if kind == "fitc":
+        return FITCOperator(factor, kernel_diagonal(X, **params)), g
     return factor, g
 
 

@@ -92,7 +92,7 @@ def solve(
     K, L : kernel operator (or Nyström factor) and Laplacian (None: no graph term)
     Y : ndarray of shape (n, C)
         ±1/0 one-vs-rest targets.
-    kind : {'dense', 'streamed', 'nystroem'}
+    kind : {'dense', 'streamed', 'nystroem', 'fitc'}
     solver : str
         The resolved solver (:func:`resolve_solver`).
     gamma_a, gamma_i : float
