@@ -58,6 +58,11 @@ FAMILIES = (
     "manifold784",
 )
 METHODS = ("LapSVM", "LapRLS", "Poisson", "Laplace", "LabelSpreading", "SVC")
+#: the defaults on a named operator (``--methods LapSVM-fitc ...``; not run unless
+#: named): ``-dense``, ``-fitc``, ``-nystroem``
+OPERATOR_METHODS = tuple(
+    f"{m}-{op}" for m in ("LapSVM", "LapRLS") for op in ("dense", "fitc", "nystroem")
+)
 PHASES = ("kernel", "graph", "selection", "solver", "extension", "graph_width")
 
 
@@ -143,8 +148,12 @@ def make(method: str) -> Any:
     from sklearn.semi_supervised import LabelSpreading
     from sklearn.svm import SVC
 
-    from semisvm import LapRLS, LapSVM
+    from semisvm import LapRLS, LapSVM, SolverOptions
 
+    if method in OPERATOR_METHODS:
+        name, op = method.split("-")
+        cls = LapSVM if name == "LapSVM" else LapRLS
+        return cls(options=SolverOptions(kernel_approximation=op))
     return {
         "LapSVM": LapSVM,
         "LapRLS": LapRLS,
@@ -218,7 +227,12 @@ def main(argv: list[str] | None = None) -> int:
     ap = cm.bench_parser(__doc__)
     ap.add_argument("--only", nargs="+", choices=FAMILIES, default=list(FAMILIES))
     ap.add_argument("--draws", type=int, default=3)
-    ap.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS))
+    ap.add_argument(
+        "--methods",
+        nargs="+",
+        choices=METHODS + OPERATOR_METHODS,
+        default=list(METHODS),
+    )
     args = ap.parse_args(argv)
     ddir = cm.data_dir(args.data)
     machine = cm.machine_description()
@@ -337,7 +351,7 @@ def tables(rows: list[dict], rates: dict) -> str:
         "|---" * (5 + len(PHASES)) + "|",
     ]
     for f in fams:
-        for m in ("LapSVM", "LapRLS"):
+        for m in ("LapSVM", "LapRLS") + OPERATOR_METHODS:
             rs = [r for r in rows if r["family"] == f and r["method"] == m]
             if not rs:
                 continue

@@ -69,7 +69,9 @@ def test_fitted_model_is_the_laprls_optimum_on_the_explicit_kernel():
         tol=1e-8,
         max_iter=5000,
         early_stopping=None,
-        options=SolverOptions(kernel_approximation="fitc", n_components=40),
+        options=SolverOptions(
+            kernel_approximation="fitc", n_components=40, graph_width=None
+        ),
     ).fit(Xm, y)
     assert est.kernel_operator_ == "fitc" and est.landmarks_.shape == (40, 2)
     # the reference: the direct solve of Eq. 15 on the explicit n x n K_hat, the

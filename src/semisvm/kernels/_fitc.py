@@ -31,7 +31,7 @@ import numpy as np
 
 from .._memory import block_rows
 from ._kernels import kernel_matrix, row_norms_sq
-from ._nystroem import NystroemFactor
+from ._nystroem import NystroemFactor, thin_product
 from ._operators import single_blas_thread
 
 __all__ = ["FITCOperator", "kernel_diagonal"]
@@ -114,16 +114,13 @@ class FITCOperator:
         V = np.asarray(V, dtype=np.float64)
         self.n_products += 1 if V.ndim == 1 else V.shape[1]
         P = self.Phi
-        # thin products over an n x m matrix: one BLAS thread (LowRankOperator)
+        # thin products over an n x m matrix, one BLAS thread (LowRankOperator)
         with single_blas_thread():
-            if V.ndim == 1:
-                low = P @ (P.T @ V.astype(P.dtype))
-                return low.astype(np.float64) + self.residual_ * V
-            VT = np.ascontiguousarray(V.T, dtype=P.dtype)
-            out = np.empty(V.shape, dtype=np.float64)
-            out[...] = ((VT @ P) @ P.T).T
-        out += self.residual_[:, None] * V
-        return out
+            low = thin_product(P, V)
+        if V.ndim == 1:
+            return low + self.residual_ * V
+        low += self.residual_[:, None] * V
+        return low
 
     def rows(self, idx: Any) -> np.ndarray:
         r"""Rows ``idx`` of :math:`\hat K` (float64)."""

@@ -354,7 +354,7 @@ class LapSVM(_PrimalMixin):
     history_ : dict
         Per-iteration records when ``record_history=True``.
     kernel_operator_ : str
-        The kernel operator used: ``'dense'``, ``'streamed'`` or ``'nystroem'``.
+        The kernel operator used: ``'dense'``, ``'streamed'``, ``'nystroem'`` or ``'fitc'``.
     landmarks_ : ndarray of shape (m, n_features) or None
         Nyström landmarks; ``dual_coef_`` then holds the m coefficients of
         :math:`f(x) = \sum_j \beta_j k(z_j, x) + b`.

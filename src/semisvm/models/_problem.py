@@ -460,7 +460,7 @@ def prepare_operators(
     adjacency : array-like or sparse matrix, optional
         The user's graph instead of the kNN graph.
     need_graph : bool, default=True
-    kind : {'dense', 'streamed', 'nystroem'}, default='dense'
+    kind : {'dense', 'streamed', 'nystroem', 'fitc'}, default='dense'
         How K is held (see :mod:`semisvm.models._scale`).
     fewest_labels : int or None, default=None
         Labeled points of the class with the fewest (``laplacian_power="auto"``,
@@ -761,7 +761,7 @@ class Problem:
         The ``class_weight`` loss weights.
     weight_sum : float
         Sum of the loss weights of the labeled points.
-    kind : {'dense', 'streamed', 'nystroem'}
+    kind : {'dense', 'streamed', 'nystroem', 'fitc'}
         The kernel operator (``kernel_operator_``).
     solver : str
         The resolved solver.
