@@ -385,6 +385,7 @@ def test_info_describes_a_model(model, capsys):
     assert rc == 0 and res["classes"] == list(NAMES) and res["estimator"] == "LapSVM"
 
 
+@pytest.mark.slow
 def test_console_script_entry_point():
     """``python -m semisvm.cli`` behaves as the installed command."""
     proc = subprocess.run(

@@ -430,6 +430,7 @@ def test_help_says_markers_add_and_how_to_drop_them():
         assert "added to the default markers" in flat and "never a class" in flat
 
 
+@pytest.mark.slow
 def test_the_installed_command_is_the_same_program(tmp_path):
     """The console script (or ``python -m semisvm.cli``) runs ``main``: the same fit
     summary on stdout as in process, and a data error on stderr with status 1."""

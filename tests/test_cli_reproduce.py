@@ -157,6 +157,7 @@ def test_split_labeled_unlabeled():
 
 
 # ---------------------------------------------------------------- reproduce
+@pytest.mark.slow
 @needs_data
 def test_reproduce_smoke_g50c(tmp_path, capsys):
     out = tmp_path / "res"

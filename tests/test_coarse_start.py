@@ -104,6 +104,7 @@ def test_squared_loss_start_is_the_restricted_minimizer(problem):
     np.testing.assert_allclose(K @ a0[:, 0] + b0[0], A @ v, atol=1e-5)
 
 
+@pytest.mark.slow
 def test_estimator_optimum_unchanged_by_the_start():
     """Above MIN_COARSE_N the converged LapSVM is the same model with and
     without the coarse start (only the start differs)."""

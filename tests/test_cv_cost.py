@@ -163,6 +163,7 @@ def _unshared(monkeypatch):
     monkeypatch.setattr(_search._LOOScorer, "refit_cache", lambda self, est: None)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cls", [LapRLSCV, LapSVMCV])
 @pytest.mark.parametrize("problem", [_moons, _blobs])
 def test_shared_search_chooses_as_the_unshared_one(cls, problem, monkeypatch):

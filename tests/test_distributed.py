@@ -56,6 +56,7 @@ def test_is_distributed_array(data):
     assert not is_distributed_array(None)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("store", ["dense", "streamed"])
 def test_kernel_operator_products_equal_in_memory(client, data, store):
     X, Xd = data
@@ -79,6 +80,7 @@ def test_kernel_operator_products_equal_in_memory(client, data, store):
     assert per_product <= (len(Xd.chunks[0]) + 1) * 500 * 8
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("inline", [True, False])
 def test_communication_is_order_n_times_classes(client, data, monkeypatch, inline):
     from semisvm.kernels import _distributed
@@ -176,6 +178,7 @@ def test_kernel_dot_with_dask_training_points(client, data):
     np.testing.assert_allclose(got, kernel_matrix(Xt, X, gamma=0.3) @ coef, atol=1e-10)
 
 
+@pytest.mark.slow
 def test_no_client_gives_clear_error():
     code = (
         "import numpy as np, dask.array as da\n"
@@ -191,6 +194,7 @@ def test_no_client_gives_clear_error():
     assert get_dask_client is not None
 
 
+@pytest.mark.slow
 def test_package_works_without_dask():
     code = (
         "import sys\n"
@@ -345,6 +349,7 @@ def test_loo_features_stay_on_the_workers_and_equal_in_process(client):
     np.testing.assert_allclose(graph_gram(F1, L), B1, atol=1e-9 * np.abs(B1).max())
 
 
+@pytest.mark.slow
 def test_auto_rule_on_cluster_nystroem_equals_in_process(client, monkeypatch):
     """The auto rule's LOO evidence on the distributed Nystroem plan (features on
     the workers, never gathered) scores the candidates as in process and picks
@@ -492,6 +497,7 @@ def _default_fit_2500() -> LapSVM:
     return LapSVM(random_state=0, laplacian_power=1).fit(X, y)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("plan", ["auto", "distributed"])
 def test_default_fit_on_cluster_equals_in_process(client, plan):
     """Issue 30: LapSVM() with its defaults gives the in-process model on a cluster.
@@ -546,6 +552,7 @@ def test_verbose_states_the_cluster_plan(client, capsys):
     assert "in-process fit needs" in out
 
 
+@pytest.mark.slow
 def test_scheduler_in_a_separate_process(tmp_path):
     """The same code against a scheduler and workers that are their own processes
     (``dask scheduler`` / ``dask worker``, as on a real cluster), connected by
@@ -654,6 +661,7 @@ def _refuse_all_of_x(n):
     return wrap
 
 
+@pytest.mark.slow
 def test_clustered_partitions_keep_the_recall_and_never_hold_all_of_x(
     client, monkeypatch
 ):
@@ -695,6 +703,7 @@ def test_clustered_partitions_keep_the_recall_and_never_hold_all_of_x(
         )
 
 
+@pytest.mark.slow
 def test_exact_graph_never_ships_all_of_x(client, monkeypatch):
     """Issue 30, point 5: the exact graph by a partitioned search with candidate
     exchange (pairs of blocks, merged on the workers) equals the in-process kNN

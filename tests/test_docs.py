@@ -156,7 +156,18 @@ def _run_doctest(block: Block, ns: dict) -> None:
     assert runner.failures == 0, "".join(out)
 
 
-@pytest.mark.parametrize("path", _python_files(), ids=_name)
+#: documents whose examples fit models for more than ten seconds: run with -m slow
+SLOW_DOCS = {"docs/defaults.rst"}
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        pytest.param(p, marks=pytest.mark.slow) if _name(p) in SLOW_DOCS else p
+        for p in _python_files()
+    ],
+    ids=_name,
+)
 def test_python_blocks_run(path, tmp_path, monkeypatch):
     """The Python blocks of one file run in order in one fresh namespace."""
     monkeypatch.chdir(tmp_path)

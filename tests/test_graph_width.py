@@ -221,6 +221,7 @@ def test_same_call_same_model():
     np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X))
 
 
+@pytest.mark.slow
 def test_kernel_narrowed_with_the_graph_where_rho_exceeds_one():
     # two circles with noise 0.1, 3,000 points, one label per class: the heat
     # graph at the mean edge bridges the gap (the default errs > 20%); the
@@ -306,6 +307,7 @@ def test_narrow_model_that_isolates_a_label_is_not_kept(monkeypatch):
     np.testing.assert_array_equal(est.decision_function(X), off.decision_function(X))
 
 
+@pytest.mark.slow
 def test_nystroem_operator_narrow_model_reuses_the_search(monkeypatch):
     # two circles with noise 0.1, 3,000 points, one label per class, on the
     # Nystroem operator (1,000 landmarks): the narrow graph with the kernel

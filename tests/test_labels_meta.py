@@ -15,6 +15,7 @@ def digits():
     return X, hide_labels(y_true, 5, random_state=0), y_true
 
 
+@pytest.mark.slow
 def test_labeled_calibration_has_only_the_real_classes(digits):
     from semisvm.model_selection import LabeledCalibratedClassifierCV
 
@@ -50,6 +51,7 @@ def test_readme_does_not_claim_plain_calibration_with_unlabeled_rows():
     assert "LabeledCalibratedClassifierCV" in text
 
 
+@pytest.mark.slow
 def test_self_training_lapsvm_digits_five_labels_per_class():
     # issue 33.5: SelfTrainingClassifier(LapSVM()) with 5 labels per class; its
     # refits are fully labeled, where the automatic choice runs on a bounded

@@ -187,6 +187,7 @@ def test_cv_scores_equal_brute_force(cvcls, base, kw):
     assert cv.n_newton_fallbacks_ == 0 if cvcls is LapSVMCV else True
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cvcls", [LapRLSCV, LapSVMCV])
 def test_cv_estimator_moons(cvcls, moons):
     X, y, y_true = moons
@@ -209,6 +210,7 @@ def test_cv_estimator_moons(cvcls, moons):
     assert clf.score(X, y_true) == pytest.approx(accuracy_score(y_true, clf.predict(X)))
 
 
+@pytest.mark.slow
 def test_cv_estimator_multiclass_balanced():
     X, y, y_true = _three_blobs(per_class=5)
     clf = LapSVMCV(cv=2, scoring="balanced_accuracy", random_state=0).fit(X, y)
@@ -228,6 +230,7 @@ def test_fallback_with_one_label_per_class(cvcls, base):
     np.testing.assert_array_equal(clf.predict(X), ref.predict(X))
 
 
+@pytest.mark.slow
 def test_fewer_folds_warning(moons):
     X, y, _ = moons
     with pytest.warns(UserWarning, match="6 folds|instead of cv=8"):
@@ -309,6 +312,7 @@ def test_cv_precomputed_kernel_and_pipeline(moons):
     assert pipe.score(X, y_true) >= 0.9
 
 
+@pytest.mark.slow
 def test_cv_groups_in_parallel_give_the_same_results(moons):
     """n_jobs runs the (width, n_neighbors) groups through joblib: same results."""
     X, y, _ = moons

@@ -85,6 +85,7 @@ def test_n_jobs_reaches_joblib_with_the_default_blas_limit(monkeypatch):
     assert len(res.records) == 2
 
 
+@pytest.mark.slow
 def test_splits_on_a_dask_cluster():
     distributed = pytest.importorskip("distributed")
     import joblib
