@@ -127,13 +127,15 @@ def test_fitc_keeps_the_dense_accuracy_where_nystroem_loses_it():
 
 
 def test_fitc_needs_pcg_and_auto_picks_it_past_memory(monkeypatch):
-    Xm, y, _ = make_two_moons(3000, noise=0.1, n_labeled_per_class=3, random_state=0)
+    Xm, y, _ = make_two_moons(1500, noise=0.1, n_labeled_per_class=3, random_state=0)
     with pytest.raises(ValueError, match="kernel_approximation='fitc'.*solver='pcg'"):
         LapSVM(solver="newton", options=SolverOptions(kernel_approximation="fitc")).fit(
             Xm, y
         )
-    monkeypatch.setenv("SEMISVM_MEMORY_LIMIT", "60M")
-    clf = LapSVM(options=SolverOptions(n_components=100)).fit(Xm, y)
+    # the dense K (1500^2 float64 = 17 MiB) does not fit in 70% of 20 MiB
+    monkeypatch.setenv("SEMISVM_MEMORY_LIMIT", "20M")
+    opts = SolverOptions(n_components=50, graph_width=None)
+    clf = LapSVM(max_iter=50, options=opts).fit(Xm, y)
     assert clf.kernel_operator_ == "fitc"
-    clf = LapSVM(solver="newton", options=SolverOptions(n_components=100)).fit(Xm, y)
+    clf = LapSVM(solver="newton", options=opts).fit(Xm, y)
     assert clf.kernel_operator_ == "nystroem"

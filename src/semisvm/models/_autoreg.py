@@ -250,6 +250,7 @@ def select_regularization(
         z=float(z),
         z_errors=error_z(ev, k_best, 0),
         best_alternative=pairs[k_best],
+        loo_point_errors=None if ev.point_errors is None else ev.point_errors[k],
     )
     return pairs[k][0], pairs[k][1], info
 

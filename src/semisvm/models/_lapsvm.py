@@ -354,9 +354,12 @@ class LapSVM(_PrimalMixin):
     history_ : dict
         Per-iteration records when ``record_history=True``.
     kernel_operator_ : str
-        The kernel operator used: ``'dense'``, ``'streamed'``, ``'nystroem'`` or ``'fitc'``.
+        The kernel operator used: ``'dense'``, ``'streamed'``, ``'nystroem'``,
+        ``'fitc'``, or ``'labeled'`` when the fit fell back to a labels-only
+        model (:mod:`semisvm.models._baseline`).
     landmarks_ : ndarray of shape (m, n_features) or None
-        Nyström landmarks; ``dual_coef_`` then holds the m coefficients of
+        Nyström landmarks (the labeled points for a labels-only model);
+        ``dual_coef_`` then holds the m coefficients of
         :math:`f(x) = \sum_j \beta_j k(z_j, x) + b`.
 
     References

@@ -21,6 +21,7 @@ from ..kernels import FITCOperator, NystroemFactor, as_operator
 from ..kernels._distributed import DistributedNystroemFactor
 from ._adaptive import adapt_outputs, paper_regularization, prior_reading_applies
 from ._autoreg import select_regularization
+from ._baseline import BaselineChoice, choose_baseline, fit_baseline
 from ._components import (
     auto_early_stopping,
     unreachable_message,
@@ -59,8 +60,13 @@ class Regularization:
     gamma_a_, gamma_i_ : float
         The paper's weights the solver minimises with.
     info : dict
-        The rule, its reason and its evidence.
+        The rule, its reason and its evidence; ``info["baseline"]`` the
+        comparison with the labels-only models (:mod:`semisvm.models._baseline`).
     seconds : float
+    baseline : BaselineChoice or None
+        The labels-only model the fit falls back to (``kind`` 'majority' or
+        'supervised'), ``kind='none'`` when the chosen model stands, None when
+        no comparison ran.
     """
 
     gamma_a: float
@@ -69,6 +75,11 @@ class Regularization:
     gamma_i_: float
     info: dict
     seconds: float
+    baseline: BaselineChoice | None = None
+
+    @property
+    def falls_back(self) -> bool:
+        return self.baseline is not None and self.baseline.kind != "none"
 
 
 @dataclass(frozen=True)
@@ -124,7 +135,16 @@ def choose_regularization(problem: Problem, params: Any) -> Regularization:
         scale=ops.graph_scale,
     )
     info = dict(info, gamma_a=gamma_a, gamma_i=gamma_i)
-    return Regularization(gamma_a, gamma_i, ga_, gi_, info, seconds)
+    reg = Regularization(gamma_a, gamma_i, ga_, gi_, info, seconds)
+    # never worse than the labels alone (semisvm.models._baseline)
+    baseline = choose_baseline(problem, params, reg)
+    if baseline is None:
+        return reg
+    info = dict(info, baseline=baseline.info)
+    seconds = time.perf_counter() - t0
+    if params.verbose:
+        print(f"[{params.name}] labels-only check: {baseline.info['reason']}")
+    return Regularization(gamma_a, gamma_i, ga_, gi_, info, seconds, baseline)
 
 
 def fit_model(problem: Problem, params: Any, reg: Regularization) -> FittedModel:
@@ -138,6 +158,8 @@ def fit_model(problem: Problem, params: Any, reg: Regularization) -> FittedModel
     (:func:`~semisvm.models._adaptive.adapt_outputs`).
     """
     ops, t = problem.ops, problem.targets
+    if reg.falls_back:
+        return _fallback_model(problem, params, reg)
     X, y, labeled, classes = problem.X, problem.y, t.labeled, t.classes
     L = None if reg.gamma_i == 0 else ops.L
     es, components = auto_early_stopping(params, problem.early_stopping, L, labeled)
@@ -204,6 +226,27 @@ def fit_model(problem: Problem, params: Any, reg: Regularization) -> FittedModel
         message = unreachable_message(params.name, unreached.size, X.shape[0])
         warn += ((UserWarning, message),)
     return FittedModel(attrs, warn, dim, times)
+
+
+def _fallback_model(problem: Problem, params: Any, reg: Regularization) -> FittedModel:
+    """The labels-only model the regularization record falls back to."""
+    assert reg.baseline is not None
+    attrs = fit_baseline(problem, params, reg.baseline)
+    ops = problem.ops
+    times = dict(ops.times, selection=reg.seconds, solver=attrs.pop("seconds"))
+    attrs.update(
+        regularization_selection_=reg.info,
+        laplacian_power_=ops.laplacian_power,
+        graph_scale_=ops.graph_scale,
+        graph_weight_=ops.graph_weight,
+        intrinsic_dimension_=ops.intrinsic_dimension,
+        graph_components_=None,
+        extension_check_=None,
+        graph_selection_=None,
+        unreachable_=None,
+        fit_times_=times,
+    )
+    return FittedModel(attrs, (), None, times)
 
 
 def check_extension(

@@ -1,0 +1,368 @@
+r"""Never worse than the labels alone: the majority class and the supervised model.
+
+After the regularization choice, the chosen model's leave-one-out error on the
+labeled points is compared with that of two models that use the labels only:
+
+* the **majority class** of the other labeled points;
+* a **supervised kernel machine on the labeled points**, as good as ``SVC`` on
+  the labels: the exact kernel of the labeled points (for the RBF kernel the
+  width ``gamma="scale"`` of scikit-learn's SVC, :math:`1/(d\,\mathrm{Var}\,X)`),
+  the estimator's loss, :math:`\lambda_A` chosen among
+  :data:`~semisvm.models._autoreg.GRID_A` by the same exact leave-one-out
+  (:func:`~semisvm.models._autoreg.loo_evidence` on the l labeled points).
+  It lives on the labeled points whatever the operator, so a Nyström or FITC
+  kernel at large n does not weaken it.
+
+When one of them is right on more held-out labels than the chosen model by a
+margin the labels can see -- of the points where the two disagree, at least
+:data:`MIN_MARGIN` more and one standard error of the difference, the paired
+test of McNemar (:func:`labels_prefer`) -- the fit returns it instead
+(:func:`choose_baseline`, :func:`fit_baseline`), and
+``regularization_selection_["baseline"]`` says so; closer calls keep the chosen
+model.  The check runs where the regularization rule judges the graph (at least
+:data:`~semisvm.models._autoreg.MIN_LABELS_PER_CLASS` labels in every class:
+fewer labels cannot tell a leave-one-out error of the graph model from its
+strength) and ``gamma_a`` or ``gamma_i`` is ``"auto"``: numbers given by the
+user are kept.  This is the
+promise of safe semi-supervised learning (Li & Zhou, S4VM, TPAMI 2015: "never
+significantly inferior to the supervised SVM") made on the labels' own evidence.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._adaptive import adapt_outputs, paper_regularization
+from ._autoreg import GRID_A, MIN_LABELS_PER_CLASS, loo_evidence, supervised_choice
+from ._problem import FittedKernel, Problem, prediction_kernel
+
+__all__ = [
+    "BaselineChoice",
+    "choose_baseline",
+    "fit_baseline",
+    "majority_loo",
+    "scale_gamma",
+]
+
+#: fewest more held-out labels a labels-only model must get right
+MIN_MARGIN = 2
+
+
+@dataclass(frozen=True)
+class BaselineChoice:
+    """A labels-only model the fit falls back to.
+
+    Attributes
+    ----------
+    kind : {'majority', 'supervised'}
+    gamma_a : float
+        Normalized :math:`\\lambda_A` of the supervised model (nan for the
+        majority class).
+    gamma : float or None
+        Its kernel parameter (``gamma_``).
+    info : dict
+        The comparison (``regularization_selection_["baseline"]``).
+    """
+
+    kind: str
+    gamma_a: float
+    gamma: float | None
+    info: dict
+
+
+def scale_gamma(X: Any) -> float:
+    r"""scikit-learn's ``gamma="scale"``: :math:`1/(d\,\mathrm{Var}\,X)` (1 for
+    constant X)."""
+    if sp.issparse(X):
+        Xc = sp.csr_matrix(X)
+        var = float(Xc.multiply(Xc).mean() - Xc.mean() ** 2)
+    else:
+        var = float(np.asarray(X, dtype=np.float64).var())
+    return 1.0 / (X.shape[1] * var) if var > 0 else 1.0
+
+
+def majority_loo(y_idx: np.ndarray, weights: np.ndarray | None) -> np.ndarray:
+    """Per labeled point, 1 when the majority class of the others (by weight;
+    ties to the first class) is not its class."""
+    w = np.ones(y_idx.size) if weights is None else np.asarray(weights, float)
+    totals = np.bincount(y_idx, weights=w)
+    errors = np.empty(y_idx.size)
+    for i, c in enumerate(y_idx):
+        t = totals.copy()
+        t[c] -= w[i]
+        errors[i] = float(np.argmax(t) != c)
+    return errors
+
+
+def labels_prefer(
+    base: np.ndarray | None,
+    cand: np.ndarray | None,
+    base_rate: float,
+    cand_rate: float,
+    n_labels: int,
+) -> bool:
+    r"""Whether the held-out labels prefer the labels-only model.
+
+    With per-point LOO errors of both (same points, weighted): of the points
+    where one errs and the other does not, the baseline must be right on
+    :math:`b - c \ge` :data:`MIN_MARGIN` more and on
+    :math:`b - c \ge \sqrt{b + c}` (one standard error of the difference under
+    McNemar's null of equal error rates).  Without them (the rule's evidence on
+    a subset of the labels), the counts :math:`l\,\Delta` with
+    :math:`b + c \le l(e_{base} + e_{cand})`.
+    """
+    if base is not None and cand is not None and base.shape == cand.shape:
+        b = float(np.sum(np.clip(cand - base, 0, None)))
+        c = float(np.sum(np.clip(base - cand, 0, None)))
+    else:
+        b = n_labels * max(cand_rate - base_rate, 0.0)
+        c = 0.0
+        spread = n_labels * (cand_rate + base_rate)
+        return b >= MIN_MARGIN and b >= np.sqrt(spread)
+    return b - c >= MIN_MARGIN and b - c >= np.sqrt(b + c)
+
+
+def _rate(errors: np.ndarray, weights: np.ndarray | None) -> float:
+    w = np.ones(errors.size) if weights is None else np.asarray(weights, float)
+    return float(np.sum(w * errors) / np.sum(w))
+
+
+def _labeled_kernel(params: Any, problem: Problem) -> tuple[FittedKernel, Any]:
+    """The supervised model's kernel and the labeled rows it is computed on."""
+    lab = problem.targets.labeled_idx
+    if params.kernel == "precomputed":
+        return FittedKernel(kernel="precomputed"), lab
+    gamma = scale_gamma(problem.X) if params.kernel == "rbf" else problem.ops.gamma_
+    return (
+        FittedKernel(
+            kernel=params.kernel,
+            gamma_=gamma,
+            degree=params.degree,
+            coef0=params.coef0,
+            kernel_params=params.kernel_params,
+        ),
+        problem.X[lab],
+    )
+
+
+def _candidate_error(
+    problem: Problem, params: Any, reg: Any
+) -> tuple[float, np.ndarray | None] | None:
+    """The chosen pair's LOO error rate and per-point errors: from the
+    selection's evidence, else computed for that pair alone (None where no LOO
+    was possible)."""
+    info = reg.info
+    pair = (reg.gamma_a, reg.gamma_i)
+    if info.get("rule") == "loo" and pair in list(info.get("pairs", [])):
+        rate = float(info["loo_error"][list(info["pairs"]).index(pair)])
+        return rate, info.get("loo_point_errors")
+    if params.kernel == "precomputed" and not isinstance(problem.ops.K, np.ndarray):
+        return None
+    from ._problem import kernel_columns
+
+    ev = loo_evidence(
+        params,
+        columns=kernel_columns(params, problem.X, problem.ops.K, problem.ops.gamma_),
+        L=None if reg.gamma_i == 0 else problem.ops.L,
+        Y=problem.targets.Y,
+        labeled=problem.targets.labeled,
+        sample_weight=problem.sample_weight,
+        loss=params.objective,
+        pairs=[pair],
+        power=problem.ops.laplacian_power,
+        scale=problem.ops.graph_scale,
+    )
+    pe = None if ev.point_errors is None else ev.point_errors[0]
+    if ev.n_labels != int(problem.targets.labeled.sum()):
+        pe = None
+    return float(ev.errors[0]), pe
+
+
+def choose_baseline(problem: Problem, params: Any, reg: Any) -> BaselineChoice | None:
+    """The labels-only model to fall back to, or None (module docstring)."""
+    t = problem.targets
+    if not (isinstance(params.gamma_a, str) or isinstance(params.gamma_i, str)):
+        return None
+    counts = np.bincount(t.y_idx[t.labeled], minlength=t.classes.size)
+    if counts.min() < MIN_LABELS_PER_CLASS:
+        return None
+    t0 = time.perf_counter()
+    found = _candidate_error(problem, params, reg)
+    if found is None:
+        return None
+    cand, cand_pe = found
+    if cand * t.labeled.sum() < MIN_MARGIN:
+        # fewer held-out errors than the margin: no labels-only model can win
+        info0 = dict(
+            candidate_loo_error=cand,
+            fallback=None,
+            reason=f"the chosen model errs on fewer than {MIN_MARGIN} held-out "
+            "labels: no labels-only model can do better by a margin they can see",
+            time=time.perf_counter() - t0,
+        )
+        return BaselineChoice("none", float("nan"), None, info0)
+    lab = t.labeled_idx
+    w = None if problem.sample_weight is None else problem.sample_weight[lab]
+    maj_pe = majority_loo(t.y_idx[lab], w)
+    maj = _rate(maj_pe, w)
+    if w is not None:  # on the evidence's scale: weight over the mean weight
+        maj_pe = maj_pe * w / w.mean()
+    kernel, Xl = _labeled_kernel(params, problem)
+    if params.kernel == "precomputed":
+        KLL = np.asarray(problem.X)[np.ix_(lab, lab)]
+
+        def columns(idx: np.ndarray) -> np.ndarray:
+            return np.asarray(KLL[:, idx], dtype=np.float64)
+    else:
+
+        def columns(idx: np.ndarray) -> np.ndarray:
+            return np.asarray(prediction_kernel(kernel, Xl, Xl[idx]), dtype=np.float64)
+
+    ev = loo_evidence(
+        params,
+        columns=columns,
+        L=None,
+        Y=t.Y[lab],
+        labeled=np.ones(lab.size, dtype=bool),
+        sample_weight=w,
+        loss=params.objective,
+        pairs=[(a, 0.0) for a in GRID_A],
+        power=1,
+        scale=1.0,
+    )
+    k = supervised_choice(ev)
+    sup = float(ev.errors[k])
+    info: dict[str, Any] = dict(
+        candidate_loo_error=cand,
+        majority_loo_error=maj,
+        supervised_loo_error=sup,
+        supervised_gamma_a=float(ev.pairs[k][0]),
+        supervised_gamma=kernel.gamma_,
+        time=time.perf_counter() - t0,
+    )
+    sup_pe = None if ev.point_errors is None else ev.point_errors[k]
+    if ev.n_labels != lab.size:
+        sup_pe = None
+    if cand_pe is not None and np.asarray(cand_pe).shape != (lab.size,):
+        cand_pe = None
+    cpe = None if cand_pe is None else np.asarray(cand_pe, dtype=np.float64)
+    best, err, best_pe = (
+        ("majority", maj, maj_pe) if maj <= sup else ("supervised", sup, sup_pe)
+    )
+    if labels_prefer(best_pe, cpe, err, cand, lab.size):
+        info.update(
+            fallback=best,
+            reason=f"the held-out labels prefer the {best} model (leave-one-out "
+            f"error {err:.1%} against the chosen model's {cand:.1%}, by a margin "
+            "they can see)",
+        )
+        return BaselineChoice(best, float(ev.pairs[k][0]), kernel.gamma_, info)
+    info.update(
+        fallback=None,
+        reason="the held-out labels do not prefer a labels-only model",
+    )
+    return BaselineChoice("none", float("nan"), None, info)
+
+
+def fit_baseline(problem: Problem, params: Any, choice: BaselineChoice) -> dict:
+    """Fitted attributes of the labels-only model ``choice`` (every attribute the
+    output part of a fit sets; the caller adds the fit's common ones)."""
+    from ._solve import solve
+
+    t = problem.targets
+    lab = t.labeled_idx
+    C = t.Y.shape[1]
+    w = None if problem.sample_weight is None else problem.sample_weight[lab]
+    kernel, Xl = _labeled_kernel(params, problem)
+    t0 = time.perf_counter()
+    if choice.kind == "majority":
+        counts = np.bincount(t.y_idx[lab], weights=w, minlength=t.classes.size)
+        top = int(np.argmax(counts))
+        alpha = np.zeros((lab.size, C))
+        b = np.full(C, -1.0)
+        if C == 1:
+            b[0] = 1.0 if top == 1 else -1.0
+        else:
+            b[top] = 1.0
+        ga_, name, n_iter, reason, obj = 0.0, "majority", 0, "direct", 0.0
+    else:
+        ga_, _ = paper_regularization(
+            params.options.regularization,
+            choice.gamma_a,
+            0.0,
+            n=lab.size,
+            weight_sum=float(lab.size if w is None else w.sum()),
+            L=None,
+            power=1,
+        )
+        if params.kernel == "precomputed":
+            KLL = np.asarray(problem.X, dtype=np.float64)[np.ix_(lab, lab)]
+        else:
+            KLL = np.asarray(prediction_kernel(kernel, Xl, Xl), dtype=np.float64)
+        sol = solve(
+            params,
+            K=0.5 * (KLL + KLL.T),
+            L=None,
+            Y=t.Y[lab],
+            kind="dense",
+            solver=problem.solver,
+            gamma_a=ga_,
+            gamma_i=0.0,
+            sample_weight=w,
+            early_stopping=None,
+        )
+        res = sol.result
+        alpha, b, name = res.alpha, np.asarray(res.b, dtype=np.float64), sol.solver
+        n_iter, reason = int(np.max(res.n_iter)), res.reason[0]
+        obj = float(np.sum(res.objective))
+    if params.kernel == "precomputed":
+        Kx = np.asarray(problem.X, dtype=np.float64)[:, lab]
+    else:
+        Kx = np.asarray(prediction_kernel(kernel, problem.X, Xl), dtype=np.float64)
+    F = Kx @ alpha + b
+    # as an SVC on the labels: no class balancing over the unlabeled points
+    F, off, slope, prior = adapt_outputs(
+        F,
+        t.labeled,
+        t.y_idx[lab],
+        t.classes.size,
+        class_balance=None,
+        class_prior=None,
+        classes=t.classes,
+    )
+    pred = (
+        t.classes[F.argmax(axis=1)] if C > 1 else t.classes[(F[:, 0] > 0).astype(int)]
+    )
+    pred[lab] = problem.y[lab]
+    if params.kernel == "precomputed":  # predict reads the test-by-train kernel
+        full = np.zeros((problem.X.shape[0], C))
+        full[lab] = alpha
+        alpha = full
+    return dict(
+        classes_=t.classes,
+        dual_coef_=alpha,
+        landmarks_=None if params.kernel == "precomputed" else Xl,
+        n_components_=lab.size,
+        intercept_=b + off,
+        class_balance_offset_=off,
+        class_prior_=prior,
+        proba_slope_=slope,
+        transduction_=pred,
+        gamma_=kernel.gamma_,
+        gamma_a_=ga_,
+        gamma_i_=0.0,
+        solver_=name,
+        kernel_operator_="labeled",
+        n_iter_=n_iter,
+        termination_condition_=reason,
+        objective_=obj,
+        n_ls_iter_=np.zeros(C, dtype=int),
+        history_={},
+        X_fit_=None if params.kernel == "precomputed" else problem.X,
+        seconds=time.perf_counter() - t0,
+    )

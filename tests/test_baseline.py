@@ -1,0 +1,133 @@
+"""Never worse than the labels alone: the majority-class and supervised fallbacks."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.svm import SVC
+
+from semisvm import LapRLS, LapSVM
+from semisvm.datasets import make_two_moons
+from semisvm.kernels import kernel_matrix
+from semisvm.models._baseline import labels_prefer, majority_loo, scale_gamma
+from semisvm.solvers._newton import laprls_direct
+
+
+def test_majority_loo_is_brute_force():
+    r = np.random.default_rng(0)
+    for _ in range(20):
+        y = r.integers(0, 3, size=13)
+        w = r.uniform(0.5, 2.0, size=13)
+        for weights in (None, w):
+            ww = np.ones(13) if weights is None else weights
+            brute = []
+            for i in range(13):
+                keep = np.arange(13) != i
+                totals = np.bincount(y[keep], weights=ww[keep], minlength=3)
+                brute.append(float(np.argmax(totals) != y[i]))
+            np.testing.assert_array_equal(majority_loo(y, weights), brute)
+
+
+def test_labels_prefer_a_baseline_by_a_margin_they_can_see():
+    cand = np.array([1, 1, 1, 1, 0, 0, 0, 0, 0, 0], dtype=float)
+    # b = 4 points only the candidate misses, c = 0: 4 >= 2 and 4 >= sqrt(4)
+    assert labels_prefer(np.zeros(10), cand, 0.0, 0.4, 10)
+    # b = 4, c = 3: a difference of 1 point is not enough
+    base = np.array([0, 0, 0, 0, 1, 1, 1, 0, 0, 0], dtype=float)
+    assert not labels_prefer(base, cand, 0.3, 0.4, 10)
+    # b = 9, c = 6: 3 >= 2 but 3 < sqrt(15); b = 9, c = 5: 4 >= sqrt(14)
+    cand2 = np.r_[np.ones(9), np.zeros(11)]
+    base2 = np.r_[np.zeros(9), np.ones(6), np.zeros(5)]
+    assert not labels_prefer(base2, cand2, 0.3, 0.45, 20)
+    base2[14] = 0
+    assert labels_prefer(base2, cand2, 0.25, 0.45, 20)
+    # without per-point errors: l * difference against sqrt(l * (sum of rates))
+    assert labels_prefer(None, None, 0.40, 0.50, 100)  # 10 >= sqrt(90)
+    assert not labels_prefer(None, None, 0.45, 0.50, 100)  # 5 < sqrt(95)
+
+
+def test_scale_gamma_is_scikit_learns():
+    r = np.random.default_rng(1)
+    X = r.normal(size=(50, 7)) * 3.0
+    y = np.arange(50) % 2
+    assert scale_gamma(X) == pytest.approx(SVC(gamma="scale").fit(X, y)._gamma)
+    Xs = sp.random(50, 30, density=0.2, random_state=0, format="csr")
+    assert scale_gamma(Xs) == pytest.approx(SVC(gamma="scale").fit(Xs, y)._gamma)
+
+
+def _null_data(n=600, seed=0, n_labeled=60):
+    r = np.random.default_rng(seed)
+    X = r.normal(size=(n, 20))
+    truth = (r.random(n) < 0.4).astype(int)
+    y = np.full(n, -1)
+    lab = r.choice(n, n_labeled, replace=False)
+    y[lab] = truth[lab]
+    return X, y, truth
+
+
+@pytest.mark.parametrize("est", [LapSVM(), LapRLS()], ids=["LapSVM", "LapRLS"])
+def test_labels_independent_of_x_fall_back_to_the_majority(est):
+    X, y, truth = _null_data()
+    est.fit(X, y)
+    info = est.regularization_selection_["baseline"]
+    # the labels see the chosen model lose to the majority class
+    assert info["fallback"] == "majority"
+    assert info["majority_loo_error"] < info["candidate_loo_error"]
+    lab = y != -1
+    majority = np.bincount(y[lab]).argmax()
+    assert np.all(est.transduction_[~lab] == majority)
+    assert np.all(est.predict(X[:50]) == majority)
+    assert est.solver_ == "majority" and est.kernel_operator_ == "labeled"
+    proba = est.predict_proba(X[:5])
+    assert np.allclose(proba.sum(axis=1), 1.0)
+
+
+def test_supervised_fallback_is_the_kernel_machine_on_the_labels():
+    # a linear boundary through uniform density in 50 dimensions: the graph
+    # carries no cluster, the labels carry the boundary
+    r = np.random.default_rng(0)
+    X = r.uniform(-1, 1, size=(800, 50))
+    truth = (X[:, 0] + X[:, 1] > 0).astype(int)
+    y = np.full(800, -1)
+    lab = r.choice(800, 200, replace=False)
+    y[lab] = truth[lab]
+    est = LapRLS().fit(X, y)
+    info = est.regularization_selection_["baseline"]
+    # on this draw the kernel machine at gamma='scale' errs on 13.5% of the
+    # held-out labels, the chosen lambda_I = 0 model at the graph's width on 16%
+    assert info["fallback"] == "supervised"
+    assert info["supervised_loo_error"] < info["candidate_loo_error"]
+    # the fallback is exactly the RLS machine on the labeled points with
+    # gamma='scale' and the chosen lambda_A (the direct solve of Eq. 15, no graph)
+    g = 1.0 / (X.shape[1] * X.var())
+    assert est.gamma_ == pytest.approx(g)
+    lab = np.sort(lab)
+    K = kernel_matrix(X[lab], gamma=g)
+    Y = np.where(truth[lab] == 1, 1.0, -1.0)[:, None]
+    ref = laprls_direct(K, Y, gamma_a=est.gamma_a_, gamma_i=0.0)
+    np.testing.assert_allclose(est.dual_coef_, ref.alpha, rtol=1e-6, atol=1e-8)
+    Kt = kernel_matrix(X[:20], X[lab], gamma=g)
+    np.testing.assert_allclose(
+        est.decision_function(X[:20]),
+        (Kt @ ref.alpha)[:, 0] + ref.b[0],
+        rtol=1e-6,
+        atol=1e-8,
+    )
+
+
+@pytest.mark.parametrize("est", [LapSVM(), LapRLS()], ids=["LapSVM", "LapRLS"])
+def test_the_graph_model_stands_where_the_graph_carries_the_labels(est):
+    X, y, truth = make_two_moons(400, noise=0.08, n_labeled_per_class=5, random_state=0)
+    est.fit(X, y)
+    info = est.regularization_selection_["baseline"]
+    assert info["fallback"] is None
+    assert info["candidate_loo_error"] <= info.get("supervised_loo_error", 1.0)
+    assert np.mean(est.transduction_ == truth) >= 0.97
+
+
+def test_numbers_given_are_kept_and_one_label_per_class_cannot_be_judged():
+    X, y, _ = _null_data()
+    est = LapRLS(gamma_a=1e-3, gamma_i=1e-2).fit(X, y)
+    assert "baseline" not in est.regularization_selection_
+    X2, y2, _ = make_two_moons(200, n_labeled_per_class=1, random_state=0)
+    est = LapSVM().fit(X2, y2)
+    assert "baseline" not in est.regularization_selection_
