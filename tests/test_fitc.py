@@ -132,10 +132,14 @@ def test_fitc_needs_pcg_and_auto_picks_it_past_memory(monkeypatch):
         LapSVM(solver="newton", options=SolverOptions(kernel_approximation="fitc")).fit(
             Xm, y
         )
-    # the dense K (1500^2 float64 = 17 MiB) does not fit in 70% of 20 MiB
+    # the dense K (1500^2 float64 = 17 MiB) does not fit in 70% of 20 MiB: two
+    # classes keep the Nystroem model, three take FITC (with PCG)
     monkeypatch.setenv("SEMISVM_MEMORY_LIMIT", "20M")
     opts = SolverOptions(n_components=50, graph_width=None)
-    clf = LapSVM(max_iter=50, options=opts).fit(Xm, y)
+    assert LapSVM(options=opts).fit(Xm, y).kernel_operator_ == "nystroem"
+    y3 = y.copy()
+    y3[np.flatnonzero(y == 0)[:2]] = 2  # a third class
+    clf = LapSVM(max_iter=50, options=opts).fit(Xm, y3)
     assert clf.kernel_operator_ == "fitc"
-    clf = LapSVM(solver="newton", options=opts).fit(Xm, y)
+    clf = LapSVM(solver="newton", options=opts).fit(Xm, y3)
     assert clf.kernel_operator_ == "nystroem"

@@ -247,8 +247,8 @@ class SolverOptions:
         :math:`K\approx\Phi\Phi^T + \operatorname{diag}(k(x_i,x_i) - \|\Phi_i\|^2)`
         (:mod:`semisvm.kernels._fitc`: full rank, products in O(n m), the dense
         model's accuracy on many classes; ``solver='pcg'``); ``'auto'``: dense
-        when the whole dense fit fits in 70% of available memory, else FITC
-        (Nyström for the Newton or direct solvers).  The choice is in ``kernel_operator_``
+        when the whole dense fit fits in 70% of available memory, else FITC for
+        more than two classes with PCG, Nyström otherwise.  The choice is in ``kernel_operator_``
         (printed with ``verbose``); a configuration that does not fit is refused
         before allocating, naming the sizes of the others.
     n_components : int, default=None

@@ -12,7 +12,7 @@ r"""How a manifold estimator holds K at scale: operator choice, memory plans, ba
   (:class:`~semisvm.kernels.FITCOperator`): full rank, O(n m) products, PCG;
 * ``'auto'`` -- dense when the whole dense fit fits in
   :data:`~semisvm._memory.SAFETY_FRACTION` of available memory, else FITC
-  (Nyström for the Newton and direct solvers).
+  for more than two classes with PCG, Nyström otherwise.
 
 Every large allocation of each configuration is listed in a
 :class:`~semisvm._memory.MemoryPlan` and checked before anything is allocated; a
@@ -199,9 +199,11 @@ def resolve_operator(
         if solver in dense_only_solvers or plan("dense").fits(available=avail):
             kind = "dense"
         else:
-            # the full-rank FITC kernel keeps the dense model's accuracy; the
-            # exact Newton / direct solvers need the low-rank form
-            kind = "fitc" if solver == "pcg" else "nystroem"
+            # many classes: the full-rank FITC kernel keeps the dense model's
+            # accuracy where m landmark functions cannot carry every class
+            # along the graph; one boundary they carry (and the exact Newton /
+            # direct solvers need the low-rank form)
+            kind = "fitc" if solver == "pcg" and n_columns > 1 else "nystroem"
     else:
         kind = requested
     if kind in ("nystroem", "fitc") and solver in dense_only_solvers:
