@@ -29,20 +29,19 @@ def test_majority_loo_is_brute_force():
 
 def test_labels_prefer_a_baseline_by_a_margin_they_can_see():
     cand = np.array([1, 1, 1, 1, 0, 0, 0, 0, 0, 0], dtype=float)
-    # b = 4 points only the candidate misses, c = 0: 4 >= 2 and 4 >= sqrt(4)
+    # b = 4 points only the candidate misses, c = 0
     assert labels_prefer(np.zeros(10), cand, 0.0, 0.4, 10)
     # b = 4, c = 3: a difference of 1 point is not enough
     base = np.array([0, 0, 0, 0, 1, 1, 1, 0, 0, 0], dtype=float)
     assert not labels_prefer(base, cand, 0.3, 0.4, 10)
-    # b = 9, c = 6: 3 >= 2 but 3 < sqrt(15); b = 9, c = 5: 4 >= sqrt(14)
-    cand2 = np.r_[np.ones(9), np.zeros(11)]
-    base2 = np.r_[np.zeros(9), np.ones(6), np.zeros(5)]
-    assert not labels_prefer(base2, cand2, 0.3, 0.45, 20)
-    base2[14] = 0
-    assert labels_prefer(base2, cand2, 0.25, 0.45, 20)
-    # without per-point errors: l * difference against sqrt(l * (sum of rates))
-    assert labels_prefer(None, None, 0.40, 0.50, 100)  # 10 >= sqrt(90)
-    assert not labels_prefer(None, None, 0.45, 0.50, 100)  # 5 < sqrt(95)
+    # b = 4, c = 2: two points are
+    base[6] = 0
+    assert labels_prefer(base, cand, 0.2, 0.4, 10)
+    # weighted errors (weight over the mean weight) count by weight
+    assert not labels_prefer(base * 0.0, cand * 0.45, 0.0, 0.18, 10)
+    # without per-point errors: l times the difference of the rates
+    assert labels_prefer(None, None, 0.40, 0.42, 100)
+    assert not labels_prefer(None, None, 0.40, 0.41, 100)
 
 
 def test_scale_gamma_is_scikit_learns():

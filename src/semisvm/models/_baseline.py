@@ -15,8 +15,7 @@ labeled points is compared with that of two models that use the labels only:
 
 When one of them is right on more held-out labels than the chosen model by a
 margin the labels can see -- of the points where the two disagree, at least
-:data:`MIN_MARGIN` more and one standard error of the difference, the paired
-test of McNemar (:func:`labels_prefer`) -- the fit returns it instead
+:data:`MIN_MARGIN` more (:func:`labels_prefer`) -- the fit returns it instead
 (:func:`choose_baseline`, :func:`fit_baseline`), and
 ``regularization_selection_["baseline"]`` says so; closer calls keep the chosen
 model.  The check runs where the regularization rule judges the graph (at least
@@ -109,22 +108,19 @@ def labels_prefer(
     r"""Whether the held-out labels prefer the labels-only model.
 
     With per-point LOO errors of both (same points, weighted): of the points
-    where one errs and the other does not, the baseline must be right on
-    :math:`b - c \ge` :data:`MIN_MARGIN` more and on
-    :math:`b - c \ge \sqrt{b + c}` (one standard error of the difference under
-    McNemar's null of equal error rates).  Without them (the rule's evidence on
-    a subset of the labels), the counts :math:`l\,\Delta` with
-    :math:`b + c \le l(e_{base} + e_{cand})`.
+    where one errs and the other does not, the baseline is right on
+    :math:`b - c \ge` :data:`MIN_MARGIN` more (the discordant pairs of
+    McNemar's test).  Without them (the rule's evidence on a subset of the
+    labels), on :math:`l\,(e_{cand} - e_{base}) \ge` :data:`MIN_MARGIN` more.
+    A margin of one standard error as well (:math:`b - c \ge \sqrt{b + c}`)
+    left the defaults 5 points above the majority class where the labels are
+    independent of X, and changed no held-out family (docs/rules.rst).
     """
     if base is not None and cand is not None and base.shape == cand.shape:
         b = float(np.sum(np.clip(cand - base, 0, None)))
         c = float(np.sum(np.clip(base - cand, 0, None)))
-    else:
-        b = n_labels * max(cand_rate - base_rate, 0.0)
-        c = 0.0
-        spread = n_labels * (cand_rate + base_rate)
-        return b >= MIN_MARGIN and b >= np.sqrt(spread)
-    return b - c >= MIN_MARGIN and b - c >= np.sqrt(b + c)
+        return b - c >= MIN_MARGIN - 1e-9  # rates of counts: round-off
+    return n_labels * (cand_rate - base_rate) >= MIN_MARGIN - 1e-9
 
 
 def _rate(errors: np.ndarray, weights: np.ndarray | None) -> float:
