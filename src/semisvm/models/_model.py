@@ -205,10 +205,7 @@ def fit_model(problem: Problem, params: Any, reg: Regularization) -> FittedModel
         regularization_selection_=reg.info,
         solver_=sol2.solver,
         kernel_operator_=problem.kind,
-        laplacian_power_=ops.laplacian_power,
-        graph_scale_=ops.graph_scale,
-        graph_weight_=ops.graph_weight,
-        intrinsic_dimension_=ops.intrinsic_dimension,
+        **_graph_attributes(ops),
         graph_components_=components,
         extension_check_=ext_info,
         graph_selection_=None,
@@ -228,6 +225,16 @@ def fit_model(problem: Problem, params: Any, reg: Regularization) -> FittedModel
     return FittedModel(attrs, warn, dim, times)
 
 
+def _graph_attributes(ops: Any) -> dict:
+    """The graph's resolved settings, stored by every fit."""
+    return dict(
+        laplacian_power_=ops.laplacian_power,
+        graph_scale_=ops.graph_scale,
+        graph_weight_=ops.graph_weight,
+        intrinsic_dimension_=ops.intrinsic_dimension,
+    )
+
+
 def _fallback_model(problem: Problem, params: Any, reg: Regularization) -> FittedModel:
     """The labels-only model the regularization record falls back to."""
     assert reg.baseline is not None
@@ -236,10 +243,7 @@ def _fallback_model(problem: Problem, params: Any, reg: Regularization) -> Fitte
     times = dict(ops.times, selection=reg.seconds, solver=attrs.pop("seconds"))
     attrs.update(
         regularization_selection_=reg.info,
-        laplacian_power_=ops.laplacian_power,
-        graph_scale_=ops.graph_scale,
-        graph_weight_=ops.graph_weight,
-        intrinsic_dimension_=ops.intrinsic_dimension,
+        **_graph_attributes(ops),
         graph_components_=None,
         extension_check_=None,
         graph_selection_=None,
