@@ -5,7 +5,7 @@ import pytest
 import scipy.sparse as sp
 from sklearn.svm import SVC
 
-from semisvm import LapRLS, LapSVM
+from semisvm import LapRLS, LapRLSCV, LapSVM, LapSVMCV, SolverOptions
 from semisvm.datasets import make_two_moons
 from semisvm.kernels import kernel_matrix
 from semisvm.models._baseline import labels_prefer, majority_loo, scale_gamma
@@ -130,3 +130,42 @@ def test_numbers_given_are_kept_and_one_label_per_class_cannot_be_judged():
     X2, y2, _ = make_two_moons(200, n_labeled_per_class=1, random_state=0)
     est = LapSVM().fit(X2, y2)
     assert "baseline" not in est.regularization_selection_
+
+
+def test_labels_only_check_option_always_and_never():
+    X, y, truth = _null_data()
+    lab = y != -1
+    majority = np.bincount(y[lab]).argmax()
+    # 'always': the numbers given are checked too, and lose to the majority
+    est = LapRLS(
+        gamma_a=1e-3, gamma_i=1e-2, options=SolverOptions(labels_only_check="always")
+    ).fit(X, y)
+    assert est.regularization_selection_["baseline"]["fallback"] == "majority"
+    assert np.all(est.transduction_[~lab] == majority)
+    # None: no check, the model the "auto" rule chose
+    est = LapRLS(options=SolverOptions(labels_only_check=None)).fit(X, y)
+    assert "baseline" not in est.regularization_selection_
+    assert est.kernel_operator_ != "labeled"
+    assert len(np.unique(est.transduction_[~lab])) == 2
+    with pytest.raises(ValueError, match="labels_only_check"):
+        LapRLS(options=SolverOptions(labels_only_check="yes")).fit(X, y)
+
+
+@pytest.mark.parametrize("cls", [LapSVMCV, LapRLSCV], ids=["LapSVMCV", "LapRLSCV"])
+def test_cross_validated_estimators_keep_the_promise(cls):
+    # the search's choice is refitted with numbers: the refit checks them
+    X, y, _ = _null_data(n=300, n_labeled=40)
+    lab = y != -1
+    est = cls(cv=3, gamma_a=(1e-6, 1e-3), gamma_i=(0.0, 1.0), random_state=0).fit(X, y)
+    best = est.best_estimator_
+    assert best.options.labels_only_check == "always"
+    info = best.regularization_selection_["baseline"]
+    assert info["fallback"] == "majority"
+    assert np.all(best.transduction_[~lab] == np.bincount(y[lab]).argmax())
+    assert np.array_equal(est.transduction_, best.transduction_)
+    # weights the user fixed stay unchecked
+    fixed = cls(cv=3, gamma_a=1e-3, gamma_i=1e-2).fit(X, y)
+    assert fixed.best_estimator_.options is None or (
+        fixed.best_estimator_.options.labels_only_check == "auto"
+    )
+    assert "baseline" not in fixed.best_estimator_.regularization_selection_

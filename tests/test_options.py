@@ -244,7 +244,9 @@ def test_cv_estimator_takes_options_through_estimator_params():
         estimator_params={"options": opts},
         cv=3,
     ).fit(X, y)
-    assert cv.best_estimator_.options == opts
+    # the user's options, with the refit's check of the searched weights
+    assert cv.best_estimator_.options == opts.replace(labels_only_check="always")
+    assert opts.labels_only_check == "auto"  # the user's object is not touched
     with pytest.raises(ValueError, match="'stability_window' parameter of Solver"):
         LapSVMCV(estimator_params={"options": SolverOptions(stability_window="x")}).fit(
             X, y

@@ -782,6 +782,15 @@ class _ManifoldCV(ClassifierMixin, BaseEstimator):
             # estimators' extension check as LapSVM() does (models._extension)
             if self.gamma is None and resolved_options(est).extension_width == "auto":
                 est.set_params(options__extension_width="always")
+            # the weights the search chose are checked against the labels-only
+            # models as LapSVM() checks its own (models._baseline); weights the
+            # user fixed are kept
+            searched = any(
+                len(_grid(getattr(self, name), name)) != 1
+                for name in ("gamma_a", "gamma_i")
+            )
+            if searched and resolved_options(est).labels_only_check == "auto":
+                est.set_params(options__labels_only_check="always")
             self._refit(est, X, y, cache)
         return self
 
@@ -1243,7 +1252,11 @@ _CV_DOC = r"""
     degree of freedom fewer than the held-out labels) without significantly
     more LOO errors.  The
     chosen candidate is refitted with the plain estimator (numbers for every
-    searched parameter).  ``cv_results_`` holds the round-2 candidates
+    searched parameter), whose check against the labels-only models (the
+    majority class, a kernel machine on the labels;
+    :mod:`semisvm.models._baseline`) runs on the chosen weights as on its own
+    (option ``labels_only_check='always'`` when ``gamma_a`` or ``gamma_i`` was
+    searched).  ``cv_results_`` holds the round-2 candidates
     (``mean_test_score``: LOO accuracy, ``mean_test_loss``: the criterion) and
     ``selection_`` the decision (reason, z, number of candidates, threshold).
     Cost (``benchmarks/results/cv_cost.md``): one K per kernel configuration
@@ -1309,7 +1322,7 @@ _CV_DOC = r"""
     ``gamma_i=1``, the default width and ``n_neighbors``, always in the default
     grid) is chosen whenever its loss is within one standard error (over the
     folds) of the best.  The chosen candidate is refitted on all the data with
-    the plain estimator.  Cost (digits, n = 1,797, 10 classes, 5 labels per
+    the plain estimator, with the same check against the labels-only models.  Cost (digits, n = 1,797, 10 classes, 5 labels per
     class, the default 75 candidates x 5 folds, ``cv=5``): LapRLSCV with
     ``solver='direct'`` 6.9 s, LapSVMCV with ``solver='newton'`` 10.7 s (one
     default LapSVM fit: 2.2 s); without the shared factorizations LapRLSCV took

@@ -22,7 +22,8 @@ model.  The check runs where the regularization rule judges the graph (at least
 :data:`~semisvm.models._autoreg.MIN_LABELS_PER_CLASS` labels in every class:
 fewer labels cannot tell a leave-one-out error of the graph model from its
 strength) and ``gamma_a`` or ``gamma_i`` is ``"auto"``: numbers given by the
-user are kept.  This is the
+user are kept (option ``labels_only_check``: ``'always'`` checks them too, as
+the refit of the cross-validated estimators does; ``None`` never checks).  This is the
 promise of safe semi-supervised learning (Li & Zhou, S4VM, TPAMI 2015: "never
 significantly inferior to the supervised SVM") made on the labels' own evidence.
 """
@@ -182,7 +183,9 @@ def _candidate_error(
 def choose_baseline(problem: Problem, params: Any, reg: Any) -> BaselineChoice | None:
     """The labels-only model to fall back to, or None (module docstring)."""
     t = problem.targets
-    if not (isinstance(params.gamma_a, str) or isinstance(params.gamma_i, str)):
+    when = params.options.labels_only_check
+    given = not (isinstance(params.gamma_a, str) or isinstance(params.gamma_i, str))
+    if when is None or (given and when != "always"):
         return None
     counts = np.bincount(t.y_idx[t.labeled], minlength=t.classes.size)
     if counts.min() < MIN_LABELS_PER_CLASS:

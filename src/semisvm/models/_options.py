@@ -48,6 +48,7 @@ OPTION_DEFAULTS: dict[str, Any] = {
     "prior_reading": "auto",
     "extension_width": "auto",
     "graph_width": "auto",
+    "labels_only_check": "auto",
     # PCG and its early-stopping rules
     "preconditioner": "nystroem",
     "tol_criterion": "mixed",
@@ -76,6 +77,7 @@ OPTION_CONSTRAINTS: dict[str, list] = {
     "prior_reading": [Options(("auto", "mass"))],
     "extension_width": [None, Options(("auto", "always"))],
     "graph_width": [None, Options(("auto",))],
+    "labels_only_check": [None, Options(("auto", "always"))],
     "coarse_start": ["boolean"],
     "preconditioner": [Options(("paper", "nystroem"))],
     "tol_criterion": [
@@ -198,6 +200,17 @@ class SolverOptions:
         keep that model when its transduction cuts the reference graph at
         less than half the default's ratio cut (:mod:`semisvm.models._graphwidth`);
         the decision is in ``graph_selection_``.  ``None``: the default graph.
+    labels_only_check : {'auto', 'always', None}, default='auto'
+        Never worse than the labels alone (:mod:`semisvm.models._baseline`):
+        with at least five labels per class, compare the model to be fitted with
+        the majority class and a kernel machine on the labeled points by
+        leave-one-out on the labels, and fit the labels-only model where the
+        labels prefer it by a margin they can see; the comparison is in
+        ``regularization_selection_["baseline"]``.  ``'auto'``: when
+        ``gamma_a`` or ``gamma_i`` is ``"auto"`` (numbers given are kept);
+        ``'always'``: also with numbers given (the refit of
+        :class:`~semisvm.LapSVMCV` and :class:`~semisvm.LapRLSCV`); ``None``:
+        never.
     preconditioner : {'nystroem', 'paper'}, default='nystroem'
         PCG only.  ``'paper'``: :math:`P = \mathrm{diag}(1, K)` (Algorithm 1).
         ``'nystroem'``: the paper's P plus a deflation of the top of the spectrum
@@ -300,6 +313,7 @@ class SolverOptions:
         prior_reading: str = "auto",
         extension_width: str | None = "auto",
         graph_width: str | None = "auto",
+        labels_only_check: str | None = "auto",
         preconditioner: str = "nystroem",
         tol_criterion: str = "mixed",
         validation_fraction: float | None = None,
@@ -326,6 +340,7 @@ class SolverOptions:
         self.prior_reading = prior_reading
         self.extension_width = extension_width
         self.graph_width = graph_width
+        self.labels_only_check = labels_only_check
         self.preconditioner = preconditioner
         self.tol_criterion = tol_criterion
         self.validation_fraction = validation_fraction
