@@ -504,6 +504,14 @@ def draw_split(
     return lab, unl, np.sort(test)
 
 
+def selected(name: str, args: argparse.Namespace) -> bool:
+    """Whether ``--only`` names the data set: a prefix of its name, or with
+    ``--exact`` its whole name (``moons-200`` alone, not ``moons-2000``)."""
+    if args.exact:
+        return name in args.only
+    return any(name.startswith(o) for o in args.only)
+
+
 def cells(args: argparse.Namespace) -> list[tuple[str, str]]:
     """(data set, setting) pairs, cheapest first."""
     out: list[tuple[str, str]] = []
@@ -514,21 +522,21 @@ def cells(args: argparse.Namespace) -> list[tuple[str, str]]:
         if not (data_dir(args.data) / "usps_full.npz").exists():
             out = [c for c in out if not c[0].startswith("usps")]
         if args.only:
-            out = [c for c in out if any(c[0].startswith(o) for o in args.only)]
+            out = [c for c in out if selected(c[0], args)]
         if args.settings:
             out = [c for c in out if c[1] in args.settings]
         return out
     if args.null:
         out = list(NULL_FAMILIES)
         if args.only:
-            out = [c for c in out if any(c[0].startswith(o) for o in args.only)]
+            out = [c for c in out if selected(c[0], args)]
         if args.settings:
             out = [c for c in out if c[1] in args.settings]
         return out
     if args.hard:
         out = list(HARD_FAMILIES)
         if args.only:
-            out = [c for c in out if any(c[0].startswith(o) for o in args.only)]
+            out = [c for c in out if selected(c[0], args)]
         return out
     for name in ["iris", "wine", "breast_cancer", "digits"]:
         out += [(name, f"{k}/class") for k in (1, 5, 10)]
@@ -569,7 +577,7 @@ def cells(args: argparse.Namespace) -> list[tuple[str, str]]:
 
     out.sort(key=n_of)
     if args.only:
-        out = [c for c in out if any(c[0].startswith(o) for o in args.only)]
+        out = [c for c in out if selected(c[0], args)]
     if args.settings:
         out = [c for c in out if c[1] in args.settings]
     return out
@@ -1074,6 +1082,11 @@ def main(argv: list[str] | None = None) -> int:
         help="only the families where nothing helps (NULL_FAMILIES, issue 56)",
     )
     p.add_argument("--only", nargs="*", help="data set name prefixes to run")
+    p.add_argument(
+        "--exact",
+        action="store_true",
+        help="--only gives whole data set names, not prefixes",
+    )
     p.add_argument(
         "--settings", nargs="*", help="label settings to run (e.g. 1/class paper)"
     )
