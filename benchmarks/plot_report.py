@@ -42,7 +42,7 @@ USPS_FILES = [
     "accuracy_i27_graded_std.csv",
 ]
 #: the latest run of the standard families with every peer in the same run
-STANDARD_FILE = "accuracy_i27_std.csv"
+STANDARD_FILE = "accuracy_std.csv"
 #: the latest run of the held-out families with every peer in the same run
 HELDOUT_FILE = "accuracy_i27_heldout_s18.csv"
 #: two moons and two circles at 200 ... 100,000 points, one label per class
@@ -57,7 +57,10 @@ METHODS = [
     "LabelSpreading-knn",
     "SVC",
     "SVC-CV",
+    "majority",
 ]
+#: the methods the plots draw (the majority class is a table row only)
+PLOTTED = [m for m in METHODS if m != "majority"]
 LABELS = {
     "LapSVM": "LapSVM()",
     "LapRLS": "LapRLS()",
@@ -66,6 +69,7 @@ LABELS = {
     "LabelSpreading-knn": "LabelSpreading(kernel='knn')",
     "SVC": "SVC() on the labels",
     "SVC-CV": "grid-searched SVC on the labels",
+    "majority": "majority class",
 }
 STYLE = {
     "LapSVM": dict(color="C3", marker="o", lw=2.5),
@@ -75,6 +79,7 @@ STYLE = {
     "LabelSpreading-knn": dict(color="C2", marker="D"),
     "SVC": dict(color="0.3", marker="x"),
     "SVC-CV": dict(color="0.6", marker="+", ls=":"),
+    "majority": dict(color="0.8", marker=".", ls=":"),
 }
 
 
@@ -163,7 +168,7 @@ def summary_table(s: pd.DataFrame, methods: list[str]) -> str:
             continue
         better = ((common[m] < common["SVC"] - 1).sum(), len(common))
         worse = (common[m] > common["SVC"] + 1).sum()
-        t = s[s.method == m]["t"]
+        t = s[s.method == m]["t"] if m != "majority" else pd.Series([np.nan])
         rows.append(
             [
                 LABELS[m],
@@ -209,14 +214,19 @@ def usps_table(s: pd.DataFrame) -> str:
 
 def scale_accuracy_table(s: pd.DataFrame) -> str:
     methods = ["LapSVM", "LapRLS", "Poisson-gl", "Laplace-gl", "LabelSpreading-knn"]
-    methods += ["SVC"]
+    methods += ["SVC", "majority"]
     rows = []
     s = s.assign(size=s.dataset.str.extract(r"-(\d+)$")[0].astype(float))
     for (ds, _), c in s.sort_values("size").groupby(["dataset", "size"], sort=False):
         c = c.set_index("method")
         row = [ds]
         for m in methods:
-            row.append(f"{c.err[m]:.2f} ({_secs(c.t[m])} s)" if m in c.index else "-")
+            if m not in c.index:
+                row.append("-")
+            elif m == "majority":  # no fit to time
+                row.append(f"{c.err[m]:.2f}")
+            else:
+                row.append(f"{c.err[m]:.2f} ({_secs(c.t[m])} s)")
         rows.append(row)
     return _table(["data set"] + [LABELS[m] for m in methods], rows)
 
@@ -231,7 +241,7 @@ def plot_accuracy(usps: pd.DataFrame, std: pd.DataFrame, path: Path) -> None:
     x = {"1/class": 1, "5/class": 5, "10/class": 10}
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), constrained_layout=True)
     ax = axes[0]
-    for m in METHODS:
+    for m in PLOTTED:
         c = usps[usps.method == m]
         c = c[c.setting.isin(x)].assign(k=lambda d: d.setting.map(x)).sort_values("k")
         if len(c):
@@ -247,7 +257,7 @@ def plot_accuracy(usps: pd.DataFrame, std: pd.DataFrame, path: Path) -> None:
     wide = std[std.setting.isin(x)].pivot_table(
         index=["dataset", "setting"], columns="method", values="err"
     )
-    wide = wide[[m for m in METHODS if m in wide]].dropna()
+    wide = wide[[m for m in PLOTTED if m in wide]].dropna()
     means = wide.groupby(level="setting").mean()
     cells = wide.groupby(level="setting").size()
     for m in means.columns:
@@ -274,7 +284,7 @@ def plot_time(sa: pd.DataFrame, path: Path) -> None:
     fig, axes = plt.subplots(1, 3, figsize=(14, 4.2), constrained_layout=True)
     ax = axes[0]
     moons = sa[sa.dataset.str.match(r"moons-\d+$") & (sa.setting == "1/class")]
-    for m in METHODS:
+    for m in PLOTTED:
         c = moons[moons.method == m].copy()
         if c.empty:
             continue
