@@ -137,7 +137,7 @@ def test_null_families_and_flag():
     assert {n.split("-")[1] for n, _ in B.NULL_FAMILIES} == {"1500", "50000"}
 
     class Args:
-        quick = heldout = hard = False
+        quick = heldout = hard = exact = False
         null = True
         only = ["g241_like-1500"]
         settings = None
