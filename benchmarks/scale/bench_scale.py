@@ -5,12 +5,14 @@ Every configuration runs in its own subprocess (peak RSS is the child's
 (with the guard's message), never run into the OOM killer.  Times are split into
 kernel / graph / solve / transduction as the estimator records them
 (``fit_times_``); accuracy is measured on the unlabeled points; the kNN recall of
-the graph against exact neighbours on 1,000 random points; LabelSpreading
-(kernel='knn', scikit-learn) runs in the same way as the reference.
+the graph against exact neighbours on 1,000 random points.  The peers run in the
+same way: LabelSpreading (kernel='knn', scikit-learn), graphlearning's Poisson
+learning (``poisson``, its 10-NN graph included) and ``SVC()`` on the labels
+(``svc``); ``auto`` is ``LapSVM()`` with its defaults.
 
 Usage (see BENCHMARKS.md, "Scale"):
-  python benchmarks/scale/bench_scale.py --data moons manifold50 manifold784 \\
-      --n 10000 30000 100000 --methods dense nystroem labelspreading
+  python benchmarks/scale/bench_scale.py --data moons manifold50 \\
+      --n 10000 30000 100000 --methods auto labelspreading poisson svc
   python benchmarks/scale/bench_scale.py --streamed-ratio --n 50000 --d 784
   (one product at C = 1; benchmarks/scale/bench_streamed.py times C = 1 and 10,
   interleaved rounds, and the previous algorithm)
@@ -56,27 +58,59 @@ def _capture(*a, **k):
     captured["ind"] = res[0]
     return res
 knnmod.knn_search = _capture
+
+
+def fit_labelspreading(X, y, out):
+    '''scikit-learn's LabelSpreading on its 10-NN graph; the labels of all points.'''
+    from sklearn.semi_supervised import LabelSpreading
+    ls = LabelSpreading(kernel="knn", n_neighbors=10, max_iter=1000).fit(X, y)
+    out["times"] = {{}}
+    out["operator"] = "knn graph"
+    return ls.transduction_
+
+
+def fit_poisson(X, y, out):
+    '''graphlearning's Poisson learning, its 10-NN graph included (the accuracy
+    benchmark's peer, benchmarks/accuracy/bench_accuracy.py).'''
+    sys.path.insert(0, {accuracy!r})
+    from bench_accuracy import GraphLearning
+    out["times"] = {{}}
+    out["operator"] = "knn graph (graphlearning)"
+    return GraphLearning("poisson").fit(X, y).transduction_
+
+
+def fit_svc(X, y, out):
+    '''SVC() on the labeled points alone; its predictions on every point.'''
+    from sklearn.svm import SVC
+    lab = y != -1
+    svc = SVC().fit(X[lab], y[lab])
+    out["times"] = {{}}
+    out["operator"] = "labels only"
+    return np.concatenate(
+        [svc.predict(X[s : s + 100_000]) for s in range(0, X.shape[0], 100_000)])
+
+
+def fit_lapsvm(X, y, out):
+    '''LapSVM with the configuration's options (``auto``: all defaults).'''
+    from semisvm import LapSVM, SolverOptions
+    opts = SolverOptions(kernel_approximation=cfg["op"],
+                         graph_method=cfg.get("graph", "auto"),
+                         graph_pca=cfg.get("pca") or "auto", n_components=cfg.get("m"),
+                         landmarks=cfg.get("landmarks", "uniform"))
+    est = LapSVM(random_state=0, options=opts).fit(X, y)
+    out["times"] = {{k: float(v) for k, v in est.fit_times_.items()}}
+    out["operator"] = est.kernel_operator_
+    out["m"] = int(getattr(est, "n_components_", 0) or 0)
+    out["graph_method"] = getattr(est, "graph_method_", "from K")
+    out["n_iter"] = int(np.max(est.n_iter_))
+    return est.transduction_
+
+
+FIT = {{"labelspreading": fit_labelspreading, "poisson": fit_poisson, "svc": fit_svc,
+       "lapsvm": fit_lapsvm}}
 t1 = time.perf_counter()
 try:
-    if method == "labelspreading":
-        from sklearn.semi_supervised import LabelSpreading
-        ls = LabelSpreading(kernel="knn", n_neighbors=10, max_iter=1000).fit(X, y)
-        pred = ls.transduction_
-        out["times"] = {{}}
-        out["operator"] = "knn graph"
-    else:
-        from semisvm import LapSVM, SolverOptions
-        opts = SolverOptions(kernel_approximation=cfg["op"],
-                             graph_method=cfg.get("graph", "auto"),
-                             graph_pca=cfg.get("pca") or "auto", n_components=cfg.get("m"),
-                             landmarks=cfg.get("landmarks", "uniform"))
-        est = LapSVM(random_state=0, options=opts).fit(X, y)
-        pred = est.transduction_
-        out["times"] = {{k: float(v) for k, v in est.fit_times_.items()}}
-        out["operator"] = est.kernel_operator_
-        out["m"] = int(getattr(est, "n_components_", 0) or 0)
-        out["graph_method"] = getattr(est, "graph_method_", "from K")
-        out["n_iter"] = int(np.max(est.n_iter_))
+    pred = FIT[method if method in FIT else "lapsvm"](X, y, out)
 except MemoryError as exc:
     out["refused"] = str(exc).splitlines()[0][:300]
     print(json.dumps(out)); sys.exit(0)
@@ -130,6 +164,8 @@ print(json.dumps(dict(n=n, d=d, tile_rows=op.tile_rows, t_product=t_prod, t_gemm
       peak_rss_gib=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20)))
 """
 
+#: configurations: LapSVM with a kernel operator (``auto``: ``LapSVM()``'s defaults,
+#: ``random_state=0``), and the peers (:data:`PEERS`)
 METHODS = {
     "dense": dict(op="dense"),
     "streamed": dict(op="streamed"),
@@ -137,7 +173,12 @@ METHODS = {
     "nystroem-kmeans": dict(op="nystroem", landmarks="kmeans"),
     "auto": dict(op="auto"),
     "labelspreading": dict(),
+    "poisson": dict(),
+    "svc": dict(),
 }
+#: peers, not LapSVM: LabelSpreading(kernel='knn'), graphlearning's Poisson learning
+#: (10-NN graph included) and SVC() on the labels
+PEERS = ("labelspreading", "poisson", "svc")
 
 
 def run_child(code: str, timeout: float) -> dict:
@@ -244,13 +285,18 @@ def main() -> None:
                     label_seed=args.label_seed,
                     **METHODS[name],
                 )
-                if name != "labelspreading":
+                if name not in PEERS:
                     cfg.update(
                         m=args.m,
                         graph=args.graph,
                         pca=args.pca if (args.pca and d > 100) else None,
                     )
-                code = CHILD.format(src=str(SRC), here=str(HERE), cfg=json.dumps(cfg))
+                code = CHILD.format(
+                    src=str(SRC),
+                    here=str(HERE),
+                    accuracy=str(HERE.parent / "accuracy"),
+                    cfg=json.dumps(cfg),
+                )
                 r = run_child(code, args.timeout)
                 r = {**cfg, **r}
                 print(json.dumps(r), flush=True)

@@ -13,12 +13,17 @@ Problems (one labeled point per class, strict balance: half of U positive):
   methods; ``--only moons-4002`` runs the paper's scale (4,000 unlabeled
   points; e.g. ``--repeat 1 --time-limit 600 --methods randomized``).
 
+Peers on the same problems, in the same run (methods ``SVC`` and ``LapSVM``):
+``SVC()`` on the two labels (scikit-learn's defaults) and ``LapSVM()`` with its
+defaults on the labeled and unlabeled points.
+
 Each fit is repeated ``--repeat`` times (default 3); the table gives the median
 wall time (and the median CPU time of the process: on a shared machine the
 wall time depends on the other jobs, the CPU time much less), whether the run
 was certified (a proof: see ``docs/tsvm.rst``), the
-relative gap, the objective, the nodes and the error on U.  Rows are appended to
-``benchmarks/results/tsvm_exact.csv`` with the date, commit and load average.
+relative gap, the objective, the nodes and the error on U (the peers have no
+certificate, gap or nodes).  Rows are appended to ``--csv`` (default
+``benchmarks/results/tsvm_exact.csv``) with the date, commit and load average.
 
 Usage::
 
@@ -89,7 +94,14 @@ def problems(only: str | None):
     return [p for p in out if not only or p[0] in only.split(",")]
 
 
+#: the peers of the exact TSVM (no certificate): fitted by :func:`run_peer`
+PEERS = ("SVC", "LapSVM")
+
+
 def run_one(X, y, yt, params, method, time_limit, seed=0):
+    """One fit of ``ExactTSVM(method=...)``: wall s, CPU s, the model, error on U."""
+    if method in PEERS:
+        return run_peer(X, y, yt, method)
     clf = ExactTSVM(method=method, time_limit=time_limit, random_state=seed, **params)
     t0, c0 = time.perf_counter(), time.process_time()
     with warnings.catch_warnings():
@@ -100,17 +112,54 @@ def run_one(X, y, yt, params, method, time_limit, seed=0):
     return wall, cpu, clf, float(np.mean(clf.transduction_[U] != yt[U]))
 
 
+def run_peer(X, y, yt, method):
+    """One fit of a peer on the same problem: ``SVC()`` on the labeled points or
+    ``LapSVM()`` (defaults) on all of them; wall s, CPU s, the model (None) and
+    the error on U."""
+    from sklearn.svm import SVC
+
+    from semisvm import LapSVM
+
+    U = y == -1
+    t0, c0 = time.perf_counter(), time.process_time()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if method == "SVC":
+            pred = SVC().fit(X[~U], y[~U]).predict(X[U])
+        else:
+            pred = np.asarray(LapSVM().fit(X, y).transduction_)[U]
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    return wall, cpu, None, float(np.mean(pred != yt[U]))
+
+
+def certificate(clf) -> dict:
+    """The certificate columns of a row (empty for a peer)."""
+    if clf is None:
+        return dict(certified="", gap="", objective="", lower_bound="", nodes="")
+    return dict(
+        certified=bool(clf.is_global_optimum_),
+        gap=f"{clf.gap_:.4%}",
+        objective=f"{clf.objective_:.6f}",
+        lower_bound=f"{clf.lower_bound_:.6f}",
+        nodes=clf.n_nodes_,
+    )
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--only", default=None, help="comma-separated problem names")
     p.add_argument(
-        "--methods", default="randomized,branch_and_bound", help="comma-separated"
+        "--methods",
+        default="randomized,branch_and_bound,SVC,LapSVM",
+        help="comma-separated: ExactTSVM's methods and the peers SVC, LapSVM",
     )
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--time-limit", type=float, default=60.0)
     p.add_argument("--note", default="")
     p.add_argument("--no-write", action="store_true")
+    p.add_argument("--csv", default=str(CSV), help="rows appended here")
     args = p.parse_args(argv)
+    path = Path(args.csv)
     machine = cm.machine_description()
     rows = []
     for name, X, y, yt, params in problems(args.only):
@@ -135,11 +184,7 @@ def main(argv=None):
                 "time_s_median": round(float(np.median(times)), 3),
                 "time_s_all": " ".join(f"{t:.2f}" for t in times),
                 "cpu_s_median": round(float(np.median(cpus)), 3),
-                "certified": bool(clf.is_global_optimum_),
-                "gap": f"{clf.gap_:.4%}",
-                "objective": f"{clf.objective_:.6f}",
-                "lower_bound": f"{clf.lower_bound_:.6f}",
-                "nodes": clf.n_nodes_,
+                **certificate(clf),
                 "error_U": round(err, 4),
                 "time_limit": args.time_limit,
                 "note": args.note,
@@ -187,15 +232,15 @@ def main(argv=None):
     if args.no_write:
         return
     old, fields = [], list(FIELDS)
-    if CSV.exists():  # earlier rows keep their cells; new columns widen the header
-        with CSV.open(newline="") as fh:
+    if path.exists():  # earlier rows keep their cells; new columns widen the header
+        with path.open(newline="") as fh:
             rd = csv.DictReader(fh)
             old = list(rd)
             fields = list(rd.fieldnames or []) + [
                 k for k in FIELDS if k not in (rd.fieldnames or [])
             ]
-    CSV.parent.mkdir(parents=True, exist_ok=True)
-    with CSV.open("w", newline="") as fh:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=fields)
         w.writeheader()
         w.writerows(old + rows)
