@@ -46,7 +46,7 @@ STANDARD_FILE = "accuracy_std.csv"
 #: the latest run of the held-out families with every peer in the same run
 HELDOUT_FILE = "accuracy_i27_heldout_s18.csv"
 #: two moons and two circles at 200 ... 100,000 points, one label per class
-SCALE_ACCURACY_FILE = "accuracy_i28_draws10_s8.csv"
+SCALE_ACCURACY_FILE = "accuracy_low_label.csv"
 SCALE_JSONL = HERE / "scale" / "results" / "scale.jsonl"
 
 METHODS = [
