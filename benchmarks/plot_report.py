@@ -10,7 +10,7 @@ JSON lines of ``benchmarks/scale/bench_scale.py``; measures nothing itself.
 * ``docs/_static/bench_time_n.png``: fit time against the number of training
   points (two moons, one label per class, ``SCALE_ACCURACY_FILE``, one run, with the
   peers), and the scale benchmark's total time and peak memory against n
-  (``benchmarks/scale/results/scale.jsonl``).
+  (``benchmarks/scale/results/scale.jsonl``, the run ``SCALE_RUN``, with the peers).
 
 ::
 
@@ -48,6 +48,8 @@ HELDOUT_FILE = "accuracy_i27_heldout_s18.csv"
 #: two moons and two circles at 200 ... 100,000 points, one label per class
 SCALE_ACCURACY_FILE = "accuracy_low_label.csv"
 SCALE_JSONL = HERE / "scale" / "results" / "scale.jsonl"
+#: the scale benchmark's run the plots draw (its ``stamp`` in ``SCALE_JSONL``)
+SCALE_RUN = "2026-11-28 17:58 UTC"
 
 METHODS = [
     "LapSVM",
@@ -298,16 +300,30 @@ def plot_time(sa: pd.DataFrame, path: Path) -> None:
     )
     ax.legend(fontsize=8)
     rows = [json.loads(ln) for ln in SCALE_JSONL.read_text().splitlines() if ln.strip()]
-    sc = pd.DataFrame([r for r in rows if r.get("data") == "moons" and r.get("method")])
+    sc = pd.DataFrame(
+        [
+            r
+            for r in rows
+            if r.get("stamp") == SCALE_RUN
+            and r.get("data") == "moons"
+            and "t_total" in r
+        ]
+    )
     names = {
+        "auto": "LapSVM()",
         "dense": "LapSVM, dense K",
         "nystroem": "LapSVM, Nyström",
-        "labelspreading": "LabelSpreading(kernel='knn')",
+        "labelspreading": LABELS["LabelSpreading-knn"],
+        "poisson": "Poisson learning (graphlearning)",
+        "svc": LABELS["SVC"],
     }
     styles = {
+        "auto": STYLE["LapSVM"],
         "dense": dict(color="C3", marker="o"),
         "nystroem": dict(color="C3", marker="s", ls="--"),
-        "labelspreading": dict(color="C2", marker="D"),
+        "labelspreading": STYLE["LabelSpreading-knn"],
+        "poisson": STYLE["Poisson-gl"],
+        "svc": STYLE["SVC"],
     }
     for meth, c in sc.groupby("method"):
         c = c.sort_values("n")
@@ -316,7 +332,7 @@ def plot_time(sa: pd.DataFrame, path: Path) -> None:
     axes[1].set(
         title="Scale benchmark, two moons, 50 labels: total time",
         xlabel="points n",
-        ylabel="seconds (loaded machine)",
+        ylabel="seconds (one BLAS thread, shared machine)",
     )
     axes[2].set(title="peak memory", xlabel="points n", ylabel="peak RSS (GiB)")
     axes[1].legend(fontsize=8)
