@@ -17,7 +17,7 @@ The study prepares the default fit (its graph, its weights chosen by the
 block operator, applies the estimator's class balance to the outputs and
 reports the error on the unlabeled points and the solve time.  Data: full USPS
 with ``--copies`` deformed copies of every image (``bench_peers.deformed_usps``;
-0: USPS itself), 5 labels per class, draw 0.
+0: USPS itself), ``--per-class`` labels per class, label draw ``--draw``.
 
     python benchmarks/studies/study_block_residual.py --copies 1 --block-sizes 1 100 300 --dense
 """
@@ -105,6 +105,8 @@ def main() -> None:
     ap.add_argument("--m", type=int, default=0, help="landmarks (0: the default)")
     ap.add_argument("--block-sizes", type=int, nargs="+", default=[1, 100, 300])
     ap.add_argument("--dense", action="store_true", help="also solve on the dense K")
+    ap.add_argument("--per-class", type=int, default=5, help="labels per class")
+    ap.add_argument("--draw", type=int, default=0)
     args = ap.parse_args()
     from sklearn.metrics.pairwise import rbf_kernel
     from threadpoolctl import threadpool_limits
@@ -121,7 +123,7 @@ def main() -> None:
     if args.copies:
         X, y = bp.deformed_usps(X, y, copies=args.copies)
     X = np.asarray(X, dtype=np.float64)
-    lab = bp.draw_labels(y, 5, 0)
+    lab = bp.draw_labels(y, args.per_class, args.draw)
     yy = np.full(y.size, -1)
     yy[lab] = y[lab]
     unl = np.setdiff1d(np.arange(y.size), lab)
