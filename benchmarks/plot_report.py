@@ -4,8 +4,8 @@ Reads the per-draw CSV files of ``benchmarks/accuracy/bench_accuracy.py`` and th
 JSON lines of ``benchmarks/scale/bench_scale.py``; measures nothing itself.
 
 * ``docs/_static/bench_accuracy_labels.png``: error on the unlabeled points against
-  labels per class, ``LapSVM()`` and the peers: full USPS (the latest figure of each
-  method and setting in ``USPS_FILES``) and the mean over the standard families
+  labels per class, ``LapSVM()`` and the peers: full USPS (``PEERS_FILE``, the run
+  ``PEERS_RUN`` of ``bench_peers.py``) and the mean over the standard families
   (``STANDARD_FILE``, one run);
 * ``docs/_static/bench_time_n.png``: fit time against the number of training
   points (two moons, one label per class, ``SCALE_ACCURACY_FILE``, one run, with the
@@ -33,14 +33,17 @@ ROOT = HERE.parent
 RESULTS = HERE / "results"
 OUT = ROOT / "docs" / "_static"
 
-#: runs with full USPS rows, oldest first (the latest file holding a (setting,
-#: method) gives its figure)
-USPS_FILES = [
-    "accuracy_i27_usps.csv",
-    "accuracy_i28_usps.csv",
-    "accuracy_i28_usps1_s9.csv",
-    "accuracy_i27_graded_std.csv",
-]
+#: full USPS at 1 / 5 / 10 labels per class, every method in one run
+#: (``benchmarks/bench_peers.py``; BENCHMARKS.md's table)
+PEERS_FILE = "peers.csv"
+#: the run of ``PEERS_FILE`` the plot draws (its time stamp)
+PEERS_RUN = "2026-11-28 12:27 UTC"
+#: bench_peers' method names -> bench_accuracy's
+PEERS_METHODS = {
+    "Poisson": "Poisson-gl",
+    "Laplace": "Laplace-gl",
+    "LabelSpreading": "LabelSpreading-knn",
+}
 #: the latest run of the standard families with every peer in the same run
 STANDARD_FILE = "accuracy_std.csv"
 #: the latest run of the held-out families with every peer in the same run
@@ -106,16 +109,17 @@ def read(name: str) -> pd.DataFrame:
     return d
 
 
-def latest(files: list[str], dataset: str) -> pd.DataFrame:
-    """Rows of ``dataset``; per (setting, method) those of the last file holding it."""
-    keep = {}
-    for name in files:
-        d = read(name)
-        d = d[d["dataset"] == dataset]
-        for key, rows in d.groupby(["setting", "method"]):
-            if rows["err_unlabeled"].notna().any():
-                keep[key] = rows
-    return pd.concat(keep.values(), ignore_index=True)
+def read_peers(run: str = PEERS_RUN) -> pd.DataFrame:
+    """The full-USPS rows of one ``bench_peers.py`` run, in the accuracy files'
+    columns (``dataset='usps_full'``, ``setting='k/class'``)."""
+    cols = ["stamp", "commit", "family", "draw", "method", "err_unlabeled", "fit_time"]
+    d = pd.read_csv(RESULTS / PEERS_FILE, header=None, names=cols)
+    d = d[(d.stamp == run) & d.family.str.fullmatch(r"usps\d+")].copy()
+    d["dataset"] = "usps_full"
+    d["setting"] = d.family.str[4:] + "/class"
+    d["method"] = d.method.replace(PEERS_METHODS)
+    d["file"] = PEERS_FILE
+    return d
 
 
 def cell_stats(d: pd.DataFrame) -> pd.DataFrame:
@@ -249,7 +253,7 @@ def plot_accuracy(usps: pd.DataFrame, std: pd.DataFrame, path: Path) -> None:
         if len(c):
             ax.plot(c.k, c.err, label=LABELS[m], **STYLE[m])
     ax.set(
-        title="Full USPS (train part, 7,291 points, 10 classes)",
+        title="Full USPS (9,298 points, 10 classes; 3 draws, one run)",
         xlabel="labels per class",
         ylabel="error on the unlabeled points (%)",
         xticks=[1, 5, 10],
@@ -348,7 +352,7 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
 
-    usps = cell_stats(latest(USPS_FILES, "usps_full"))
+    usps = cell_stats(read_peers())
     std = cell_stats(read(STANDARD_FILE))
     std = std[std.dataset != "usps_full"]
     held = cell_stats(read(HELDOUT_FILE))
@@ -359,7 +363,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"wrote {out / 'bench_accuracy_labels.png'} and {out / 'bench_time_n.png'}")
 
     if args.tables:
-        for name in USPS_FILES + [STANDARD_FILE, HELDOUT_FILE, SCALE_ACCURACY_FILE]:
+        for name in [STANDARD_FILE, HELDOUT_FILE, SCALE_ACCURACY_FILE]:
             print(f"- {name}: {provenance(name)}")
         print("\n## Full USPS\n\n" + usps_table(usps))
         print("\n## Standard families\n\n" + per_cell_table(std, METHODS))
