@@ -1,5 +1,6 @@
 """Kernels and the operator interface the solvers use."""
 
+from ._blocks import BlockResidualOperator, kmeans_blocks
 from ._deformed import deformed_gram
 from ._fitc import FITCOperator, kernel_diagonal
 from ._kernels import (
@@ -22,6 +23,8 @@ from ._operators import (
 from ._streamed import StreamedKernelOperator
 
 __all__ = [
+    "BlockResidualOperator",
+    "kmeans_blocks",
     "deformed_gram",
     "FITCOperator",
     "kernel_diagonal",

@@ -1,0 +1,183 @@
+r"""The Nyström kernel with the exact kernel on blocks of nearby points (PIC).
+
+With the Nyström factor :math:`\Phi` of m landmarks (:class:`NystroemFactor`) and
+a partition of the training points into blocks :math:`B_1, \dots, B_q`,
+
+.. math::
+    \hat K = \Phi\Phi^T + \operatorname{blockdiag}_k\big(K_{B_kB_k}
+             - \Phi_{B_k}\Phi_{B_k}^T\big),
+
+the partially independent conditional approximation of sparse Gaussian
+processes (PIC; Snelson & Ghahramani, AISTATS 2007): the exact kernel between
+points of one block, the landmarks' low-rank kernel between blocks.  It is
+positive semi-definite: each block is a principal submatrix of the Schur
+complement :math:`K - \Phi\Phi^T \succeq 0`.  FITC (:mod:`._fitc`) is the case
+of one point per block; one block holding every point gives K.  The blocks are
+k-means clusters of X, so that a point's near neighbours -- the kernel values
+the low-rank part underestimates most, and the ones the graph term ties
+together -- tend to share its block.  A product costs :math:`2nm + \sum_k
+|B_k|^2` per column.
+
+A new point x takes the block of its nearest centre:
+:math:`\hat k(x, x_j) = \Phi(x)\Phi_j^T + [j \in B(x)]\,(k(x, x_j) -
+\Phi(x)\Phi_j^T)` (PIC's predictive kernel), which for a training point gives
+its row of :math:`\hat K`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ._kernels import kernel_matrix
+from ._nystroem import NystroemFactor, thin_product
+from ._operators import single_blas_thread
+
+__all__ = ["BlockResidualOperator", "kmeans_blocks"]
+
+
+def kmeans_blocks(
+    X: Any, block_size: int, random_state: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
+    """Centres and block index of every row of X: mini-batch k-means with
+    ``n // block_size`` clusters (at least one), each row in the block of its
+    nearest centre.  The same X and seed give the same blocks."""
+    from sklearn.cluster import MiniBatchKMeans
+
+    n = X.shape[0]
+    k = max(1, n // max(int(block_size), 1))
+    if k == 1:
+        centre = np.asarray(X.mean(axis=0), dtype=np.float64).reshape(1, -1)
+        return centre, np.zeros(n, dtype=np.intp)
+    km = MiniBatchKMeans(
+        n_clusters=k, random_state=random_state, n_init=1, batch_size=4096
+    ).fit(X)
+    return km.cluster_centers_, np.asarray(km.predict(X), dtype=np.intp)
+
+
+def _nearest(X: Any, centres: np.ndarray) -> np.ndarray:
+    from sklearn.metrics import pairwise_distances_argmin
+
+    return np.asarray(pairwise_distances_argmin(X, centres), dtype=np.intp)
+
+
+class BlockResidualOperator:
+    r"""The operator :math:`\hat K = \Phi\Phi^T + \operatorname{blockdiag}(K_{BB} -
+    \Phi_B\Phi_B^T)` (module docstring).
+
+    Parameters
+    ----------
+    factor : NystroemFactor
+        Fitted on the training points X.
+    X : {array-like, sparse matrix} of shape (n, d)
+        The training points (kept for the blocks' kernel at new points).
+    block_size : int, default=300
+        Mean points per block: ``n // block_size`` k-means clusters.
+    random_state : int, default=0
+
+    Attributes
+    ----------
+    centres_ : ndarray of shape (q, d)
+    block_of_ : ndarray of int of shape (n,)
+    blocks_ : list of ndarray of int
+        The rows of each nonempty block.
+    residuals_ : list of ndarray
+        :math:`K_{BB} - \Phi_B\Phi_B^T` per block (float64, symmetric).
+    """
+
+    def __init__(
+        self,
+        factor: NystroemFactor,
+        X: Any,
+        *,
+        block_size: int = 300,
+        random_state: int = 0,
+    ) -> None:
+        self.factor = factor
+        self.Phi = factor.features_
+        n = self.Phi.shape[0]
+        if X.shape[0] != n:
+            raise ValueError(f"X has {X.shape[0]} rows; the factor has {n}.")
+        self.X = X
+        self.centres_, self.block_of_ = kmeans_blocks(X, block_size, random_state)
+        self.blocks_ = [
+            B
+            for B in (
+                np.flatnonzero(self.block_of_ == c) for c in range(len(self.centres_))
+            )
+            if B.size
+        ]
+        self._position = np.empty(n, dtype=np.intp)
+        self._index = np.full(len(self.centres_), -1, dtype=np.intp)
+        self.residuals_ = []
+        for k, B in enumerate(self.blocks_):
+            self._position[B] = np.arange(B.size)
+            self._index[self.block_of_[B[0]]] = k
+            P = self.Phi[B].astype(np.float64)
+            R = self._kernel(X[B], X[B]) - P @ P.T
+            self.residuals_.append(0.5 * (R + R.T))
+        self.shape = (n, n)
+        self.dtype = np.dtype(np.float64)
+        self.n_products = 0
+
+    def _kernel(self, A: Any, B: Any) -> np.ndarray:
+        f = self.factor
+        return np.asarray(
+            kernel_matrix(
+                A,
+                B,
+                kernel=f.kernel,
+                gamma=f.gamma,
+                degree=f.degree,
+                coef0=f.coef0,
+                kernel_params=f.kernel_params,
+            ),
+            dtype=np.float64,
+        )
+
+    def __matmul__(self, V: np.ndarray) -> np.ndarray:
+        V = np.asarray(V, dtype=np.float64)
+        self.n_products += 1 if V.ndim == 1 else V.shape[1]
+        with single_blas_thread():
+            out = thin_product(self.Phi, V)
+            for B, R in zip(self.blocks_, self.residuals_, strict=True):
+                out[B] += R @ V[B]
+        return out
+
+    def rows(self, idx: Any) -> np.ndarray:
+        r"""Rows ``idx`` of :math:`\hat K` (float64)."""
+        idx = np.asarray(idx, dtype=np.intp)
+        out = np.asarray(self.Phi[idx] @ self.Phi.T, dtype=np.float64)
+        for r, i in enumerate(idx):
+            k = self._index[self.block_of_[i]]
+            out[r, self.blocks_[k]] += self.residuals_[k][self._position[i]]
+        return out
+
+    def cross(self, X: Any) -> np.ndarray:
+        r""":math:`\hat k(x, x_j)` for new points x (each in the block of its
+        nearest centre; float64)."""
+        out = np.asarray(self.factor.transform(X) @ self.Phi.T, dtype=np.float64)
+        near = _nearest(X, self.centres_)
+        for c in np.unique(near):
+            k = self._index[c]
+            if k < 0:  # an empty block: the low-rank part only
+                continue
+            rows = np.flatnonzero(near == c)
+            B = self.blocks_[k]
+            # low rank plus the residual on the block: the exact kernel there
+            out[np.ix_(rows, B)] = self._kernel(X[rows], self.X[B])
+        return out
+
+    def diagonal(self) -> np.ndarray:
+        d = np.einsum("ij,ij->i", self.Phi, self.Phi, dtype=np.float64)
+        for B, R in zip(self.blocks_, self.residuals_, strict=True):
+            d[B] += np.diag(R)
+        return d
+
+    def toarray(self) -> np.ndarray:
+        P = self.Phi.astype(np.float64)
+        K = P @ P.T
+        for B, R in zip(self.blocks_, self.residuals_, strict=True):
+            K[np.ix_(B, B)] += R
+        return K
