@@ -1322,11 +1322,11 @@ _CV_DOC = r"""
     ``gamma_i=1``, the default width and ``n_neighbors``, always in the default
     grid) is chosen whenever its loss is within one standard error (over the
     folds) of the best.  The chosen candidate is refitted on all the data with
-    the plain estimator, with the same check against the labels-only models.  Cost (digits, n = 1,797, 10 classes, 5 labels per
-    class, the default 75 candidates x 5 folds, ``cv=5``): LapRLSCV with
-    ``solver='direct'`` 6.9 s, LapSVMCV with ``solver='newton'`` 10.7 s (one
-    default LapSVM fit: 2.2 s); without the shared factorizations LapRLSCV took
-    101 s.
+    the plain estimator, with the same check against the labels-only models.
+    Cost (digits, n = 1,797, 10 classes, 5 labels per class, the default 75
+    candidates x 5 folds, ``cv=5``): LapRLSCV with ``solver='direct'`` 6.9 s,
+    LapSVMCV with ``solver='newton'`` 10.7 s (one default LapSVM fit: 2.2 s);
+    without the shared factorizations LapRLSCV took 101 s.
 
     With fewer than five labeled points in some class (two are the minimum of any
     cross-validation, and below five the held-out labels rank the candidates

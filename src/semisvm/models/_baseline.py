@@ -23,8 +23,8 @@ model.  The check runs where the regularization rule judges the graph (at least
 fewer labels cannot tell a leave-one-out error of the graph model from its
 strength) and ``gamma_a`` or ``gamma_i`` is ``"auto"``: numbers given by the
 user are kept (option ``labels_only_check``: ``'always'`` checks them too, as
-the refit of the cross-validated estimators does; ``None`` never checks).  This is the
-promise of safe semi-supervised learning (Li & Zhou, S4VM, TPAMI 2015: "never
+the refit of the cross-validated estimators does; ``None`` never checks).
+This is the promise of safe semi-supervised learning (Li & Zhou, S4VM, TPAMI 2015: "never
 significantly inferior to the supervised SVM") made on the labels' own evidence.
 """
 
