@@ -98,3 +98,111 @@ def test_lapsvm_pcg_on_the_operator_reaches_the_direct_solve_on_its_matrix():
     np.testing.assert_allclose(
         dense @ got.alpha + got.b, dense @ ref.alpha + ref.b, atol=1e-4
     )
+
+
+def test_decision_model_is_the_operators_cross_kernel_times_alpha():
+    op = BlockResidualOperator(_factor(), X, block_size=40)
+    A = rng.normal(size=(X.shape[0], 3))
+    f = op.decision_model(A)
+    Xt = np.r_[X[:9], rng.normal(size=(20, 3)) * 2.0]
+    # brute force: the PIC kernel row of each point (exact within the block of
+    # its nearest centre, the landmarks' kernel elsewhere) times alpha
+    np.testing.assert_allclose(f(Xt), op.cross(Xt) @ A, rtol=1e-4, atol=1e-5)
+    # at training points: the rows of the operator
+    np.testing.assert_allclose(f(X[:9]), op.toarray()[:9] @ A, rtol=1e-4, atol=1e-5)
+
+
+def test_fitted_model_is_the_laprls_optimum_on_the_explicit_kernel():
+    from semisvm import LapRLS, SolverOptions
+    from semisvm.datasets import make_two_moons
+    from semisvm.models._params import fit_params
+    from semisvm.models._problem import prepare_problem
+
+    Xm, y, _ = make_two_moons(300, noise=0.1, n_labeled_per_class=3, random_state=0)
+    est = LapRLS(
+        gamma_a=1e-2,
+        gamma_i=1e-1,
+        solver="pcg",
+        tol=1e-8,
+        max_iter=5000,
+        early_stopping=None,
+        options=SolverOptions(
+            kernel_approximation="blocks",
+            n_components=30,
+            block_size=50,
+            graph_width=None,
+        ),
+    ).fit(Xm, y)
+    assert est.kernel_operator_ == "blocks" and est.n_components_ == 30
+    # the reference: the direct solve of Eq. 15 on the explicit n x n K_hat, the
+    # same graph
+    problem = prepare_problem(Xm, y, fit_params(est))
+    op = problem.ops.K
+    assert isinstance(op, BlockResidualOperator) and len(op.blocks_) == 6
+    ref = laprls_direct(
+        op.toarray(),
+        problem.targets.Y,
+        L=problem.ops.L,
+        gamma_a=est.gamma_a_,
+        gamma_i=est.gamma_i_,
+        intrinsic_bias=True,
+    )
+    np.testing.assert_allclose(est.objective_, ref.objective[0], rtol=1e-6)
+    np.testing.assert_allclose(est.dual_coef_, ref.alpha, rtol=1e-4, atol=1e-6)
+    # prediction: k_hat(x, X) alpha + b, at training rows and at new points
+    Xt = np.r_[Xm[:7], Xm[:7] + 0.05]
+    expect = (op.cross(Xt) @ ref.alpha)[:, 0] + est.intercept_[0]
+    np.testing.assert_allclose(est.decision_function(Xt), expect, rtol=1e-4, atol=1e-5)
+    F = est.decision_function(Xm)
+    pred = est.classes_[(F > 0).astype(int)]
+    unl = y == -1
+    np.testing.assert_array_equal(pred[unl], est.transduction_[unl])
+
+
+def test_blocks_keep_the_dense_accuracy_on_ten_classes():
+    from sklearn.datasets import load_digits
+
+    from semisvm import LapRLS, SolverOptions
+
+    Xd, yd = load_digits(return_X_y=True)
+    Xd = Xd / 16.0
+    r = np.random.default_rng(0)
+    lab = np.concatenate(
+        [r.choice(np.flatnonzero(yd == c), 3, replace=False) for c in range(10)]
+    )
+    y = np.full(yd.size, -1)
+    y[lab] = yd[lab]
+    unl = y == -1
+    err = {}
+    for ka in ("dense", "nystroem", "blocks"):
+        clf = LapRLS(
+            gamma_a=1e-4,
+            gamma_i=1.0,
+            options=SolverOptions(
+                kernel_approximation=ka, n_components=150, block_size=200
+            ),
+        ).fit(Xd, y)
+        err[ka] = np.mean(clf.transduction_[unl] != yd[unl])
+        if ka == "blocks":
+            # the model predicts its own transduction at the training points
+            np.testing.assert_array_equal(clf.predict(Xd)[unl], clf.transduction_[unl])
+    assert err["blocks"] <= err["dense"] + 0.005
+    assert err["nystroem"] >= err["blocks"] + 0.03
+
+
+def test_blocks_need_pcg_and_features():
+    import pytest
+
+    from semisvm import LapSVM, SolverOptions
+    from semisvm.datasets import make_two_moons
+
+    Xm, y, _ = make_two_moons(200, noise=0.1, n_labeled_per_class=3, random_state=0)
+    opts = SolverOptions(kernel_approximation="blocks")
+    with pytest.raises(ValueError, match="kernel_approximation='blocks'.*solver='pcg'"):
+        LapSVM(solver="newton", options=opts).fit(Xm, y)
+    with pytest.raises(ValueError, match="kernel_approximation='blocks'.*precomputed"):
+        LapSVM(kernel="precomputed", options=opts).fit(Xm @ Xm.T, y)
+    with pytest.raises(ValueError, match="block_size"):
+        LapSVM(options=SolverOptions(kernel_approximation="blocks", block_size=0)).fit(
+            Xm, y
+        )

@@ -30,11 +30,12 @@ from typing import Any
 
 import numpy as np
 
+from .._memory import block_rows
 from ._kernels import kernel_matrix
-from ._nystroem import NystroemFactor, thin_product
+from ._nystroem import NystroemFactor, accurate_thin_product, thin_product
 from ._operators import single_blas_thread
 
-__all__ = ["BlockResidualOperator", "kmeans_blocks"]
+__all__ = ["BlockDecision", "BlockResidualOperator", "kmeans_blocks"]
 
 
 def kmeans_blocks(
@@ -145,6 +146,13 @@ class BlockResidualOperator:
                 out[B] += R @ V[B]
         return out
 
+    def accurate_matmul(self, V: np.ndarray) -> np.ndarray:
+        """The product in float64 throughout (the PCG's stopping checks)."""
+        out = accurate_thin_product(self.Phi, V)
+        for B, R in zip(self.blocks_, self.residuals_, strict=True):
+            out[B] += R @ np.asarray(V, dtype=np.float64)[B]
+        return out
+
     def rows(self, idx: Any) -> np.ndarray:
         r"""Rows ``idx`` of :math:`\hat K` (float64)."""
         idx = np.asarray(idx, dtype=np.intp)
@@ -181,3 +189,93 @@ class BlockResidualOperator:
         for B, R in zip(self.blocks_, self.residuals_, strict=True):
             K[np.ix_(B, B)] += R
         return K
+
+    def decision_model(self, alpha: np.ndarray) -> BlockDecision:
+        r""":math:`f(x) = \hat k(x, X)\alpha` at new points, without K:
+        :class:`BlockDecision` of the coefficients ``alpha`` (n, C)."""
+        return BlockDecision(self, alpha)
+
+
+class BlockDecision:
+    r"""The predictive function :math:`f(x) = \hat k(x, X)\alpha` of the block
+    operator, evaluated without the n-column kernel rows.
+
+    With :math:`\Phi(x) = k(x, Z)T` and :math:`B = B(x)` the block of the
+    nearest centre,
+
+    .. math::
+        f(x) = k(x, Z)\,\beta_B + k(x, X_B)\,\alpha_B, \qquad
+        \beta_B = T\big(\Phi^T\alpha - \Phi_B^T\alpha_B\big),
+
+    so a point costs :math:`O((m + |B|) d)` kernel values: the landmarks' and
+    its block's.  At a training point it is that point's row of :math:`\hat K`
+    times :math:`\alpha` (its nearest centre is its block's).
+
+    Parameters
+    ----------
+    operator : BlockResidualOperator
+    alpha : ndarray of shape (n,) or (n, C)
+
+    Attributes
+    ----------
+    landmarks_ : ndarray of shape (m, d)
+    centres_ : ndarray of shape (q, d)
+    beta_ : ndarray of shape (q, m, C)
+        :math:`\beta_B` of every centre's block (:math:`T\Phi^T\alpha` for an
+        empty block).
+    """
+
+    def __init__(self, operator: BlockResidualOperator, alpha: np.ndarray) -> None:
+        A = np.asarray(alpha, dtype=np.float64)
+        A = A[:, None] if A.ndim == 1 else A
+        if A.shape[0] != operator.shape[0]:
+            raise ValueError(
+                f"alpha has {A.shape[0]} rows; the operator has {operator.shape[0]}."
+            )
+        f = operator.factor
+        self.kernel_params = dict(
+            kernel=f.kernel,
+            gamma=f.gamma,
+            degree=f.degree,
+            coef0=f.coef0,
+            kernel_params=f.kernel_params,
+        )
+        self.landmarks_ = f.landmarks_
+        self.centres_ = operator.centres_
+        self.X = operator.X
+        Phi = operator.Phi
+        eta = Phi.T.astype(np.float64) @ A
+        T = np.asarray(f.components_, dtype=np.float64)
+        q = len(operator.centres_)
+        self.beta_ = np.repeat((T @ eta)[None], q, axis=0)
+        self.blocks_: list[np.ndarray] = [np.empty(0, dtype=np.intp)] * q
+        self.alpha_: list[np.ndarray] = [np.empty((0, A.shape[1]))] * q
+        for B in operator.blocks_:
+            c = int(operator.block_of_[B[0]])
+            self.blocks_[c] = B
+            self.alpha_[c] = A[B]
+            # the landmarks' share of the block's own points removed
+            self.beta_[c] -= T @ (Phi[B].astype(np.float64).T @ A[B])
+        self.n_outputs = A.shape[1]
+
+    def __call__(self, X: Any) -> np.ndarray:
+        """:math:`f(x)` for the rows of X, shape (n_rows, C) (float64)."""
+        n = X.shape[0]
+        out = np.empty((n, self.n_outputs))
+        m = self.landmarks_.shape[0]
+        rows = block_rows(max(m, 1), 8, cap_bytes=64 * 2**20, n_rows=n)
+        for s in range(0, n, rows):
+            Xs = X[s : s + rows]
+            KZ = self._kernel(Xs, self.landmarks_)
+            near = _nearest(Xs, self.centres_)
+            for c in np.unique(near):
+                r = np.flatnonzero(near == c)
+                F = KZ[r] @ self.beta_[c]
+                B = self.blocks_[c]
+                if B.size:
+                    F += self._kernel(Xs[r], self.X[B]) @ self.alpha_[c]
+                out[s + r] = F
+        return out
+
+    def _kernel(self, A: Any, B: Any) -> np.ndarray:
+        return np.asarray(kernel_matrix(A, B, **self.kernel_params), dtype=np.float64)

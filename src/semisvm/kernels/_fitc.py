@@ -31,7 +31,7 @@ import numpy as np
 
 from .._memory import block_rows
 from ._kernels import kernel_matrix, row_norms_sq
-from ._nystroem import NystroemFactor, thin_product
+from ._nystroem import NystroemFactor, accurate_thin_product, thin_product
 from ._operators import single_blas_thread
 
 __all__ = ["FITCOperator", "kernel_diagonal"]
@@ -121,6 +121,12 @@ class FITCOperator:
             return low + self.residual_ * V
         low += self.residual_[:, None] * V
         return low
+
+    def accurate_matmul(self, V: np.ndarray) -> np.ndarray:
+        """The product in float64 throughout (the PCG's stopping checks)."""
+        V = np.asarray(V, dtype=np.float64)
+        d = self.residual_ if V.ndim == 1 else self.residual_[:, None]
+        return accurate_thin_product(self.Phi, V) + d * V
 
     def rows(self, idx: Any) -> np.ndarray:
         r"""Rows ``idx`` of :math:`\hat K` (float64)."""

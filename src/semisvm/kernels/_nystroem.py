@@ -292,6 +292,23 @@ def thin_product(P: np.ndarray, V: np.ndarray) -> np.ndarray:
     return block
 
 
+def accurate_thin_product(P: np.ndarray, V: np.ndarray) -> np.ndarray:
+    r""":math:`P(P^TV)` accumulated in float64 for a float32 P (row blocks of P
+    converted; bounded memory): the product of the matrix the float32 factor
+    defines, for the solvers' stopping checks (:func:`thin_product` rounds V
+    to float32)."""
+    V = np.asarray(V, dtype=np.float64)
+    V2 = V[:, None] if V.ndim == 1 else V
+    rows = block_rows(P.shape[1], 8, cap_bytes=64 * 2**20, n_rows=P.shape[0])
+    W = np.zeros((P.shape[1], V2.shape[1]))
+    for s in range(0, P.shape[0], rows):
+        W += P[s : s + rows].astype(np.float64).T @ V2[s : s + rows]
+    out = np.empty(V2.shape)
+    for s in range(0, P.shape[0], rows):
+        out[s : s + rows] = P[s : s + rows].astype(np.float64) @ W
+    return out[:, 0] if V.ndim == 1 else out
+
+
 def _gram(Phi: np.ndarray) -> np.ndarray:
     r""":math:`\Phi^T\Phi` in float64, accumulated over row blocks."""
     r = Phi.shape[1]

@@ -286,6 +286,7 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
         "graph_method_",
         "n_components_",
         "cluster_plan_",
+        "block_decision_",
     )
 
     def _store(self, model: Any, t_fit: float, cluster_plan: dict | None = None) -> Any:
@@ -341,6 +342,9 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
                 f"and the {self.dual_coef_.shape[0]} training points; got shape "
                 f"{X.shape}."
             )
+        block_decision = getattr(self, "block_decision_", None)
+        if block_decision is not None:  # kernel_approximation='blocks'
+            return block_decision(X) + self.intercept_
         centers = getattr(self, "landmarks_", None)
         if centers is None:
             centers = self.X_fit_

@@ -130,7 +130,7 @@ def graph_width_applies(problem: Any, model: Any, params: Any) -> bool:
         and params.graph_weight == "auto"
         and problem.adjacency is None
         and params.kernel != "precomputed"
-        and problem.kind in ("dense", "nystroem", "fitc")
+        and problem.kind in ("dense", "nystroem", "fitc", "blocks")
         and float(model["gamma_i_"]) > 0
         and problem.targets.fewest_labels <= MAX_LABELS_PER_CLASS
         and X.shape[0] > params.n_neighbors + 1
@@ -186,7 +186,7 @@ def choose_graph_width(problem: Any, model: Any, params: Any) -> Any:
             np.hstack([rows, ind]),
         )
     width = heat_width(X, k, neighbors=nb)
-    landmarked = problem.kind in ("nystroem", "fitc")
+    landmarked = problem.kind in ("nystroem", "fitc", "blocks")
     ladder = NYSTROEM_NARROW_HEATS if landmarked else NARROW_HEATS
     # the reference graph, in coordinates once for every cut below
     W = sp.coo_array(knn_graph(X, k, weight="heat", neighbors=nb))
@@ -289,7 +289,7 @@ def _fit_narrow(problem: Any, model: Any, params: Any, W: Any, info: dict) -> An
     from ._problem import prepare_problem
 
     opts = params.options.replace(heat_t=info["narrow_heat_t"], graph_width=None)
-    if problem.kind in ("nystroem", "fitc"):
+    if problem.kind in ("nystroem", "fitc", "blocks"):
         # k-means landmarks: their density ~ p^(d/(d+2)) covers the sparse gap
         # the narrow model's boundary runs through better than random rows
         opts = opts.replace(landmarks="kmeans")
@@ -300,7 +300,7 @@ def _fit_narrow(problem: Any, model: Any, params: Any, W: Any, info: dict) -> An
         # (taken in a fixed sample) times the graph's length ratio rho; on the
         # Nystroem operator at most the graph's narrowing (length x NARROW_HEAT):
         # its landmarks resolve the sample's scale
-        if problem.kind in ("nystroem", "fitc"):
+        if problem.kind in ("nystroem", "fitc", "blocks"):
             rho = min(rho, NARROW_HEAT**-2)
         info["narrow_gamma"] = float(model["gamma_"]) * rho
         changes["gamma"] = info["narrow_gamma"]

@@ -17,7 +17,12 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
 from .._validation import resolve_seed
-from ..kernels import FITCOperator, NystroemFactor, as_operator
+from ..kernels import (
+    BlockResidualOperator,
+    FITCOperator,
+    NystroemFactor,
+    as_operator,
+)
 from ..kernels._distributed import DistributedNystroemFactor
 from ._adaptive import adapt_outputs, paper_regularization, prior_reading_applies
 from ._autoreg import select_regularization
@@ -384,6 +389,12 @@ def _outputs(problem, params, res, K, graph_L, reading, times) -> dict:
         attrs["landmarks_"] = K.factor.landmarks_
         attrs["n_components_"] = K.factor.landmarks_.shape[0]
         F = np.asarray(K @ res.alpha) + res.b
+    elif isinstance(K, BlockResidualOperator):
+        # coefficients over the training points; new points take the block of
+        # their nearest centre (semisvm.kernels._blocks.BlockDecision)
+        attrs["block_decision_"] = K.decision_model(res.alpha)
+        attrs["n_components_"] = K.factor.landmarks_.shape[0]
+        F = np.asarray(K @ res.alpha).reshape(K.shape[0], -1) + res.b
     else:
         F = np.asarray(as_operator(K) @ res.alpha) + res.b
     times["transduction"] = time.perf_counter() - t0

@@ -33,7 +33,7 @@ from ..kernels._nystroem import LANDMARK_METHODS
 __all__ = ["SolverOptions", "OPTION_CONSTRAINTS", "resolved_options"]
 
 #: the kernel operators (:mod:`semisvm.models._scale`) and kNN searches
-KERNEL_APPROXIMATIONS = ("auto", "dense", "streamed", "nystroem", "fitc")
+KERNEL_APPROXIMATIONS = ("auto", "dense", "streamed", "nystroem", "fitc", "blocks")
 GRAPH_METHODS = ("auto", "exact", "approx")
 
 #: every option and its default (the order of the constructor)
@@ -62,6 +62,7 @@ OPTION_DEFAULTS: dict[str, Any] = {
     # scale: kernel operator, Nyström, neighbour search
     "kernel_approximation": "auto",
     "n_components": None,
+    "block_size": 300,
     "landmarks": "uniform",
     "graph_method": "auto",
     "graph_pca": "auto",
@@ -91,6 +92,7 @@ OPTION_CONSTRAINTS: dict[str, list] = {
     "record_history": ["boolean"],
     "kernel_approximation": [Options(KERNEL_APPROXIMATIONS)],
     "n_components": [None, Interval(numbers.Integral, 1, None)],
+    "block_size": [Interval(numbers.Integral, 1, None)],
     "landmarks": [Options(LANDMARK_METHODS)],
     "graph_method": [Options(GRAPH_METHODS)],
     "graph_pca": [None, Options(("auto",)), Interval(numbers.Integral, 1, None)],
@@ -249,7 +251,7 @@ class SolverOptions:
         Start PCG above 2,000 points from the exact optimum over coefficients
         on landmarks (:func:`semisvm.solvers._coarse.coarse_start`) when the
         graph term is on and the loss unweighted; ``False``: from zero.
-    kernel_approximation : {'auto', 'dense', 'streamed', 'nystroem', 'fitc'}, default='auto'
+    kernel_approximation : {'auto', 'dense', 'streamed', 'nystroem', 'fitc', 'blocks'}, default='auto'
         How K is held (:mod:`semisvm.models._scale`).  ``'dense'``: the n x n
         matrix (every solver); ``'streamed'``: exact products tile by tile, K never
         stored (``solver='pcg'`` only); ``'nystroem'``: :math:`K\approx\Phi\Phi^T`
@@ -259,7 +261,10 @@ class SolverOptions:
         stopping unused; ``'fitc'``: the Nyström kernel plus its exact diagonal,
         :math:`K\approx\Phi\Phi^T + \operatorname{diag}(k(x_i,x_i) - \|\Phi_i\|^2)`
         (:mod:`semisvm.kernels._fitc`: full rank, products in O(n m), the dense
-        model's accuracy on many classes; ``solver='pcg'``); ``'auto'``: dense
+        model's accuracy on many classes; ``solver='pcg'``); ``'blocks'``: the
+        Nyström kernel plus the exact kernel within k-means blocks of about
+        ``block_size`` points (:mod:`semisvm.kernels._blocks`, PIC: products in
+        O(n m + n b), no n x n matrix; ``solver='pcg'``); ``'auto'``: dense
         when the whole dense fit fits in 70% of available memory, else FITC for
         more than two classes with PCG, Nyström otherwise.  The choice is in ``kernel_operator_``
         (printed with ``verbose``); a configuration that does not fit is refused
@@ -267,6 +272,9 @@ class SolverOptions:
     n_components : int, default=None
         Nyström landmarks m; ``None``: :math:`\lceil\sqrt n\ln n\rceil` capped at
         2,000 and by memory.
+    block_size : int, default=300
+        Mean points per block of ``kernel_approximation='blocks'``: the
+        training points are cut into ``n // block_size`` k-means clusters.
     landmarks : {'uniform', 'kmeans'}, default='uniform'
         Nyström landmark choice: random rows, or mini-batch k-means centres.
     graph_method : {'auto', 'exact', 'approx'}, default='auto'
@@ -325,6 +333,7 @@ class SolverOptions:
         coarse_start: bool = True,
         kernel_approximation: str = "auto",
         n_components: int | None = None,
+        block_size: int = 300,
         landmarks: str = "uniform",
         graph_method: str = "auto",
         graph_pca: int | str | None = "auto",
@@ -352,6 +361,7 @@ class SolverOptions:
         self.coarse_start = coarse_start
         self.kernel_approximation = kernel_approximation
         self.n_components = n_components
+        self.block_size = block_size
         self.landmarks = landmarks
         self.graph_method = graph_method
         self.graph_pca = graph_pca

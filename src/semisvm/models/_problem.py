@@ -460,7 +460,7 @@ def prepare_operators(
     adjacency : array-like or sparse matrix, optional
         The user's graph instead of the kNN graph.
     need_graph : bool, default=True
-    kind : {'dense', 'streamed', 'nystroem', 'fitc'}, default='dense'
+    kind : {'dense', 'streamed', 'nystroem', 'fitc', 'blocks'}, default='dense'
         How K is held (see :mod:`semisvm.models._scale`).
     fewest_labels : int or None, default=None
         Labeled points of the class with the fewest (``laplacian_power="auto"``,
@@ -761,7 +761,7 @@ class Problem:
         The ``class_weight`` loss weights.
     weight_sum : float
         Sum of the loss weights of the labeled points.
-    kind : {'dense', 'streamed', 'nystroem', 'fitc'}
+    kind : {'dense', 'streamed', 'nystroem', 'fitc', 'blocks'}
         The kernel operator (``kernel_operator_``).
     solver : str
         The resolved solver.
@@ -831,6 +831,8 @@ def choose_operator(
     if params.kernel == "precomputed" and opts.kernel_approximation in (
         "streamed",
         "nystroem",
+        "fitc",
+        "blocks",
     ):
         raise ValueError(
             f"kernel_approximation={opts.kernel_approximation!r} computes kernel "
@@ -859,6 +861,7 @@ def choose_operator(
         dense_only_solvers=("dual",),
         verbose=params.verbose,
         name=name,
+        block_size=opts.block_size,
     )
 
 
@@ -1074,7 +1077,9 @@ def _validation_rows(params, X, y, ops, kind, classes, val_idx, X_val, y_val):
     points ``val_idx``, else ``(X_val, y_val)``."""
     if val_idx is not None:
         K = ops.K
-        K_val = K.rows(val_idx) if kind in ("streamed", "fitc") else K[val_idx]
+        K_val = (
+            K.rows(val_idx) if kind in ("streamed", "fitc", "blocks") else K[val_idx]
+        )
         yv = np.asarray(y)[val_idx]
     else:
         if y_val is None:
@@ -1086,7 +1091,10 @@ def _validation_rows(params, X, y, ops, kind, classes, val_idx, X_val, y_val):
             )
         if params.kernel == "precomputed":
             K_val = np.asarray(X_val)
-        elif kind == "fitc":  # as predict sees them: no diagonal component
+        elif kind in (
+            "fitc",
+            "blocks",
+        ):  # as predict sees them (kernels._fitc, _blocks)
             K_val = ops.K.cross(X_val)
         else:
             K_val = prediction_kernel(fitted_kernel(params, ops.gamma_), X_val, X)

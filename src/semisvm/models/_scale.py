@@ -10,6 +10,9 @@ r"""How a manifold estimator holds K at scale: operator choice, memory plans, ba
   r-dimensional feature space (:func:`~semisvm.solvers._lowrank.lapsvm_lowrank`);
 * ``'fitc'`` -- :math:`\Phi\Phi^T` plus the exact diagonal residual
   (:class:`~semisvm.kernels.FITCOperator`): full rank, O(n m) products, PCG;
+* ``'blocks'`` -- :math:`\Phi\Phi^T` plus the exact residual within k-means
+  blocks of nearby points (:class:`~semisvm.kernels.BlockResidualOperator`,
+  PIC): O(n m + n b) products, PCG;
 * ``'auto'`` -- dense when the whole dense fit fits in
   :data:`~semisvm._memory.SAFETY_FRACTION` of available memory, else FITC
   for more than two classes with PCG, Nyström otherwise.
@@ -85,6 +88,7 @@ def plan_fit(
     n_components: int | None = None,
     graph: str = "exact",
     need_graph: bool = True,
+    block_size: int = 300,
 ) -> MemoryPlan:
     """Memory plan of one fit with the operator ``kind``."""
     C = n_columns
@@ -104,7 +108,7 @@ def plan_fit(
         plan.add(
             "one kernel tile (row tiles for sparse data)", blk(256 * 2**20, n * n * 4)
         )
-    elif kind in ("nystroem", "fitc"):
+    elif kind in ("nystroem", "fitc", "blocks"):
         m = n_components or default_n_components(n)
         plan.add(
             f"kernel to the landmarks C ({n} x {m}, {8 * itemsize}-bit)",
@@ -116,8 +120,15 @@ def plan_fit(
             f"kernel rows to the landmarks (block, {m} columns)",
             2 * blk(64 * 2**20, n * m * 8),
         )
-        if kind == "fitc":
+        if kind in ("fitc", "blocks"):
             plan.add(f"features Phi ({n} x {m}, float32) and diagonal", n * (m + 2) * 4)
+        if kind == "blocks":
+            b = min(block_size, n)
+            # k-means blocks are uneven: twice the mean size's sum of squares
+            plan.add(
+                f"exact residual blocks (~{b} points each, float64)",
+                min(2 * n * b, n * n) * 8,
+            )
     else:  # pragma: no cover - validated upstream
         raise ValueError(kind)
     if need_graph:
@@ -143,6 +154,7 @@ def operator_plan(
     n_components: int | None,
     graph: str,
     need_graph: bool,
+    block_size: int = 300,
 ) -> MemoryPlan:
     """The memory plan of a fit on the ``kind`` operator, with ``graph='auto'``
     resolved as the fit resolves it (exact with a dense K or up to
@@ -160,6 +172,7 @@ def operator_plan(
         n_components=n_components,
         graph=graph,
         need_graph=need_graph,
+        block_size=block_size,
     )
 
 
@@ -178,6 +191,7 @@ def resolve_operator(
     dense_only_solvers: tuple[str, ...],
     verbose: Any = 0,
     name: str = "estimator",
+    block_size: int = 300,
 ) -> str:
     """Pick the operator and check its memory plan before anything is allocated."""
 
@@ -192,6 +206,7 @@ def resolve_operator(
             n_components=n_components,
             graph=graph,
             need_graph=need_graph,
+            block_size=block_size,
         )
 
     avail = available_memory()
@@ -206,12 +221,12 @@ def resolve_operator(
             kind = "fitc" if solver == "pcg" and n_columns > 1 else "nystroem"
     else:
         kind = requested
-    if kind in ("nystroem", "fitc") and solver in dense_only_solvers:
+    if kind in ("nystroem", "fitc", "blocks") and solver in dense_only_solvers:
         raise ValueError(
             f"solver={solver!r} needs the dense kernel matrix (it is not defined on "
             "a low-rank kernel); use kernel_approximation='dense', or another solver."
         )
-    if kind in ("streamed", "fitc") and solver != "pcg":
+    if kind in ("streamed", "fitc", "blocks") and solver != "pcg":
         raise ValueError(
             f"solver={solver!r} needs the kernel matrix itself; with "
             f"kernel_approximation={kind!r} (products only) use solver='pcg', or "
@@ -220,7 +235,7 @@ def resolve_operator(
     p = plan(kind)
     if not p.fits(available=avail):
         others = []
-        for k in ("dense", "streamed", "nystroem", "fitc"):
+        for k in ("dense", "streamed", "nystroem", "fitc", "blocks"):
             if k != kind:
                 q = plan(k)
                 ok = "fits" if q.fits(available=avail) else "does not fit"
@@ -277,6 +292,7 @@ def build_scalable_kernel(est: Any, X: Any, kind: str) -> tuple[Any, float | Non
     row blocks on the cluster's workers (:mod:`semisvm.kernels._distributed`).
     """
     from ..kernels import NystroemFactor, StreamedKernelOperator, resolve_gamma
+    from ..kernels._blocks import BlockResidualOperator
     from ..kernels._distributed import (
         DistributedNystroemFactor,
         distributed_gamma,
@@ -337,6 +353,14 @@ def build_scalable_kernel(est: Any, X: Any, kind: str) -> tuple[Any, float | Non
     ).fit(X)
     if kind == "fitc":
         return FITCOperator(factor, kernel_diagonal(X, **params)), g
+    if kind == "blocks":
+        op = BlockResidualOperator(
+            factor,
+            X,
+            block_size=opts.block_size,
+            random_state=int_seed(resolve_seed(est.random_state)),
+        )
+        return op, g
     return factor, g
 
 
