@@ -1264,10 +1264,12 @@ def resolve_distributed_operator(
 
     ``'auto'``: the dense kernel rows when they fit in half of each worker's memory
     (:func:`choose_store`), else the Nyström factor (the exact streamed products
-    recompute K at every iteration: chosen only on request).  ``'dense'`` and
-    ``'streamed'`` need ``solver='pcg'`` (the other solvers factorise K in one
-    process); ``'nystroem'`` works with every primal solver (the m-space problem
-    is solved on the client).
+    recompute K at every iteration: chosen only on request).  ``'dense'``,
+    ``'streamed'`` and ``'blocks'`` (the Nyström kernel plus the exact kernel
+    within k-means blocks, :mod:`semisvm.kernels._distributed_blocks`) need
+    ``solver='pcg'`` (the other solvers factorise K in one process);
+    ``'nystroem'`` works with every primal solver (the m-space problem is solved
+    on the client).  ``'fitc'`` has no distributed operator and is refused.
     """
     client = get_dask_client(client)
     fits = choose_store(n, client) == "dense"
@@ -1280,7 +1282,13 @@ def resolve_distributed_operator(
             f"limit {(limit or 0) / 2**30:.1f} GiB): use kernel_approximation='nystroem' "
             "(or 'streamed', exact but recomputed at every iteration), or add workers."
         )
-    if kind in ("dense", "streamed") and solver != "pcg":
+    if kind == "fitc":
+        raise ValueError(
+            "kernel_approximation='fitc' is not available for a dask array X fitted "
+            "on the cluster's workers; use kernel_approximation='blocks' (the exact "
+            "kernel within k-means blocks, solver='pcg') or 'nystroem'."
+        )
+    if kind in ("dense", "streamed", "blocks") and solver != "pcg":
         raise ValueError(
             f"solver={solver!r} needs the whole kernel matrix in one process; with a "
             f"dask array X and kernel_approximation={kind!r} use solver='pcg', or "

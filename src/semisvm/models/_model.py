@@ -18,7 +18,6 @@ from sklearn.exceptions import ConvergenceWarning
 
 from .._validation import resolve_seed
 from ..kernels import (
-    BlockResidualOperator,
     FITCOperator,
     NystroemFactor,
     as_operator,
@@ -389,7 +388,7 @@ def _outputs(problem, params, res, K, graph_L, reading, times) -> dict:
         attrs["landmarks_"] = K.factor.landmarks_
         attrs["n_components_"] = K.factor.landmarks_.shape[0]
         F = np.asarray(K @ res.alpha) + res.b
-    elif isinstance(K, BlockResidualOperator):
+    elif hasattr(K, "decision_model"):  # the block operators (PIC)
         # coefficients over the training points; new points take the block of
         # their nearest centre (semisvm.kernels._blocks.BlockDecision)
         attrs["block_decision_"] = K.decision_model(res.alpha)

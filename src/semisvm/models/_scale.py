@@ -317,6 +317,23 @@ def build_scalable_kernel(est: Any, X: Any, kind: str) -> tuple[Any, float | Non
             )
         g = distributed_gamma(X, est.gamma, kernel, est.n_neighbors)
         m = opts.n_components or default_n_components(X.shape[0])
+        if kind == "blocks":
+            from ..kernels._distributed_blocks import DistributedBlockResidualOperator
+
+            op = DistributedBlockResidualOperator(
+                X,
+                n_components=m,
+                landmarks=opts.landmarks,
+                block_size=opts.block_size,
+                kernel=kernel,
+                gamma=g if g is not None else 1.0,
+                degree=est.degree,
+                coef0=est.coef0,
+                kernel_params=est.kernel_params,
+                random_state=resolve_seed(est.random_state),
+                block_random_state=int_seed(resolve_seed(est.random_state)),
+            )
+            return op, g
         dfactor = DistributedNystroemFactor(
             m,
             landmarks=opts.landmarks,
