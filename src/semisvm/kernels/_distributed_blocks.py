@@ -433,7 +433,7 @@ class DistributedBlockResidualOperator:
 
         client = self.client
         parts, off = _row_block_futures(X, client, None)
-        Cf = client.scatter(self.centres_, broadcast=True)
+        Cf = client.scatter(self.centres_, broadcast=True, hash=False)
         labels = client.gather(
             [client.submit(_labels, f, Cf, pure=False) for f in parts]
         )
@@ -466,7 +466,7 @@ class DistributedBlockResidualOperator:
         workers = sorted(client.scheduler_info().get("workers", {}))
         gcost = np.array([cost[group_of_block == g].sum() for g in range(G)])
         where = _pack(gcost, len(workers)) if workers else np.zeros(G, dtype=int)
-        Zf = client.scatter(self.factor.landmarks_, broadcast=True)
+        Zf = client.scatter(self.factor.landmarks_, broadcast=True, hash=False)
         T = np.asarray(self.factor.components_, dtype=np.float64)
         self._groups = []
         for g, rows in enumerate(self.group_rows_):
@@ -596,7 +596,7 @@ class DistributedBlockResidualOperator:
         Xn = np.asarray(X.compute()) if _is_dask(X) else X
         Px = self.factor.transform(Xn)
         near = _nearest(Xn, self.centres_)
-        Xf = self.client.scatter(Xn, broadcast=True)
+        Xf = self.client.scatter(Xn, broadcast=True, hash=False)
         tasks = []
         for g in range(len(self._groups)):
             block = np.where(
@@ -744,7 +744,7 @@ class DistributedBlockDecision:
         """A dask array's rows go worker to worker to their blocks' workers."""
         client = self.client
         parts, off = _row_block_futures(X, client, None)
-        Cf = client.scatter(self.centres_, broadcast=True)
+        Cf = client.scatter(self.centres_, broadcast=True, hash=False)
         near = np.concatenate(
             client.gather([client.submit(_labels, f, Cf, pure=False) for f in parts])
         )
