@@ -320,7 +320,7 @@ def build_scalable_kernel(est: Any, X: Any, kind: str) -> tuple[Any, float | Non
         if kind == "blocks":
             from ..kernels._distributed_blocks import DistributedBlockResidualOperator
 
-            op = DistributedBlockResidualOperator(
+            blocks = DistributedBlockResidualOperator(
                 X,
                 n_components=m,
                 landmarks=opts.landmarks,
@@ -333,7 +333,7 @@ def build_scalable_kernel(est: Any, X: Any, kind: str) -> tuple[Any, float | Non
                 random_state=resolve_seed(est.random_state),
                 block_random_state=int_seed(resolve_seed(est.random_state)),
             )
-            return op, g
+            return blocks, g
         dfactor = DistributedNystroemFactor(
             m,
             landmarks=opts.landmarks,
