@@ -53,7 +53,7 @@ from typing import Any
 
 import numpy as np
 
-from .._dask import _n_workers, _row_block_futures, get_dask_client
+from .._dask import _row_block_futures, get_dask_client
 from .._dask import is_distributed_array as _is_dask
 from .._sample import sample_indices
 from ._blocks import _nearest, kmeans_blocks
@@ -506,7 +506,6 @@ class DistributedBlockResidualOperator:
             else {}
             for f in self._groups
         ]
-        self._n_workers = _n_workers(client)
 
     # -------------------------------------------------------------- products
     def _submit(self, fn: Any, g: int, *args: Any) -> Any:
@@ -592,7 +591,8 @@ class DistributedBlockResidualOperator:
 
     def cross(self, X: Any) -> np.ndarray:
         r""":math:`\hat k(x, x_j)` for new points x (each in the block of its
-        nearest centre; float64), shape (n_new, n)."""
+        nearest centre; float64), shape (n_new, n): the validation rows.  The
+        points go to every group's worker (a dask array through the client)."""
         Xn = np.asarray(X.compute()) if _is_dask(X) else X
         Px = self.factor.transform(Xn)
         near = _nearest(Xn, self.centres_)
