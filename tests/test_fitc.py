@@ -120,10 +120,10 @@ def test_fitc_keeps_the_dense_accuracy_where_nystroem_loses_it():
             options=SolverOptions(kernel_approximation=ka, n_components=150),
         ).fit(Xd, y)
         err[ka] = np.mean(clf.transduction_[unl] != yd[unl])
-    # 150 landmarks: the Nystroem model loses 3.5 points to the dense one (14.1
-    # against 10.6%), the FITC model none
+    # 150 landmarks (the 30 labeled points among them): the Nystroem model
+    # loses 3.2 points to the dense one (13.8 against 10.6%), the FITC model 0.4
     assert err["fitc"] <= err["dense"] + 0.005
-    assert err["nystroem"] >= err["fitc"] + 0.03
+    assert err["nystroem"] >= err["fitc"] + 0.02
 
 
 def test_fitc_needs_pcg_and_auto_picks_it_past_memory(monkeypatch):
@@ -133,12 +133,17 @@ def test_fitc_needs_pcg_and_auto_picks_it_past_memory(monkeypatch):
             Xm, y
         )
     # the dense K (1500^2 float64 = 17 MiB) does not fit in 70% of 20 MiB: two
-    # classes keep the Nystroem model, three take FITC (with PCG)
-    monkeypatch.setenv("SEMISVM_MEMORY_LIMIT", "20M")
-    opts = SolverOptions(n_components=50, graph_width=None)
-    assert LapSVM(options=opts).fit(Xm, y).kernel_operator_ == "nystroem"
+    # classes keep the Nystroem model, three take the block operator (with PCG)
+    # when it fits (26 MiB), else FITC (20 MiB: its 7 MiB of blocks do not)
     y3 = y.copy()
     y3[np.flatnonzero(y == 0)[:2]] = 2  # a third class
+    opts = SolverOptions(n_components=50, graph_width=None)
+    monkeypatch.setenv("SEMISVM_MEMORY_LIMIT", "26M")
+    clf = LapSVM(max_iter=50, options=opts).fit(Xm, y3)
+    assert clf.kernel_operator_ == "blocks"
+    assert clf.operator_selection_["reason"] == "the dense K does not fit in memory"
+    monkeypatch.setenv("SEMISVM_MEMORY_LIMIT", "20M")
+    assert LapSVM(options=opts).fit(Xm, y).kernel_operator_ == "nystroem"
     clf = LapSVM(max_iter=50, options=opts).fit(Xm, y3)
     assert clf.kernel_operator_ == "fitc"
     clf = LapSVM(solver="newton", options=opts).fit(Xm, y3)

@@ -309,8 +309,14 @@ def test_batched_decision_identical(monkeypatch):
         monkeypatch.setattr(scale, "block_rows", lambda *a, **k: 7)
         f_small = clf.decision_function(X2)
         monkeypatch.undo()
-        # blocks change only the rounding of the GEMM: bound n eps sum |k_ij a_j|
-        bound = Kt.shape[1] * 2.3e-16 * (np.abs(Kt) @ np.abs(clf.dual_coef_))[:, 0]
+        # blocks change only the rounding: of the sum, n eps sum |k_ij a_j|, and
+        # of each entry exp(-g d2) (d2 = |x|^2 + |z|^2 - 2 x.z from a GEMM whose
+        # blocking follows the rows), g |k_ij| 8 eps (|x_i|^2 + |z_j|^2)
+        a = np.abs(clf.dual_coef_)[:, 0]
+        norms = (X2**2).sum(1)[:, None] + (centers**2).sum(1)[None, :]
+        bound = Kt.shape[1] * 2.3e-16 * (np.abs(Kt) @ a) + (
+            clf.gamma_ * 8 * 2.3e-16 * (np.abs(Kt) * norms) @ a
+        )
         assert np.all(np.abs(f_small - whole) <= bound)
         assert np.array_equal(clf.predict(X2), np.where(whole > 0, 1, 0))
 

@@ -73,6 +73,10 @@ class NystroemFactor:
     rcond : float, default=1e-6
         Relative cutoff on the eigenvalues of W.
     random_state : int, RandomState or None, default=0
+    include : array-like of int, default=None
+        Rows of X that are always landmarks (``'uniform'`` draws the others):
+        the labeled points, whose kernel rows the factor then reproduces
+        exactly.
 
     Attributes
     ----------
@@ -112,6 +116,7 @@ class NystroemFactor:
         kernel_params: dict | None = None,
         rcond: float = 1e-6,
         random_state: Any = 0,
+        include: Any = None,
     ) -> None:
         self.n_components = n_components
         self.landmarks = landmarks
@@ -122,6 +127,7 @@ class NystroemFactor:
         self.kernel_params = kernel_params
         self.rcond = rcond
         self.random_state = random_state
+        self.include = include
 
     # ------------------------------------------------------------------
     def _k(self, A: Any, B: Any, **kw: Any) -> np.ndarray:
@@ -142,7 +148,13 @@ class NystroemFactor:
         rng = check_random_state(self.random_state)
         n = X.shape[0]
         if self.landmarks == "uniform":
-            idx = np.sort(rng.choice(n, size=m, replace=False))
+            if self.include is None:
+                idx = np.sort(rng.choice(n, size=m, replace=False))
+            else:
+                keep = np.unique(np.asarray(self.include, dtype=np.intp))
+                rest = np.setdiff1d(np.arange(n), keep)
+                extra = rng.choice(rest, size=max(m - keep.size, 0), replace=False)
+                idx = np.sort(np.concatenate([keep, extra]))
             Z = X[idx]
             return (Z.toarray() if hasattr(Z, "toarray") else np.asarray(Z)), idx
         if self.landmarks == "kmeans":

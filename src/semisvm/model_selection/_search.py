@@ -228,7 +228,7 @@ class _LOOScorer:
         if self._kind is None:
             probe = params.replace(verbose=0)
             n_classes = np.unique(self.y[labeled_mask(self.y)]).size
-            self._kind = choose_operator(
+            self._kind, _ = choose_operator(
                 probe,
                 self.X,
                 resolve_solver(probe, self.X.shape[0]),

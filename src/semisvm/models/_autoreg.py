@@ -142,6 +142,7 @@ def select_regularization(
     loss: str,
     power: int,
     scale: float,
+    features: np.ndarray | None = None,
 ) -> tuple[float, float, dict]:
     r"""The normalized ``(gamma_a, gamma_i)`` to fit with, and the evidence.
 
@@ -180,6 +181,9 @@ def select_regularization(
         The Laplacian's resolved power.
     scale : float
         The graph term's length normalization rho.
+    features : ndarray of shape (n, r), optional
+        LOO features computed before (:func:`operator_features`); by default
+        drawn here (:func:`features_for`).
 
     Returns
     -------
@@ -225,6 +229,7 @@ def select_regularization(
         pairs=pairs,
         power=power,
         scale=scale,
+        features=features,
         with_labelers=True,
     )
     cut: dict = {}
@@ -272,6 +277,30 @@ def supervised_choice(ev: LOOEvidence, rtol: float = 1e-9) -> int:
     best = float(scores.min())
     tied = np.flatnonzero(scores <= best + rtol * max(1.0, abs(best)))
     return int(max(tied, key=lambda k: (ev.pairs[k][0], -k)))
+
+
+def operator_features(K: Any, labeled_idx: np.ndarray) -> np.ndarray | None:
+    r"""The operator's own Nyström features as the LOO features, when they
+    qualify; None otherwise.
+
+    A Nyström, FITC or block operator already holds :math:`\Phi = k(X, Z)T`.
+    When its landmarks include every labeled point (the supervised candidates
+    are then exact), it has at least :data:`MIN_FEATURES` columns (or every
+    point) and its products stay in the :data:`FEATURE_FLOPS` budget
+    (:math:`n r^2`), the selection reads those features instead of drawing
+    a second factor: one landmark set, and the graph-trusting candidate is
+    scored on the kernel the fit solves with.
+    """
+    factor = K if hasattr(K, "landmark_indices_") else getattr(K, "factor", None)
+    idx = getattr(factor, "landmark_indices_", None)
+    if factor is None or idx is None or not hasattr(factor, "features_"):
+        return None
+    n, r = int(factor.C_.shape[0]), int(factor.rank_)
+    if not np.isin(labeled_idx, idx).all():
+        return None
+    if r < min(n, MIN_FEATURES) or n * r * r > FEATURE_FLOPS:
+        return None
+    return np.asarray(factor.features_, dtype=np.float64)
 
 
 def features_for(

@@ -287,6 +287,7 @@ class ManifoldClassifierMixin(ClassifierMixin, BaseEstimator):
         "n_components_",
         "cluster_plan_",
         "block_decision_",
+        "operator_selection_",
     )
 
     def _store(self, model: Any, t_fit: float, cluster_plan: dict | None = None) -> Any:

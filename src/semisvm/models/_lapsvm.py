@@ -355,8 +355,17 @@ class LapSVM(_PrimalMixin):
         Per-iteration records when ``record_history=True``.
     kernel_operator_ : str
         The kernel operator used: ``'dense'``, ``'streamed'``, ``'nystroem'``,
-        ``'fitc'``, or ``'labeled'`` when the fit fell back to a labels-only
-        model (:mod:`semisvm.models._baseline`).
+        ``'fitc'``, ``'blocks'``, or ``'labeled'`` when the fit fell back to a
+        labels-only model (:mod:`semisvm.models._baseline`).
+    operator_selection_ : dict
+        Why that operator: ``requested``, ``chosen``, ``reason``; when
+        ``'auto'`` compared the dense and the block operators, their
+        ``predicted_seconds`` on this machine and the measured ``rates``
+        (:mod:`semisvm.models._cost`).
+    block_decision_ : BlockDecision
+        With the block operator only: the predictive function
+        :math:`\hat k(x, X)\alpha` (:mod:`semisvm.kernels._blocks`);
+        ``dual_coef_`` then holds the n coefficients :math:`\alpha`.
     landmarks_ : ndarray of shape (m, n_features) or None
         Nyström landmarks (the labeled points for a labels-only model);
         ``dual_coef_`` then holds the m coefficients of

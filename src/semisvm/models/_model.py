@@ -24,7 +24,7 @@ from ..kernels import (
 )
 from ..kernels._distributed import DistributedNystroemFactor
 from ._adaptive import adapt_outputs, paper_regularization, prior_reading_applies
-from ._autoreg import select_regularization
+from ._autoreg import operator_features, select_regularization
 from ._baseline import BaselineChoice, choose_baseline, fit_baseline
 from ._components import (
     auto_early_stopping,
@@ -122,6 +122,7 @@ def choose_regularization(problem: Problem, params: Any) -> Regularization:
         loss=params.objective,
         power=ops.laplacian_power,
         scale=ops.graph_scale,
+        features=operator_features(ops.K, t.labeled_idx),
     )
     seconds = time.perf_counter() - t0
     if params.verbose:
@@ -180,9 +181,13 @@ def fit_model(problem: Problem, params: Any, reg: Regularization) -> FittedModel
     t0 = time.perf_counter()
     sol = solve(params, K=ops.K, L=L, early_stopping=es, cache=problem.cache, **kw)
     t_solver = time.perf_counter() - t0
-    # the graph of class_prior='auto''s cut tests (dense graphs only)
+    # the graph of class_prior='auto''s cut tests (the in-process full-rank
+    # models the cost rule chooses between)
     graph_L = None
-    if problem.kind == "dense" and getattr(L, "shape", (None,))[0] == X.shape[0]:
+    if (
+        problem.kind in ("dense", "blocks")
+        and getattr(L, "shape", (None,))[0] == X.shape[0]
+    ):
         graph_L = L
     # one label of a class: the graph reads the proportions (below 3-d);
     # the dimension, measured once, serves the graph-width rule's gate too
@@ -209,6 +214,7 @@ def fit_model(problem: Problem, params: Any, reg: Regularization) -> FittedModel
         regularization_selection_=reg.info,
         solver_=sol2.solver,
         kernel_operator_=problem.kind,
+        operator_selection_=problem.operator_info,
         **_graph_attributes(ops),
         graph_components_=components,
         extension_check_=ext_info,
@@ -247,6 +253,7 @@ def _fallback_model(problem: Problem, params: Any, reg: Regularization) -> Fitte
     times = dict(ops.times, selection=reg.seconds, solver=attrs.pop("seconds"))
     attrs.update(
         regularization_selection_=reg.info,
+        operator_selection_=problem.operator_info,
         **_graph_attributes(ops),
         graph_components_=None,
         extension_check_=None,

@@ -264,9 +264,13 @@ class SolverOptions:
         model's accuracy on many classes; ``solver='pcg'``); ``'blocks'``: the
         Nyström kernel plus the exact kernel within k-means blocks of about
         ``block_size`` points (:mod:`semisvm.kernels._blocks`, PIC: products in
-        O(n m + n b), no n x n matrix; ``solver='pcg'``); ``'auto'``: dense
-        when the whole dense fit fits in 70% of available memory, else FITC for
-        more than two classes with PCG, Nyström otherwise.  The choice is in ``kernel_operator_``
+        O(n m + n b), no n x n matrix; ``solver='pcg'``); ``'auto'``: with PCG,
+        dense or blocks by their predicted time on this machine when the dense
+        fit fits in 70% of available memory (:mod:`semisvm.models._cost`: the
+        exact dense K unless the blocks save half the time and a second); past
+        memory, blocks for more than two classes with PCG, Nyström otherwise;
+        the other solvers dense when it fits, else Nyström.  The choice and its
+        reason are in ``kernel_operator_`` and ``operator_selection_``
         (printed with ``verbose``); a configuration that does not fit is refused
         before allocating, naming the sizes of the others.
     n_components : int, default=None

@@ -446,6 +446,7 @@ def prepare_operators(
     kind: str = "dense",
     fewest_labels: int | None = None,
     knn: tuple[np.ndarray, np.ndarray] | None = None,
+    labeled_idx: np.ndarray | None = None,
 ) -> Operators:
     """Kernel operator and Laplacian from an estimator's parameters.
 
@@ -467,6 +468,8 @@ def prepare_operators(
         :func:`resolve_laplacian_power`).
     knn : tuple of ndarray, optional
         The kNN lists of an earlier scalable search of the same X: reused.
+    labeled_idx : ndarray of int, optional
+        Rows that are Nyström landmarks whatever the draw (the labeled points).
 
     Returns
     -------
@@ -480,7 +483,7 @@ def prepare_operators(
     if kind == "dense":
         K, g = prepare_kernel(params, X)
     else:
-        K, g = build_scalable_kernel(params, X, kind)
+        K, g = build_scalable_kernel(params, X, kind, include=labeled_idx)
     t1 = time.perf_counter()
     if verbose:
         print(f"[{name}] kernel done in {t1 - t0:.2f} s", flush=True)
@@ -774,6 +777,9 @@ class Problem:
     adjacency : the user's graph, or None
     cache : OperatorCache or None
         The operators and factorizations shared with other fits.
+    operator_info : dict or None
+        Why ``kind`` (``operator_selection_``: the request, the reason, with
+        ``'auto'`` and PCG the predicted seconds of each operator).
     """
 
     X: Any
@@ -791,6 +797,7 @@ class Problem:
     y_val: Any = None
     adjacency: Any = None
     cache: Any = None
+    operator_info: dict | None = None
 
 
 def needs_graph(params: Any) -> bool:
@@ -820,8 +827,9 @@ def choose_operator(
     n_columns: int,
     adjacency: Any = None,
     cluster_operator: str | None = None,
-) -> str:
-    """The kernel operator of a fit (``kernel_operator_``), memory checked first
+) -> tuple[str, dict]:
+    """The kernel operator of a fit (``kernel_operator_``) and why
+    (``operator_selection_``), memory checked first
     (:func:`~semisvm.models._scale.resolve_operator`; on a dask array, the
     cluster plan's ``cluster_operator`` for ``'auto'``)."""
     from ..kernels._distributed import resolve_distributed_operator
@@ -844,9 +852,14 @@ def choose_operator(
     if is_distributed_array(X):
         if requested == "auto" and cluster_operator is not None:
             requested = cluster_operator
-        return resolve_distributed_operator(
+        kind = resolve_distributed_operator(
             requested, n=X.shape[0], solver=solver, verbose=params.verbose, name=name
         )
+        return kind, {
+            "requested": requested,
+            "chosen": kind,
+            "reason": "dask array: the cluster plan's operator",
+        }
     return resolve_operator(
         requested,
         n=X.shape[0],
@@ -980,7 +993,7 @@ def prepare_problem(
 
     solver = resolve_solver(params, X.shape[0])
     t = encode_targets(y)
-    kind = choose_operator(
+    kind, kind_info = choose_operator(
         params, X, solver, t.Y.shape[1], adjacency, cluster_operator=cluster_operator
     )
     es = resolve_early_stopping(params, solver)
@@ -1017,6 +1030,7 @@ def prepare_problem(
         solver=solver,
         early_stopping=es,
         ops=ops,
+        operator_info=kind_info,
         K_val=K_val,
         Y_val=Y_val,
         X_val=X_val,
@@ -1053,6 +1067,7 @@ def _operators(params, X, adjacency, need_graph, kind, t, cache, knn) -> Operato
         kind=kind,
         fewest_labels=t.fewest_labels,
         knn=knn,
+        labeled_idx=t.labeled_idx,
     )
     if shared:
         cache.put(

@@ -13,9 +13,11 @@ r"""How a manifold estimator holds K at scale: operator choice, memory plans, ba
 * ``'blocks'`` -- :math:`\Phi\Phi^T` plus the exact residual within k-means
   blocks of nearby points (:class:`~semisvm.kernels.BlockResidualOperator`,
   PIC): O(n m + n b) products, PCG;
-* ``'auto'`` -- dense when the whole dense fit fits in
-  :data:`~semisvm._memory.SAFETY_FRACTION` of available memory, else FITC
-  for more than two classes with PCG, Nyström otherwise.
+* ``'auto'`` -- with PCG, dense or blocks by the predicted time on this
+  machine (:mod:`semisvm.models._cost`) when the dense fit fits in
+  :data:`~semisvm._memory.SAFETY_FRACTION` of available memory; past it,
+  blocks for more than two classes with PCG, Nyström otherwise; the other
+  solvers dense when it fits, else Nyström.
 
 Every large allocation of each configuration is listed in a
 :class:`~semisvm._memory.MemoryPlan` and checked before anything is allocated; a
@@ -38,6 +40,7 @@ from .._memory import (
     format_bytes,
 )
 from .._validation import int_seed, resolve_seed
+from ._cost import cheaper
 from ._options import GRAPH_METHODS, KERNEL_APPROXIMATIONS, resolved_options
 
 __all__ = [
@@ -192,8 +195,14 @@ def resolve_operator(
     verbose: Any = 0,
     name: str = "estimator",
     block_size: int = 300,
-) -> str:
-    """Pick the operator and check its memory plan before anything is allocated."""
+) -> tuple[str, dict]:
+    """Pick the operator and check its memory plan before anything is allocated.
+
+    Returns the kind and why (``operator_selection_``): with ``'auto'`` and PCG
+    the dense K or the block operator, whichever
+    :func:`~semisvm.models._cost.cheaper` predicts faster here, when both fit;
+    past memory the block operator for many classes, Nyström otherwise.
+    """
 
     def plan(kind: str) -> MemoryPlan:
         return operator_plan(
@@ -210,17 +219,36 @@ def resolve_operator(
         )
 
     avail = available_memory()
+    info: dict[str, Any] = {"requested": requested}
     if requested == "auto":
-        if solver in dense_only_solvers or plan("dense").fits(available=avail):
-            kind = "dense"
+        dense_fits = plan("dense").fits(available=avail)
+        if solver in dense_only_solvers:
+            kind, info["reason"] = "dense", f"solver={solver!r} needs the dense K"
+        elif dense_fits and solver == "pcg":
+            # both fit: the one this machine runs faster (semisvm.models._cost)
+            kind, evidence = cheaper(
+                n=n,
+                d=d,
+                itemsize=itemsize,
+                n_components=n_components or default_n_components(n),
+                block_size=block_size,
+            )
+            info.update(evidence)
+        elif dense_fits:
+            kind, info["reason"] = "dense", "the dense K fits in memory"
         else:
-            # many classes: the full-rank FITC kernel keeps the dense model's
-            # accuracy where m landmark functions cannot carry every class
-            # along the graph; one boundary they carry (and the exact Newton /
-            # direct solvers need the low-rank form)
-            kind = "fitc" if solver == "pcg" and n_columns > 1 else "nystroem"
+            # many classes: the block operator keeps the dense model's accuracy
+            # where m landmark functions cannot carry every class along the
+            # graph; one boundary they carry (and the exact Newton / direct
+            # solvers need the low-rank form)
+            kind = "nystroem"
+            if solver == "pcg" and n_columns > 1:
+                fits = [k for k in ("blocks", "fitc") if plan(k).fits(available=avail)]
+                kind = fits[0] if fits else "blocks"
+            info["reason"] = "the dense K does not fit in memory"
     else:
         kind = requested
+        info["reason"] = "requested"
     if kind in ("nystroem", "fitc", "blocks") and solver in dense_only_solvers:
         raise ValueError(
             f"solver={solver!r} needs the dense kernel matrix (it is not defined on "
@@ -248,12 +276,13 @@ def resolve_operator(
             + "; ".join(others)
             + "; a smaller n_components (Nystroem); float32 input (halves a dense K)."
         )
+    info["chosen"] = kind
     if verbose:
         print(
-            f"[{name}] kernel operator: {kind} ({p.describe()}; "
+            f"[{name}] kernel operator: {kind} ({info['reason']}; {p.describe()}; "
             f"{format_bytes(avail)} available)"
         )
-    return kind
+    return kind, info
 
 
 def decision_in_blocks(
@@ -285,8 +314,14 @@ def decision_in_blocks(
     return out
 
 
-def build_scalable_kernel(est: Any, X: Any, kind: str) -> tuple[Any, float | None]:
+def build_scalable_kernel(
+    est: Any, X: Any, kind: str, include: Any = None
+) -> tuple[Any, float | None]:
     """The streamed operator or the fitted Nyström factor of an estimator's X.
+
+    ``include``: rows that are landmarks whatever the draw (the labeled
+    points: the selection's leave-one-out then reads its features off the
+    same factor, :func:`semisvm.models._autoreg.operator_features`).
 
     For a dask array X: the streamed kernel rows or the Nyström factor C with its
     row blocks on the cluster's workers (:mod:`semisvm.kernels._distributed`).
@@ -331,6 +366,7 @@ def build_scalable_kernel(est: Any, X: Any, kind: str) -> tuple[Any, float | Non
                 coef0=est.coef0,
                 kernel_params=est.kernel_params,
                 random_state=resolve_seed(est.random_state),
+                include=include,
                 block_random_state=int_seed(resolve_seed(est.random_state)),
             )
             return blocks, g
@@ -366,6 +402,7 @@ def build_scalable_kernel(est: Any, X: Any, kind: str) -> tuple[Any, float | Non
         m,
         landmarks=opts.landmarks,
         random_state=resolve_seed(est.random_state),
+        include=include,
         **params,
     ).fit(X)
     if kind == "fitc":
