@@ -35,7 +35,10 @@ each group its rows :math:`V_g` (n C numbers in all), each worker returns
 :math:`\Phi_g^T V_g` (r C numbers), the client sends back the sum
 :math:`W = \Phi^T V` (r C per group) and each worker returns
 :math:`\Phi_g W + (R_B V_B)_{B \in g}` (n C numbers in all): :math:`2nC + 2GrC`
-numbers, as the distributed Nyström operator; the kernel never moves.
+numbers, as the distributed Nyström operator; the kernel never moves.  The
+workers compute in float64 on the float32 factor (the in-process ``@`` rounds V
+to float32): the products' cost is their round trips, and exact products spare
+PCG the iterations that rounding costs it at small ``gamma_a``.
 
 Prediction (:class:`DistributedBlockDecision`) keeps on each group's worker its
 rows :math:`X_g`, coefficients :math:`\alpha_g` and the landmark coefficients
@@ -229,19 +232,26 @@ def _held(V: np.ndarray) -> np.ndarray:
     return V
 
 
-def _phi_t(g: _Group, V: np.ndarray, accurate: bool) -> np.ndarray:
-    r""":math:`\Phi_g^T V_g` (float64; float32 arithmetic unless ``accurate``)."""
-    if accurate:
-        return g.Phi.T.astype(np.float64) @ V
-    return np.asarray(g.Phi.T @ V.astype(np.float32), dtype=np.float64)
+def _slab(Phi: np.ndarray) -> int:
+    """Rows of Phi per float64 slab (8 MiB)."""
+    return max(1, (8 * 2**20) // (8 * max(1, Phi.shape[1])))
 
 
-def _apply(g: _Group, V: np.ndarray, W: np.ndarray, accurate: bool) -> np.ndarray:
-    r""":math:`\Phi_g W + (R_B V_B)_B`, float64."""
-    if accurate:
-        out = g.Phi.astype(np.float64) @ W
-    else:
-        out = np.asarray(g.Phi @ W.astype(np.float32), dtype=np.float64)
+def _phi_t(g: _Group, V: np.ndarray) -> np.ndarray:
+    r""":math:`\Phi_g^T V_g` in float64 (slabs of the float32 :math:`\Phi_g`)."""
+    W = np.zeros((g.Phi.shape[1], V.shape[1]))
+    rows = _slab(g.Phi)
+    for s in range(0, g.Phi.shape[0], rows):
+        W += g.Phi[s : s + rows].astype(np.float64).T @ V[s : s + rows]
+    return W
+
+
+def _apply(g: _Group, V: np.ndarray, W: np.ndarray) -> np.ndarray:
+    r""":math:`\Phi_g W + (R_B V_B)_B` in float64."""
+    out = np.empty((g.Phi.shape[0], W.shape[1]))
+    rows = _slab(g.Phi)
+    for s in range(0, g.Phi.shape[0], rows):
+        out[s : s + rows] = g.Phi[s : s + rows].astype(np.float64) @ W
     for k, Rk in enumerate(g.R):
         s, e = g.starts[k], g.starts[k + 1]
         out[s:e] += Rk @ V[s:e]
@@ -513,8 +523,23 @@ class DistributedBlockResidualOperator:
             fn, self._groups[g], *args, pure=False, **self._pins[g]
         )
 
-    def _product(self, V: np.ndarray, accurate: bool) -> np.ndarray:
+    def __matmul__(self, V: np.ndarray) -> np.ndarray:
+        """:math:`\\hat K V` for V of shape (n,) or (n, C), in float64 throughout.
+
+        The float32 factor is read in float64 slabs on the workers: a product's
+        cost is its two round trips, not its flops, and float64 products keep
+        PCG from the extra iterations float32 rounding costs it at small
+        ``gamma_a``.
+        """
         V = np.asarray(V, dtype=np.float64)
+        self.n_products += 1 if V.ndim == 1 else V.shape[1]
+        return self._product(V)
+
+    def accurate_matmul(self, V: np.ndarray) -> np.ndarray:
+        """The product (float64 throughout, as ``@``; the PCG's stopping checks)."""
+        return self._product(np.asarray(V, dtype=np.float64))
+
+    def _product(self, V: np.ndarray) -> np.ndarray:
         vec = V.ndim == 1
         V2 = V[:, None] if vec else V
         if V2.shape[0] != self.shape[1]:
@@ -525,33 +550,20 @@ class DistributedBlockResidualOperator:
             Vg = np.ascontiguousarray(V2[rows])
             self.bytes_sent_ += Vg.nbytes
             held.append(client.submit(_held, Vg, pure=False, **self._pins[g]))
-        parts = client.gather(
-            [self._submit(_phi_t, g, v, accurate) for g, v in enumerate(held)]
-        )
+        parts = client.gather([self._submit(_phi_t, g, v) for g, v in enumerate(held)])
         self.bytes_received_ += sum(p.nbytes for p in parts)
         W = parts[0].copy()
         for p in parts[1:]:
             W += p
         self.bytes_sent_ += W.nbytes * len(held)
         outs = client.gather(
-            [self._submit(_apply, g, v, W, accurate) for g, v in enumerate(held)]
+            [self._submit(_apply, g, v, W) for g, v in enumerate(held)]
         )
         out = np.empty(V2.shape)
         for rows, o in zip(self.group_rows_, outs, strict=True):
             self.bytes_received_ += o.nbytes
             out[rows] = o
         return out[:, 0] if vec else out
-
-    def __matmul__(self, V: np.ndarray) -> np.ndarray:
-        """:math:`\\hat K V`, the low-rank part in the factor's float32 (as in
-        process), returned in float64."""
-        V = np.asarray(V)
-        self.n_products += 1 if V.ndim == 1 else V.shape[1]
-        return self._product(V, accurate=False)
-
-    def accurate_matmul(self, V: np.ndarray) -> np.ndarray:
-        """The product in float64 throughout (the PCG's stopping checks)."""
-        return self._product(V, accurate=True)
 
     def diagonal(self) -> np.ndarray:
         parts = self.client.gather(
@@ -692,9 +704,7 @@ class DistributedBlockDecision:
             )
             for g, rows in enumerate(op.group_rows_)
         ]
-        parts = client.gather(
-            [op._submit(_phi_t, g, h, True) for g, h in enumerate(held)]
-        )
+        parts = client.gather([op._submit(_phi_t, g, h) for g, h in enumerate(held)])
         eta = parts[0].copy()
         for p in parts[1:]:
             eta += p
