@@ -120,3 +120,64 @@ def test_estimator_optimum_unchanged_by_the_start():
     assert not hasattr(b, "coarse_start_")
     fa, fb = a.decision_function(X), b.decision_function(X)
     assert np.abs(fa - fb).max() <= 1e-4 * np.abs(fb).max()
+
+
+@pytest.mark.parametrize("kind", ["blocks", "fitc"])
+def test_operator_basis_start_is_the_restricted_optimum_on_its_landmarks(problem, kind):
+    """On a Nystroem-based operator the start reuses the operator's features:
+    with a full-rank factor its columns at the landmarks times T are the
+    features, and the start is the restricted minimizer over alpha_Z = T eta
+    (brute-force normal equations on the explicit matrix)."""
+    from semisvm.kernels import (
+        BlockResidualOperator,
+        FITCOperator,
+        NystroemFactor,
+        kernel_diagonal,
+        kernel_matrix,
+    )
+
+    _, L, Y = problem
+    X, _ = make_moons(160, noise=0.1, random_state=0)
+    lab = np.flatnonzero(Y[:, 0] != 0)
+    f = NystroemFactor(16, gamma=5.0, include=lab, random_state=0).fit(X)
+    assert np.isin(lab, f.landmark_indices_).all() and f.rank_ == 16
+    op = (
+        BlockResidualOperator(f, X, block_size=40)
+        if kind == "blocks"
+        else FITCOperator(f, kernel_diagonal(X, gamma=5.0))
+    )
+    Z, Phi, T = op.landmark_basis()
+    # the residual vanishes on the landmark columns (exact arithmetic: float64
+    # features; the operator holds them in float32)
+    K = kernel_matrix(X, gamma=5.0)
+    P = f.C_ @ T
+    if kind == "blocks":
+        same = op.block_of_[:, None] == op.block_of_[None, :]
+        K64 = np.where(same, K, P @ P.T)
+    else:
+        K64 = P @ P.T
+        K64[np.diag_indices_from(K64)] = np.diag(K)
+    np.testing.assert_allclose(K64[:, Z] @ T, P, atol=1e-9)
+    Kh = op.toarray()
+    ga, gi = 1e-3, 0.1
+    a0, b0, info = coarse_start(
+        op,
+        Y,
+        L=L,
+        gamma_a=ga,
+        gamma_i=gi,
+        loss="squared",
+        intrinsic_bias=True,
+        basis=(Z, Phi, T),
+    )
+    assert set(np.flatnonzero(a0[:, 0] != 0)) <= set(Z)
+    full = _objective(Kh, L, Y, a0, b0, ga, gi, "squared")
+    np.testing.assert_allclose(full, info["objective"], rtol=1e-5)
+    # brute force over alpha_Z = T eta: f = A v, v = (eta, b), A = [K_hat[:, Z] T, 1]
+    n = Kh.shape[0]
+    A = np.c_[Kh[:, Z] @ T, np.ones(n)]
+    R = np.zeros((T.shape[1] + 1, T.shape[1] + 1))
+    R[:-1, :-1] = T.T @ Kh[np.ix_(Z, Z)] @ T
+    H = A[lab].T @ A[lab] + ga * R + gi * A.T @ L @ A
+    v = np.linalg.solve(H, A[lab].T @ Y[lab, 0])
+    np.testing.assert_allclose((Kh @ a0 + b0)[:, 0], A @ v, atol=1e-5)

@@ -146,6 +146,18 @@ class BlockResidualOperator:
                 out[B] += R @ V[B]
         return out
 
+    def landmark_basis(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        r"""``(Z, Phi, T)``: the landmark rows, :math:`\Phi` and T, with
+        :math:`\hat K_{:Z}T = \Phi` when the factor keeps every eigenvalue of
+        its landmark kernel (the residual vanishes on the landmark columns);
+        the coarse start's basis
+        (:func:`semisvm.solvers._coarse.coarse_start`).  None when the
+        landmarks are not training rows (k-means centres)."""
+        idx = self.factor.landmark_indices_
+        if idx is None:
+            return None
+        return idx, self.Phi, self.factor.components_
+
     def accurate_matmul(self, V: np.ndarray) -> np.ndarray:
         """The product in float64 throughout (the PCG's stopping checks)."""
         out = accurate_thin_product(self.Phi, V)

@@ -1153,7 +1153,7 @@ class DistributedNystroemFactor:
     n_components : int, default=1000
     landmarks : {'uniform'}, default='uniform'
         k-means landmarks need passes over all of X; not offered on a cluster.
-    kernel, gamma, degree, coef0, kernel_params, rcond, random_state
+    kernel, gamma, degree, coef0, kernel_params, rcond, random_state, include
         As in :class:`~semisvm.kernels.NystroemFactor`.
     client : distributed.Client, default=None
     """
@@ -1171,6 +1171,7 @@ class DistributedNystroemFactor:
         rcond: float = 1e-6,
         random_state: Any = 0,
         client: Any = None,
+        include: Any = None,
     ) -> None:
         if landmarks != "uniform":
             raise ValueError(
@@ -1189,11 +1190,12 @@ class DistributedNystroemFactor:
         self.rcond = rcond
         self.random_state = random_state
         self.client = client
+        self.include = include
 
     def fit(self, X: Any) -> DistributedNystroemFactor:
         from sklearn.utils import check_random_state
 
-        from ._nystroem import landmark_components
+        from ._nystroem import landmark_components, uniform_landmark_rows
 
         client = get_dask_client(self.client)
         self.client = client
@@ -1202,8 +1204,8 @@ class DistributedNystroemFactor:
         if m < 1:
             raise ValueError(f"n_components must be >= 1, got {self.n_components}.")
         # the in-process factor's draw, so that both use the same landmarks
-        idx = np.sort(
-            check_random_state(self.random_state).choice(n, size=m, replace=False)
+        idx = uniform_landmark_rows(
+            n, m, check_random_state(self.random_state), self.include
         )
         Z = X[idx]
         Z = np.asarray(Z.compute() if is_distributed_array(Z) else Z)

@@ -41,6 +41,17 @@ __all__ = ["NystroemFactor", "LowRankOperator", "LANDMARK_METHODS"]
 LANDMARK_METHODS = ("uniform", "kmeans")
 
 
+def uniform_landmark_rows(n: int, m: int, rng: Any, include: Any = None) -> np.ndarray:
+    """Sorted rows of m uniform landmarks drawn with ``rng`` (a RandomState),
+    the rows ``include`` always among them (then drawn from the others)."""
+    if include is None:
+        return np.sort(rng.choice(n, size=m, replace=False))
+    keep = np.unique(np.asarray(include, dtype=np.intp))
+    rest = np.setdiff1d(np.arange(n), keep)
+    extra = rng.choice(rest, size=max(m - keep.size, 0), replace=False)
+    return np.sort(np.concatenate([keep, extra]))
+
+
 def landmark_components(W: np.ndarray, rcond: float) -> tuple[np.ndarray, np.ndarray]:
     r""":math:`T = U_r S_r^{-1/2}` and :math:`S_r` of the landmark Gram matrix W.
 
@@ -148,13 +159,7 @@ class NystroemFactor:
         rng = check_random_state(self.random_state)
         n = X.shape[0]
         if self.landmarks == "uniform":
-            if self.include is None:
-                idx = np.sort(rng.choice(n, size=m, replace=False))
-            else:
-                keep = np.unique(np.asarray(self.include, dtype=np.intp))
-                rest = np.setdiff1d(np.arange(n), keep)
-                extra = rng.choice(rest, size=max(m - keep.size, 0), replace=False)
-                idx = np.sort(np.concatenate([keep, extra]))
+            idx = uniform_landmark_rows(n, m, rng, self.include)
             Z = X[idx]
             return (Z.toarray() if hasattr(Z, "toarray") else np.asarray(Z)), idx
         if self.landmarks == "kmeans":

@@ -379,6 +379,7 @@ def build_scalable_kernel(
             coef0=est.coef0,
             kernel_params=est.kernel_params,
             random_state=resolve_seed(est.random_state),
+            include=include,
         ).fit(X)
         return dfactor, g
 

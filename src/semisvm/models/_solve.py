@@ -326,6 +326,7 @@ def _pcg_start(params, K, L, Y, gamma_a, gamma_i, sample_weight):
         loss=params.objective,
         intrinsic_bias=params.options.intrinsic_bias,
         random_state=resolve_seed(params.random_state),
+        basis=K.landmark_basis() if hasattr(K, "landmark_basis") else None,
     )
     if params.verbose:
         print(

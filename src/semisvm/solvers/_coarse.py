@@ -25,6 +25,17 @@ search for the squared hinge).  Its optimum is therefore the exact minimizer of
 the full objective over that subspace: a feasible start whose objective is at
 most that of :math:`\alpha = 0`, from which PCG continues on the full problem.
 Nothing is approximated: the model PCG solves is unchanged, only its start.
+
+**On a Nyström-based operator** (FITC, blocks: :math:`\hat K = \Phi\Phi^T` plus
+a residual that vanishes on the landmark columns) the operator's own
+landmarks serve (``basis``): with :math:`\Phi = CT`,
+:math:`\Phi\Phi_Z^T T = \Phi\,T^TWT = \Phi`, and the residual's landmark columns
+:math:`K_{iz} - \Phi_i\Phi_z^T = (C(I - TT^TW))_{iz}` vanish when the factor keeps
+every eigenvalue of W (:math:`TT^TW = I`), so :math:`\hat K_{:Z}T = \Phi` and
+:math:`\alpha^T\hat K\alpha = \|\eta\|^2` on :math:`\alpha_Z = T\eta`: the same
+restricted optimum, with no column, eigendecomposition or feature product
+recomputed.  With dropped eigenvalues the start is that optimum up to them
+(still only a start: PCG solves the full problem).
 """
 
 from __future__ import annotations
@@ -61,8 +72,9 @@ def coarse_start(
     intrinsic_bias: bool,
     n_landmarks: int | None = None,
     random_state: int = 0,
+    basis: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, dict]:
-    """The exact optimum over coefficients supported on uniform landmarks.
+    r"""The exact optimum over coefficients supported on uniform landmarks.
 
     Parameters
     ----------
@@ -78,6 +90,12 @@ def coarse_start(
         :func:`default_coarse_size` of n.  Every labeled point is a landmark
         besides these (their coefficients matter most).
     random_state : int, default=0
+    basis : tuple of ndarray, optional
+        ``(Z, Phi, T)``: landmark rows, features :math:`\Phi = \hat K_{:Z}T`
+        (n x r) and T (|Z| x r) of a Nyström-based operator (module docstring;
+        ``landmark_basis()`` of :class:`~semisvm.kernels.FITCOperator` and
+        :class:`~semisvm.kernels.BlockResidualOperator`), used instead of drawing
+        landmarks.
 
     Returns
     -------
@@ -88,32 +106,30 @@ def coarse_start(
         ``n_landmarks``, ``rank`` and the coarse ``objective`` per column.
     """
     n = Y.shape[0]
-    m = default_coarse_size(n) if n_landmarks is None else int(min(n, n_landmarks))
-    lab = np.flatnonzero(np.any(Y != 0, axis=1))
-    rng = np.random.default_rng(random_state)
-    Z = np.union1d(lab, rng.choice(n, size=m, replace=False))
-    C = _kernel_columns(K, Z)
-    W = C[Z]
-    W = 0.5 * (W + W.T)
-    s, U = np.linalg.eigh(W)
-    keep = s > max(s.max(), 0.0) * 1e-10
-    T = U[:, keep] / np.sqrt(s[keep])
-    res = lapsvm_lowrank(
-        C,
-        Y,
-        L=L,
-        gamma_a=gamma_a,
-        gamma_i=gamma_i,
-        loss=loss,
-        intrinsic_bias=intrinsic_bias,
-        T=T,
+    kw = dict(
+        L=L, gamma_a=gamma_a, gamma_i=gamma_i, loss=loss, intrinsic_bias=intrinsic_bias
     )
+    if basis is not None:
+        Z, Phi, T = basis
+        res = lapsvm_lowrank(Phi, Y, **kw)  # type: ignore[arg-type]
+    else:
+        m = default_coarse_size(n) if n_landmarks is None else int(min(n, n_landmarks))
+        lab = np.flatnonzero(np.any(Y != 0, axis=1))
+        rng = np.random.default_rng(random_state)
+        Z = np.union1d(lab, rng.choice(n, size=m, replace=False))
+        C = _kernel_columns(K, Z)
+        W = C[Z]
+        W = 0.5 * (W + W.T)
+        s, U = np.linalg.eigh(W)
+        keep = s > max(s.max(), 0.0) * 1e-10
+        T = U[:, keep] / np.sqrt(s[keep])
+        res = lapsvm_lowrank(C, Y, T=T, **kw)  # type: ignore[arg-type]
     eta = np.asarray(res.alpha).reshape(T.shape[1], -1)
     alpha0 = np.zeros((n, eta.shape[1]))
     alpha0[Z] = T @ eta
     info = {
         "n_landmarks": int(Z.size),
-        "rank": int(keep.sum()),
+        "rank": int(T.shape[1]),
         "objective": np.asarray(res.objective, dtype=np.float64),
     }
     return alpha0, np.asarray(res.b, dtype=np.float64).reshape(-1), info
