@@ -111,7 +111,7 @@ def coarse_start(
     )
     if basis is not None:
         Z, Phi, T = basis
-        res = lapsvm_lowrank(Phi, Y, **kw)  # type: ignore[arg-type]
+        res = lapsvm_lowrank(Phi, Y, **kw)
     else:
         m = default_coarse_size(n) if n_landmarks is None else int(min(n, n_landmarks))
         lab = np.flatnonzero(np.any(Y != 0, axis=1))
@@ -123,7 +123,7 @@ def coarse_start(
         s, U = np.linalg.eigh(W)
         keep = s > max(s.max(), 0.0) * 1e-10
         T = U[:, keep] / np.sqrt(s[keep])
-        res = lapsvm_lowrank(C, Y, T=T, **kw)  # type: ignore[arg-type]
+        res = lapsvm_lowrank(C, Y, T=T, **kw)
     eta = np.asarray(res.alpha).reshape(T.shape[1], -1)
     alpha0 = np.zeros((n, eta.shape[1]))
     alpha0[Z] = T @ eta
