@@ -37,8 +37,11 @@ def test_operator_is_low_rank_plus_the_exact_kernel_within_blocks():
     # the low-rank part runs in the factor's float32, as FITCOperator's
     np.testing.assert_allclose(op @ V, dense @ V, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(op @ V[:, 0], dense @ V[:, 0], rtol=1e-5, atol=1e-5)
+    # the stopping checks' product: float64 throughout
+    np.testing.assert_allclose(op.accurate_matmul(V), dense @ V, rtol=1e-9, atol=1e-9)
     idx = np.array([3, 150, 77])
     np.testing.assert_allclose(op.rows(idx), dense[idx], atol=1e-6)
+    np.testing.assert_allclose(op.columns(idx), dense[:, idx], atol=1e-6)
     np.testing.assert_allclose(op.diagonal(), np.diag(dense), atol=1e-6)
     # PSD: principal blocks of the Schur complement K - Phi Phi^T
     assert np.linalg.eigvalsh(dense).min() > -1e-8

@@ -118,8 +118,16 @@ class BlockResidualOperator:
             P = self.Phi[B].astype(np.float64)
             R = self._kernel(X[B], X[B]) - P @ P.T
             self.residuals_.append(0.5 * (R + R.T))
+        # the rows in block order: each block one contiguous slice there, so
+        # that a product reads V once in that order (no gather per block)
+        self._order = np.concatenate(self.blocks_)
+        self._bounds = np.cumsum([0] + [B.size for B in self.blocks_])
+        # float32 copies for the products, whose low-rank part is float32 too
+        self._residuals32 = [R.astype(np.float32) for R in self.residuals_]
         self.shape = (n, n)
         self.dtype = np.dtype(np.float64)
+        # products pass through the float32 factor (accurate_matmul does not)
+        self.product_dtype = np.dtype(np.float32)
         self.n_products = 0
 
     def _kernel(self, A: Any, B: Any) -> np.ndarray:
@@ -142,9 +150,21 @@ class BlockResidualOperator:
         self.n_products += 1 if V.ndim == 1 else V.shape[1]
         with single_blas_thread():
             out = thin_product(self.Phi, V)
-            for B, R in zip(self.blocks_, self.residuals_, strict=True):
-                out[B] += R @ V[B]
+            Vo = V[self._order].astype(np.float32)
+            out[self._order] += self._residual_product(Vo, self._residuals32)
         return out
+
+    def _residual_product(self, Vo: np.ndarray, residuals: list) -> np.ndarray:
+        """The block-diagonal residual times ``Vo`` (rows in block order)."""
+        res = np.empty_like(Vo)
+        b = self._bounds
+        for k, R in enumerate(residuals):
+            np.matmul(R, Vo[b[k] : b[k + 1]], out=res[b[k] : b[k + 1]])
+        return res
+
+    def columns(self, idx: Any) -> np.ndarray:
+        r"""Columns ``idx`` of :math:`\hat K` (its rows: it is symmetric)."""
+        return self.rows(idx).T
 
     def landmark_basis(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         r"""``(Z, Phi, T)``: the landmark rows, :math:`\Phi` and T, with
@@ -160,9 +180,9 @@ class BlockResidualOperator:
 
     def accurate_matmul(self, V: np.ndarray) -> np.ndarray:
         """The product in float64 throughout (the PCG's stopping checks)."""
+        V = np.asarray(V, dtype=np.float64)
         out = accurate_thin_product(self.Phi, V)
-        for B, R in zip(self.blocks_, self.residuals_, strict=True):
-            out[B] += R @ np.asarray(V, dtype=np.float64)[B]
+        out[self._order] += self._residual_product(V[self._order], self.residuals_)
         return out
 
     def rows(self, idx: Any) -> np.ndarray:

@@ -108,6 +108,8 @@ class FITCOperator:
         )
         self.shape = (n, n)
         self.dtype = np.dtype(np.float64)
+        # products pass through the float32 factor (accurate_matmul does not)
+        self.product_dtype = np.dtype(np.float32)
         self.n_products = 0
 
     def __matmul__(self, V: np.ndarray) -> np.ndarray:

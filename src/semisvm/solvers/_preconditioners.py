@@ -153,6 +153,11 @@ class NystroemPreconditioner:
         # was up to 100x slower on the shared 2-core benchmark machine)
         with single_blas_thread():
             self._setup(Cm, idx, labeled, Lop, gamma_a, gamma_i, Kop.dtype)
+        # the thin products of apply in the precision of K's own products (a
+        # float32 factor's): half the bytes, no accuracy the products had
+        precision = getattr(Kop, "product_dtype", Kop.dtype)
+        if precision == np.float32:
+            self._KV = self._KV.astype(np.float32)
         self._n = n
 
     def _setup(self, Cm, idx, labeled, Lop, gamma_a, gamma_i, dtype) -> None:
@@ -191,11 +196,13 @@ class NystroemPreconditioner:
     def apply(self, G: np.ndarray, KG: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Return ``(T G, K T G)`` for a block G given ``K G`` (no product with K)."""
         with single_blas_thread():  # thin products: threads only add overhead
-            P = self._KV.T @ G  # V^T K G
+            KV = self._KV
+            # V^T K G, the thin operand first (one pass over KV)
+            P = np.asarray((G.T.astype(KV.dtype, copy=False) @ KV).T, dtype=np.float64)
             coef = (self._diag - self._c)[:, None] * P
             Z = self._c * G
             Z[self.landmarks_] += self._Y @ coef
-            KZ = self._c * KG + self._KV @ coef
+            KZ = self._c * KG + KV @ coef.astype(KV.dtype, copy=False)
         return Z, KZ
 
 
