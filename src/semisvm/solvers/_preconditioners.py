@@ -157,7 +157,7 @@ class NystroemPreconditioner:
         # float32 factor's): half the bytes, no accuracy the products had
         precision = getattr(Kop, "product_dtype", Kop.dtype)
         if precision == np.float32:
-            self._KV = self._KV.astype(np.float32)
+            self._KV: np.ndarray = self._KV.astype(np.float32)
         self._n = n
 
     def _setup(self, Cm, idx, labeled, Lop, gamma_a, gamma_i, dtype) -> None:
