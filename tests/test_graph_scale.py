@@ -177,3 +177,36 @@ def test_scale_ratio_read_off_the_graph_search_equals_the_second_search():
         )
     ).fit(Xs, np.r_[0, 1, [-1] * (Xs.shape[0] - 2)])
     np.testing.assert_allclose(est.graph_scale_, ref, rtol=1e-9)
+
+
+def test_exact_knn_float32_screen_is_exact():
+    """The float32 screen with its certificate gives the float64 search's
+    neighbours (brute force on the full distance matrix), also with duplicate
+    points and rows the certificate sends back to float64."""
+    from semisvm.graph import _knn
+
+    r = np.random.default_rng(3)
+    X = np.r_[r.normal(size=(300, 40)), r.normal(size=(200, 40)) * 50.0]
+    X[10] = X[11]  # a duplicate
+    D = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)
+    np.fill_diagonal(D, np.inf)
+    k = 7
+    ind, d2 = _knn.exact_knn(X, k)
+    np.testing.assert_allclose(d2, np.sort(D, axis=1)[:, :k], rtol=1e-9, atol=1e-9)
+    assert _knn._screened_knn(X, k + 1, np.einsum("ij,ij->i", X, X), 2**26) is not None
+    # the certificate: points far from the origin and close to each other,
+    # which float32 cannot tell apart, go back to the float64 search
+    F = 1e4 + r.normal(size=(100, 5)) * 1e-2
+    _, _, bad = _knn._screened_knn(F, k + 1, np.einsum("ij,ij->i", F, F), 2**26)
+    assert bad.size == F.shape[0]
+    ref = _knn._brute_knn(F, np.arange(100), k + 1, np.einsum("ij,ij->i", F, F), 2**26)
+    np.testing.assert_array_equal(
+        _knn.exact_knn(F, k, exclude_self=False)[0], ref[0][:, :k]
+    )
+    # rows that share the k-th distance with an outside point (ties) are found
+    # again exactly: a grid of equal distances
+    g = np.array([[i, j] for i in range(12) for j in range(12)], dtype=np.float64)
+    ind, d2 = _knn.exact_knn(g, 4)
+    Dg = ((g[:, None] - g[None]) ** 2).sum(-1)
+    np.fill_diagonal(Dg, np.inf)
+    np.testing.assert_array_equal(d2, np.sort(Dg, axis=1)[:, :4])

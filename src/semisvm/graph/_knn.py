@@ -5,7 +5,8 @@ its ``k`` nearest data rows, sorted by distance, in O(n k) memory (plus one bloc
 of distances for the exact search).
 
 * :func:`exact_knn` -- brute force, one GEMM per block of query rows
-  (:math:`\|x\|^2 + \|z\|^2 - 2 x^T z`, float32 when the data are float32), block
+  (:math:`\|x\|^2 + \|z\|^2 - 2 x^T z`, float32 when the data are float32;
+  float64 data through a certified float32 screen, :func:`_screened_knn`), block
   height from available memory (:mod:`semisvm._memory`); never an n-by-n array.
   O(n^2 d) time: the right choice up to a few tens of thousands of points.
 * :func:`approximate_knn` -- a maintained library as an optional extra
@@ -96,7 +97,25 @@ def exact_knn(
     if kk > n:
         raise ValueError(f"n_neighbors={k} needs more than {n} points.")
     sq = np.einsum("ij,ij->i", X, X)
-    rows = block_rows(n, X.dtype.itemsize * 3, cap_bytes=max_block_bytes or 256 * 2**20)
+    cap = max_block_bytes or 256 * 2**20
+    screened = None
+    if queries is None and X.dtype == np.float64:
+        screened = _screened_knn(X, kk, sq, cap)
+    if screened is None:
+        ind, d2 = _brute_knn(X, q, kk, sq, cap)
+    else:
+        ind, d2, uncertified = screened
+        if uncertified.size:
+            ind[uncertified], d2[uncertified] = _brute_knn(X, uncertified, kk, sq, cap)
+    if exclude_self:
+        ind, d2 = _drop_query(ind, d2, q, k)
+    return ind, d2
+
+
+def _brute_knn(X, q, kk, sq, cap):
+    """The kk nearest rows of X to the rows ``q``: blocked GEMM distances."""
+    n = X.shape[0]
+    rows = block_rows(n, X.dtype.itemsize * 3, cap_bytes=cap)
     ind = np.empty((q.size, kk), dtype=np.intp)
     d2 = np.empty((q.size, kk), dtype=np.float64)
     for s in range(0, q.size, rows):
@@ -110,9 +129,57 @@ def exact_knn(
         order = np.argsort(vals, axis=1, kind="stable")
         ind[s : s + rows] = np.take_along_axis(part, order, axis=1)
         d2[s : s + rows] = np.maximum(np.take_along_axis(vals, order, axis=1), 0.0)
-    if exclude_self:
-        ind, d2 = _drop_query(ind, d2, q, k)
     return ind, d2
+
+
+#: extra candidates of the float32 screen of :func:`_screened_knn`
+SCREEN_EXTRA = 8
+
+
+def _screened_knn(X, kk, sq, cap):
+    r"""Exact kNN of float64 rows by a certified float32 screen.
+
+    Every row's :math:`c = 2k_k + 8` nearest candidates by float32 distances
+    (half the bytes and twice the GEMM rate of float64), re-ranked by their
+    float64 distances (:func:`rerank_exact`).  The screen's error is bounded:
+    rounding x to float32 and summing d products moves
+    :math:`\|x_i\|^2 + \|x_j\|^2 - 2x_i^Tx_j` by at most
+    :math:`e_{ij} = 2(2.01u + 1.01\gamma_d)\|x_i\|\|x_j\|
+    + 6u(\|x_i\|^2 + \|x_j\|^2)` (:math:`u = 2^{-24}`,
+    :math:`\gamma_d = du/(1 - du)`; Higham, *Accuracy and Stability of
+    Numerical Algorithms*, Sec. 3.1), so a row whose smallest excluded screen
+    distance :math:`t_i` exceeds its k-th float64 distance by more than
+    :math:`\max_j e_{ij}` has every neighbour among its candidates.  The other
+    rows (returned) are searched again in float64.  Returns None where the
+    screen cannot help (fewer than c + 1 rows, or :math:`du \ge 1/2`).
+    """
+    n, d = X.shape
+    u = 2.0**-24
+    c = 2 * kk + SCREEN_EXTRA
+    if c >= n or d * u >= 0.5:
+        return None
+    X32 = X.astype(np.float32)
+    sq32 = sq.astype(np.float32)
+    rows = block_rows(n, 4 * 3, cap_bytes=cap)
+    cand = np.empty((n, c), dtype=np.intp)
+    thr = np.empty(n)
+    for s in range(0, n, rows):
+        D = X32[s : s + rows] @ X32.T
+        D *= -2.0
+        D += sq32[None, :]
+        D += sq32[s : s + rows, None]
+        part = np.argpartition(D, c, axis=1)
+        cand[s : s + rows] = part[:, :c]
+        thr[s : s + rows] = np.take_along_axis(D, part[:, c : c + 1], axis=1)[:, 0]
+    ind, d2 = rerank_exact(X, cand, kk)
+    norms = np.sqrt(sq)
+    big = float(norms.max())
+    gamma = d * u / (1 - d * u)
+    err = 2 * (2.01 * u + 1.01 * gamma) * norms * big + 6 * u * (sq + big * big)
+    # the float64 distances' own rounding, on both sides of the comparison
+    err += 8 * 2.0**-53 * (sq + big * big)
+    uncertified = np.flatnonzero(~(thr - err > d2[:, -1]))
+    return ind, d2, uncertified
 
 
 def _drop_query(ind, d2, q, k):

@@ -59,7 +59,7 @@ import numpy as np
 from .._dask import _row_block_futures, get_dask_client
 from .._dask import is_distributed_array as _is_dask
 from .._sample import sample_indices
-from ._blocks import _nearest, kmeans_blocks
+from ._blocks import _nearest, kmeans_centres
 from ._kernels import kernel_matrix, row_norms_sq
 from ._nystroem import NystroemFactor, landmark_components
 
@@ -138,19 +138,12 @@ def sample_centres(
     the client on a uniform sample of ``max(max_samples, 5 q)`` rows of X (all of
     X when n is at most that: then the centres of
     :func:`~semisvm.kernels.kmeans_blocks` on X)."""
-    from sklearn.cluster import MiniBatchKMeans
-
     n = X.shape[0]
     q = max(1, n // max(int(block_size), 1))
     idx = sample_indices(n, max(int(max_samples), _PER_CENTRE * q), random_state)
     Xs = X if idx.size == n else X[idx]
     Xs = np.asarray(Xs.compute() if _is_dask(Xs) else Xs)
-    if idx.size == n:
-        return kmeans_blocks(Xs, block_size, random_state)[0]
-    km = MiniBatchKMeans(
-        n_clusters=q, random_state=random_state, n_init=1, batch_size=4096
-    ).fit(Xs)
-    return np.asarray(km.cluster_centers_)
+    return kmeans_centres(Xs, q, random_state)
 
 
 def _pack(cost: np.ndarray, n_bins: int) -> np.ndarray:
