@@ -210,12 +210,26 @@ def _time(fn) -> float:
 
 def floors(n: int, d: int, n_cols: int, n_iter: Any, operator: str, rates) -> dict:
     """Each phase's floor: flops over the GEMM rate, bytes over the bandwidth
-    (dense float32 K; None where no simple model holds)."""
+    (the dense float32 K, or the block operator: float32 factor of m landmarks
+    read twice per product, residual blocks of ~1.5 x 300 points; none where no
+    simple model holds)."""
+    from semisvm.models._cost import UNEVEN_BLOCKS
+    from semisvm.models._scale import default_n_components
+
     g = rates["gemm_float32"]
     bw = rates["bandwidth"]
+    it = int(np.max(n_iter)) if n_iter is not None else 0
+    if operator == "blocks":
+        m, b = default_n_components(n), UNEVEN_BLOCKS * 300
+        return {
+            # C = k(X, Z), the features C T, the residual blocks
+            "kernel": (2 * n * m * d + 2 * n * m * m + 2 * n * b * d) / g,
+            # the exact search's float32 distances
+            "graph": 2 * n * n * d / g,
+            "solver": it * (8 * n * m + 4 * n * b) / bw,
+        }
     if operator != "dense":
         return {}
-    it = int(np.max(n_iter)) if n_iter is not None else 0
     return {
         "kernel": 2 * n * n * d / g + 4 * n * n / bw,  # the Gram product, K written
         "graph": 4 * n * n / bw,  # the kNN lists read off K: K read once
@@ -343,7 +357,7 @@ def tables(rows: list[dict], rates: dict) -> str:
         f"read {rates['bandwidth'] / 1e9:.1f} GB/s.",
         "",
         "Phases of the defaults' fits (s, median over the draws; floor in "
-        "brackets where a simple model holds: dense float32 K).",
+        "brackets where a simple model holds: dense float32 K, block operator).",
         "",
         "| family | model | operator | iterations | "
         + " | ".join(PHASES)
