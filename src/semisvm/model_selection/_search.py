@@ -1278,8 +1278,9 @@ _CV_DOC = r"""
     784-dimension set with 10 classes); at n = 10,000 (784 dimensions, 10
     classes) 48-62 s with the default BLAS threads (2.2x a default fit).
     Where the plain estimator would not hold a dense K (its
-    ``kernel_approximation`` resolves to the Nystroem or streamed operator:
-    above about 50,000 points on 24 GiB) the search does not build one either:
+    ``kernel_approximation`` resolves to another operator: past memory, above
+    about 50,000 points on 24 GiB, or with PCG from a few thousand points where
+    the block operator is predicted faster) the search does not build one either:
     the LOO features read their kernel columns from X (the streamed operator)
     and every graph is the estimator's own kNN search at that size (blocked
     exact or approximate, one per ``n_neighbors``), which for the RBF kernel
