@@ -32,7 +32,12 @@ import numpy as np
 
 from .._memory import block_rows
 from ._kernels import kernel_matrix
-from ._nystroem import NystroemFactor, accurate_thin_product, thin_product
+from ._nystroem import (
+    NystroemFactor,
+    NystroemResidual,
+    accurate_thin_product,
+    thin_product,
+)
 from ._operators import single_blas_thread
 
 __all__ = ["BlockDecision", "BlockResidualOperator", "kmeans_blocks", "kmeans_centres"]
@@ -81,7 +86,7 @@ def _nearest(X: Any, centres: np.ndarray) -> np.ndarray:
     return np.asarray(pairwise_distances_argmin(X, centres), dtype=np.intp)
 
 
-class BlockResidualOperator:
+class BlockResidualOperator(NystroemResidual):
     r"""The operator :math:`\hat K = \Phi\Phi^T + \operatorname{blockdiag}(K_{BB} -
     \Phi_B\Phi_B^T)` (module docstring).
 
@@ -183,18 +188,6 @@ class BlockResidualOperator:
     def columns(self, idx: Any) -> np.ndarray:
         r"""Columns ``idx`` of :math:`\hat K` (its rows: it is symmetric)."""
         return self.rows(idx).T
-
-    def landmark_basis(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-        r"""``(Z, Phi, T)``: the landmark rows, :math:`\Phi` and T, with
-        :math:`\hat K_{:Z}T = \Phi` when the factor keeps every eigenvalue of
-        its landmark kernel (the residual vanishes on the landmark columns);
-        the coarse start's basis
-        (:func:`semisvm.solvers._coarse.coarse_start`).  None when the
-        landmarks are not training rows (k-means centres)."""
-        idx = self.factor.landmark_indices_
-        if idx is None:
-            return None
-        return idx, self.Phi, self.factor.components_
 
     def accurate_matmul(self, V: np.ndarray) -> np.ndarray:
         """The product in float64 throughout (the PCG's stopping checks)."""

@@ -31,7 +31,12 @@ import numpy as np
 
 from .._memory import block_rows
 from ._kernels import kernel_matrix, row_norms_sq
-from ._nystroem import NystroemFactor, accurate_thin_product, thin_product
+from ._nystroem import (
+    NystroemFactor,
+    NystroemResidual,
+    accurate_thin_product,
+    thin_product,
+)
 from ._operators import single_blas_thread
 
 __all__ = ["FITCOperator", "kernel_diagonal"]
@@ -74,7 +79,7 @@ def kernel_diagonal(
     return out
 
 
-class FITCOperator:
+class FITCOperator(NystroemResidual):
     r"""The operator :math:`\hat K = \Phi\Phi^T + \operatorname{diag}(d)`.
 
     Parameters
@@ -123,18 +128,6 @@ class FITCOperator:
             return low + self.residual_ * V
         low += self.residual_[:, None] * V
         return low
-
-    def landmark_basis(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-        r"""``(Z, Phi, T)``: the landmark rows, :math:`\Phi` and T, with
-        :math:`\hat K_{:Z}T = \Phi` when the factor keeps every eigenvalue of
-        its landmark kernel (the residual vanishes on the landmark columns);
-        the coarse start's basis
-        (:func:`semisvm.solvers._coarse.coarse_start`).  None when the
-        landmarks are not training rows (k-means centres)."""
-        idx = self.factor.landmark_indices_
-        if idx is None:
-            return None
-        return idx, self.Phi, self.factor.components_
 
     def accurate_matmul(self, V: np.ndarray) -> np.ndarray:
         """The product in float64 throughout (the PCG's stopping checks)."""

@@ -337,6 +337,26 @@ def _gram(Phi: np.ndarray) -> np.ndarray:
     return G
 
 
+class NystroemResidual:
+    r"""What the operators :math:`\hat K = \Phi\Phi^T + R` share (FITC and
+    blocks: a residual R that vanishes on the landmark columns): ``factor``
+    and ``Phi`` set by the subclass."""
+
+    factor: NystroemFactor
+    Phi: np.ndarray
+
+    def landmark_basis(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        r"""``(Z, Phi, T)``: the landmark rows, :math:`\Phi` and T, with
+        :math:`\hat K_{:Z}T = \Phi` when the factor keeps every eigenvalue of
+        its landmark kernel (the residual vanishes on the landmark columns);
+        the coarse start's basis (:func:`semisvm.solvers._coarse.coarse_start`).
+        None when the landmarks are not training rows (k-means centres)."""
+        idx = self.factor.landmark_indices_
+        if idx is None:
+            return None
+        return idx, self.Phi, self.factor.components_
+
+
 class LowRankOperator:
     r"""The symmetric operator :math:`\Phi\Phi^T` (two thin products per apply).
 
