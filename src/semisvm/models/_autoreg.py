@@ -142,7 +142,7 @@ def select_regularization(
     loss: str,
     power: int,
     scale: float,
-    features: np.ndarray | None = None,
+    features: Any = None,
 ) -> tuple[float, float, dict]:
     r"""The normalized ``(gamma_a, gamma_i)`` to fit with, and the evidence.
 
@@ -181,9 +181,10 @@ def select_regularization(
         The Laplacian's resolved power.
     scale : float
         The graph term's length normalization rho.
-    features : ndarray of shape (n, r), optional
-        LOO features computed before (:func:`operator_features`); by default
-        drawn here (:func:`features_for`).
+    features : ndarray of shape (n, r) or callable, optional
+        LOO features computed before, or a function returning them (or None)
+        called only when the rule runs (:func:`operator_features`); by
+        default drawn here (:func:`features_for`).
 
     Returns
     -------
@@ -229,7 +230,7 @@ def select_regularization(
         pairs=pairs,
         power=power,
         scale=scale,
-        features=features,
+        features=features() if callable(features) else features,
         with_labelers=True,
     )
     cut: dict = {}

@@ -122,7 +122,7 @@ def choose_regularization(problem: Problem, params: Any) -> Regularization:
         loss=params.objective,
         power=ops.laplacian_power,
         scale=ops.graph_scale,
-        features=operator_features(ops.K, t.labeled_idx),
+        features=lambda: operator_features(ops.K, t.labeled_idx),
     )
     seconds = time.perf_counter() - t0
     if params.verbose:
