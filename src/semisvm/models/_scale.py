@@ -352,26 +352,7 @@ def build_scalable_kernel(
             )
         g = distributed_gamma(X, est.gamma, kernel, est.n_neighbors)
         m = opts.n_components or default_n_components(X.shape[0])
-        if kind == "blocks":
-            from ..kernels._distributed_blocks import DistributedBlockResidualOperator
-
-            blocks = DistributedBlockResidualOperator(
-                X,
-                n_components=m,
-                landmarks=opts.landmarks,
-                block_size=opts.block_size,
-                kernel=kernel,
-                gamma=g if g is not None else 1.0,
-                degree=est.degree,
-                coef0=est.coef0,
-                kernel_params=est.kernel_params,
-                random_state=resolve_seed(est.random_state),
-                include=include,
-                block_random_state=int_seed(resolve_seed(est.random_state)),
-            )
-            return blocks, g
-        dfactor = DistributedNystroemFactor(
-            m,
+        factor_kw = dict(
             landmarks=opts.landmarks,
             kernel=kernel,
             gamma=g if g is not None else 1.0,
@@ -380,8 +361,19 @@ def build_scalable_kernel(
             kernel_params=est.kernel_params,
             random_state=resolve_seed(est.random_state),
             include=include,
-        ).fit(X)
-        return dfactor, g
+        )
+        if kind == "blocks":
+            from ..kernels._distributed_blocks import DistributedBlockResidualOperator
+
+            blocks = DistributedBlockResidualOperator(
+                X,
+                n_components=m,
+                block_size=opts.block_size,
+                block_random_state=int_seed(resolve_seed(est.random_state)),
+                **factor_kw,
+            )
+            return blocks, g
+        return DistributedNystroemFactor(m, **factor_kw).fit(X), g
 
     kernel = est.kernel
     g = (
