@@ -275,6 +275,38 @@ def test_normalized_regularization_maps_to_paper_weights(normalized, power):
     )
 
 
+def test_graph_term_is_summed_beyond_graph_mean_points(monkeypatch):
+    """Above GRAPH_MEAN_POINTS training points the intrinsic term is divided by
+    that number, not by n: the estimator's raw weights and its fit equal the
+    paper-weight fit at lambda_I W / (N_G dbar) (N_G lowered to 40 to test it on
+    90 points), and below N_G nothing changes."""
+    from semisvm.models import _adaptive
+
+    X, y, _ = make_two_moons(90, n_labeled_per_class=4, random_state=2)
+    kw = dict(solver="newton", gamma=2.0, n_neighbors=6, graph_weight="binary")
+    opts = SolverOptions(class_balance=None)
+    before = LapSVM(gamma_a=1e-3, gamma_i=0.5, **kw, options=opts).fit(X, y)
+    monkeypatch.setattr(_adaptive, "GRAPH_MEAN_POINTS", 40)
+    a = LapSVM(gamma_a=1e-3, gamma_i=0.5, **kw, options=opts).fit(X, y)
+    l_ = int((y != -1).sum())
+    dbar = graph_laplacian(knn_graph(X, 6), normalized=False).diagonal().mean()
+    ga, gi = l_ * 1e-3, l_ * 0.5 / (40 * dbar)
+    np.testing.assert_allclose([a.gamma_a_, a.gamma_i_], [ga, gi], rtol=1e-12)
+    np.testing.assert_allclose(a.gamma_i_ / before.gamma_i_, 90 / 40, rtol=1e-12)
+    b = LapSVM(
+        gamma_a=ga,
+        gamma_i=gi,
+        **kw,
+        options=SolverOptions(regularization="paper", class_balance=None),
+    ).fit(X, y)
+    np.testing.assert_allclose(
+        a.decision_function(X), b.decision_function(X), atol=1e-9
+    )
+    monkeypatch.setattr(_adaptive, "GRAPH_MEAN_POINTS", 90)
+    c = LapSVM(gamma_a=1e-3, gamma_i=0.5, **kw, options=opts).fit(X, y)
+    assert c.gamma_i_ == before.gamma_i_
+
+
 def test_normalized_regularization_uses_weight_sum():
     X, y, _ = make_two_moons(90, n_labeled_per_class=4, random_state=2)
     cw = {0: 2.0, 1: 0.5}

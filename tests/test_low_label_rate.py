@@ -80,6 +80,17 @@ def test_normalized_graph_weight_scales_with_rho_to_the_power():
             "normalized", 1e-6, 2.0, n=50, weight_sum=3.0, L=L, power=p, scale=4.0
         )
         assert gi == pytest.approx(3.0 * 2.0 * 4.0**p / (50 * dbar**p), rel=1e-12)
+    # past GRAPH_MEAN_POINTS the divisor stops growing (continuous at N_G)
+    from semisvm.models._adaptive import GRAPH_MEAN_POINTS as NG
+
+    at = [
+        paper_regularization(
+            "normalized", 1e-6, 2.0, n=m, weight_sum=3.0, L=L, power=1, scale=4.0
+        )[1]
+        for m in (NG - 1, NG, NG + 1, 40 * NG)
+    ]
+    assert at[0] == pytest.approx(3.0 * 2.0 * 4.0 / ((NG - 1) * dbar), rel=1e-12)
+    assert at[1] == at[2] == at[3] == pytest.approx(3.0 * 2.0 * 4.0 / (NG * dbar))
     # the paper's raw weights ignore it
     assert paper_regularization(
         "paper", 1e-6, 2.0, n=50, weight_sum=3.0, L=L, power=1, scale=4.0

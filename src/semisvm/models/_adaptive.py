@@ -6,16 +6,22 @@ r"""Data-adaptive pieces of the manifold estimators.
   .. math::
       \tfrac12\Big[\frac{1}{\sum_{i\le l} c_i}\sum_{i \le l} c_i\,\ell(y_i, f(x_i))
       + \lambda_A\, \alpha^T K \alpha
-      + \frac{\lambda_I}{n\,\bar d^{\,p}}\, f_I^T L^p f_I\Big],
+      + \frac{\lambda_I}{n_G\,\bar d^{\,p}}\, f_I^T L^p f_I\Big],
 
   the loss averaged over the labeled points (weights :math:`c_i` from
-  ``class_weight``), the intrinsic term averaged over the n points and divided by
-  :math:`\bar d^{\,p}`, :math:`\bar d = \mathrm{tr}(L)/n`.  Multiplying by
+  ``class_weight``), the intrinsic term averaged over the n points (up to
+  :math:`n_G` points, below) and divided by :math:`\bar d^{\,p}`,
+  :math:`\bar d = \mathrm{tr}(L)/n`.  Multiplying by
   :math:`\sum c_i` gives the paper's objective (Melacci & Belkin 2011, Eq. 7),
   which every solver runs on (:func:`paper_regularization`; ``gamma_a_``,
   ``gamma_i_`` report the raw weights).  Both terms are averages, so the same
-  :math:`(\lambda_A, \lambda_I)` mean the same trade-off at every n and l and with
-  every Laplacian.  ``regularization="paper"`` uses the paper's weights directly.
+  :math:`(\lambda_A, \lambda_I)` mean the same trade-off at every l and with
+  every Laplacian.  Beyond :data:`GRAPH_MEAN_POINTS` points the intrinsic term
+  is divided by that number instead of n (:func:`graph_normalizer`): the
+  kernel's default width follows the graph's neighbour distance, so the ambient
+  norm of a fixed smooth function grows about like n, and an averaged graph term
+  would fade against it.  ``regularization="paper"`` uses the paper's weights
+  directly.
 
 * **Class balance** (``class_balance="mass"``, the default): after the fit the
   bias of every (one-vs-rest) column is shifted by the unique :math:`\delta` with
@@ -45,6 +51,8 @@ from .._validation import plain
 __all__ = [
     "label_weights",
     "laplacian_mean_diagonal",
+    "GRAPH_MEAN_POINTS",
+    "graph_normalizer",
     "paper_regularization",
     "balance_offsets",
     "fit_proba_slope",
@@ -108,6 +116,27 @@ def laplacian_mean_diagonal(L: Any) -> float:
     return m if m > 0 else 1.0
 
 
+#: Training-set size up to which the intrinsic term is an average over the n
+#: points; beyond it the term is divided by this number (:func:`graph_normalizer`).
+#: The rules of :mod:`semisvm.models._autoreg` were chosen on sets up to this size.
+GRAPH_MEAN_POINTS = 2000
+
+
+def graph_normalizer(n: int) -> int:
+    r"""The count :math:`n_G = \min(n, N_G)` the intrinsic term is divided by
+    (:math:`N_G` = :data:`GRAPH_MEAN_POINTS`).
+
+    With the default kernel width (``gamma="knn"``: :math:`\sigma` the mean
+    distance to the k-th neighbour, which shrinks as n grows) a kernel row
+    covers about the same number of points at every n, so :math:`\|f\|_K^2` of a
+    fixed smooth f grows about like n (for a nearly diagonal K it is
+    :math:`\sum_i f_i^2`), while :math:`f^T L^p f / (n \bar d^{\,p})` stays
+    fixed.  Dividing by :math:`\min(n, N_G)` keeps the ratio of the two terms
+    from :math:`N_G` points on, and leaves smaller sets as the rules were chosen.
+    """
+    return int(min(int(n), GRAPH_MEAN_POINTS))
+
+
 def paper_regularization(
     mode: str,
     gamma_a: float,
@@ -122,9 +151,10 @@ def paper_regularization(
     r"""The paper's :math:`(\gamma_A, \gamma_I)` for the estimator's parameters.
 
     ``mode='paper'`` returns them unchanged; ``'normalized'`` returns
-    :math:`(W\lambda_A,\ W\lambda_I \rho^p / (n \bar d^{\,p}))` with
-    :math:`W = \sum_i c_i` and :math:`\rho` = ``scale``, the graph's length
-    normalization (:func:`semisvm.kernels.knn_scale_ratio`; module docstring).
+    :math:`(W\lambda_A,\ W\lambda_I \rho^p / (n_G \bar d^{\,p}))` with
+    :math:`W = \sum_i c_i`, :math:`\rho` = ``scale``, the graph's length
+    normalization (:func:`semisvm.kernels.knn_scale_ratio`), and
+    :math:`n_G = \min(n, N_G)` (:func:`graph_normalizer`; module docstring).
     """
     if mode == "paper":
         return float(gamma_a), float(gamma_i)
@@ -132,7 +162,10 @@ def paper_regularization(
     if L is None or gamma_i == 0:
         return ga, float(gamma_i) * weight_sum
     dbar = laplacian_mean_diagonal(L)
-    return ga, weight_sum * float(gamma_i) * float(scale) ** power / (n * dbar**power)
+    return ga, (
+        weight_sum * float(gamma_i) * float(scale) ** power
+        / (graph_normalizer(n) * dbar**power)
+    )
 
 
 def _mass_shift(f: np.ndarray, c: float) -> float:
