@@ -162,10 +162,8 @@ def paper_regularization(
     if L is None or gamma_i == 0:
         return ga, float(gamma_i) * weight_sum
     dbar = laplacian_mean_diagonal(L)
-    return ga, (
-        weight_sum * float(gamma_i) * float(scale) ** power
-        / (graph_normalizer(n) * dbar**power)
-    )
+    gi = weight_sum * float(gamma_i) * float(scale) ** power
+    return ga, gi / (graph_normalizer(n) * dbar**power)
 
 
 def _mass_shift(f: np.ndarray, c: float) -> float:
