@@ -17,11 +17,9 @@ r"""Data-adaptive pieces of the manifold estimators.
   ``gamma_i_`` report the raw weights).  Both terms are averages, so the same
   :math:`(\lambda_A, \lambda_I)` mean the same trade-off at every l and with
   every Laplacian.  Beyond :data:`GRAPH_MEAN_POINTS` points the intrinsic term
-  is divided by that number instead of n (:func:`graph_normalizer`): the
-  kernel's default width follows the graph's neighbour distance, so the ambient
-  norm of a fixed smooth function grows about like n, and an averaged graph term
-  would fade against it.  ``regularization="paper"`` uses the paper's weights
-  directly.
+  is divided by that number instead of n (:func:`graph_normalizer`), so the graph
+  weighs more as the unlabeled points grow in number.
+  ``regularization="paper"`` uses the paper's weights directly.
 
 * **Class balance** (``class_balance="mass"``, the default): after the fit the
   bias of every (one-vs-rest) column is shifted by the unique :math:`\delta` with
@@ -126,13 +124,16 @@ def graph_normalizer(n: int) -> int:
     r"""The count :math:`n_G = \min(n, N_G)` the intrinsic term is divided by
     (:math:`N_G` = :data:`GRAPH_MEAN_POINTS`).
 
-    With the default kernel width (``gamma="knn"``: :math:`\sigma` the mean
-    distance to the k-th neighbour, which shrinks as n grows) a kernel row
-    covers about the same number of points at every n, so :math:`\|f\|_K^2` of a
-    fixed smooth f grows about like n (for a nearly diagonal K it is
-    :math:`\sum_i f_i^2`), while :math:`f^T L^p f / (n \bar d^{\,p})` stays
-    fixed.  Dividing by :math:`\min(n, N_G)` keeps the ratio of the two terms
-    from :math:`N_G` points on, and leaves smaller sets as the rules were chosen.
+    The graph term estimates the data's smoothness functional from n points, so
+    the more points, the more it can be trusted against the loss on a fixed set
+    of labels: on digits the best weight grew about like n (docs/rules.rst).
+    Letting it grow stays well posed: under a heavy graph term f tends to a
+    constant plus a small part that solves a Poisson-type equation with sources
+    at the labels (the limit Poisson learning solves, Calder et al. 2020, read
+    by the class balance), over functions no narrower than the kernel, whose
+    width is fixed beyond 2,000 points (:func:`semisvm.kernels.knn_gamma`'s
+    sample): Laplace learning's spikes at the labels cannot form.  Sets of up
+    to :math:`N_G` points keep the average the rules were chosen with.
     """
     return int(min(int(n), GRAPH_MEAN_POINTS))
 

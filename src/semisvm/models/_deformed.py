@@ -96,13 +96,14 @@ class SemiSupervisedKernel(BaseEstimator):
         of :class:`~semisvm.SolverOptions` for :class:`~semisvm.LapSVM`:
         ``'normalized'``: as :math:`\lambda_A, \lambda_I` of the objective with
         the loss averaged over the labeled points and the graph term averaged
-        over the n points and divided by the mean degree (times the graph's
-        length normalization, see :mod:`semisvm.models._adaptive`), so that the
-        same values give the same model as in ``LapSVM``; the kernel depends on
-        the ratio only, :math:`c = \lambda_A n \bar d^{\,p} / (\lambda_I
-        \rho^p)`, not on the number of labels.  ``'paper'``: as the raw
-        :math:`\gamma_A, \gamma_I` below (:math:`c = \gamma_A/\gamma_I`; the
-        reading of version 0.1.0).
+        over the n points (divided by 2,000 beyond 2,000 points) and by the mean
+        degree (times the graph's length normalization, see
+        :mod:`semisvm.models._adaptive`), so that the same values give the same
+        model as in ``LapSVM``; the kernel depends on the ratio only,
+        :math:`c = \lambda_A n_G \bar d^{\,p} / (\lambda_I \rho^p)`,
+        :math:`n_G = \min(n, 2000)`, not on the number of labels.
+        ``'paper'``: as the raw :math:`\gamma_A, \gamma_I` below
+        (:math:`c = \gamma_A/\gamma_I`; the reading of version 0.1.0).
 
     Attributes
     ----------

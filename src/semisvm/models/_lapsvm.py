@@ -141,14 +141,16 @@ class LapSVM(_PrimalMixin):
     .. math::
         \tfrac12 \Big[\frac{1}{\sum_i c_i}\sum_{i \in \mathcal L} c_i
         \max(0, 1 - y_i f(x_i))^2 + \lambda_A \alpha^T K \alpha
-        + \frac{\lambda_I}{n \bar d^{\,p}} f_I^T L^p f_I\Big],
+        + \frac{\lambda_I}{n_G \bar d^{\,p}} f_I^T L^p f_I\Big],
 
     (:math:`c_i` the ``class_weight`` of point i, 1 by default;
     :math:`\bar d = \mathrm{tr}(L)/n`, the mean degree for :math:`D - W`, 1 for
-    the normalized Laplacian), i.e. Eq. 7 with :math:`\gamma_A = (\sum_i c_i)
-    \lambda_A` and :math:`\gamma_I = (\sum_i c_i)\lambda_I/(n\bar d^{\,p})`
-    (stored in ``gamma_a_``, ``gamma_i_``): the same values mean the same
-    trade-off at every n, every number of labels and every graph.
+    the normalized Laplacian; :math:`n_G = \min(n, 2000)`: beyond 2,000 points
+    the graph term grows with the points that estimate it), i.e. Eq. 7 with
+    :math:`\gamma_A = (\sum_i c_i) \lambda_A` and :math:`\gamma_I = (\sum_i
+    c_i)\lambda_I/(n_G\bar d^{\,p})` (stored in ``gamma_a_``, ``gamma_i_``):
+    the same values mean the same trade-off at every number of labels and with
+    every graph.
     The option ``regularization='paper'`` takes ``gamma_a``, ``gamma_i`` as the paper's
     :math:`\gamma_A, \gamma_I` (the reproduction's form).  The kernel width
     (``gamma='knn'``) and the graph weights (``graph_weight='local'``) come from
