@@ -1,4 +1,4 @@
-"""Cost of the model-selection estimators (issue 27): ``LapSVMCV()`` and
+"""Cost of the model-selection estimators: ``LapSVMCV()`` and
 ``LapRLSCV()`` against one default fit of ``LapSVM()`` / ``LapRLS()``.
 
 Target: a CV fit costs at most 10 default fits at n = 2,000 and at most 5 min at
@@ -250,7 +250,7 @@ def main(argv: list[str] | None = None) -> int:
         note = f"{args.label}\n\n" if args.label else ""
         path = append_results(
             "cv_cost",
-            "Cost of LapSVMCV / LapRLSCV against one default fit (issue 27)",
+            "Cost of LapSVMCV / LapRLSCV against one default fit",
             "python benchmarks/bench_cv_cost.py " + " ".join(argv or sys.argv[1:]),
             note + table,
             machine,

@@ -1,6 +1,6 @@
 """PCG iterations against n: the paper's preconditioner vs the Nyström one; early stopping.
 
-Part ``iterations`` (issue 13, point 6): LapSVM with the estimator's kernel and
+Part ``iterations``: LapSVM with the estimator's kernel and
 graph defaults (RBF with median width, 10-NN binary normalized Laplacian,
 gamma_A = 1e-6, gamma_I = 1, bias in the intrinsic term), float64 K, solved to
 ``tol = 1e-6`` (the paper's mixed criterion, confirmed on the true residual) with
@@ -10,7 +10,7 @@ with ``preconditioner="nystroem"`` (default rank), on
 * two moons, 1 label per class;
 * a 784-dimension manifold set, ``X = tanh(Z W)``, ``Z ~ N(0, I_10)``,
   ``W ~ N(0, 1/10)`` (10 x 784), class ``Z_1 + 0.5 sin(2 Z_2) > 0``, 50 labels,
-* ``spiral_long`` (issue 28, point 3): two interleaved spirals whose arc length
+* ``spiral_long``: two interleaved spirals whose arc length
   grows like n at a constant density along the arc (``t_max = 3 pi sqrt(n / 2000)``,
   noise 0.5), 5 labels per class: the graph's diameter grows like n, the case
   where a one-level preconditioner's iterations grow with the manifold's length.
@@ -23,7 +23,7 @@ with ``preconditioner="nystroem"`` (default rank), on
 at n = 2k, 5k, 10k, 20k (20k: a 3.2 GB float64 K, once per process).
 ``--data`` picks the sets, ``--tol`` the tolerance, ``--loss squared`` gives LapRLS.
 
-Part ``early`` (issue 11, point 6): accuracy on the unlabeled points of the
+Part ``early``: accuracy on the unlabeled points of the
 unstopped solution against the early-stopping rules, and the iterations they save,
 on two moons (1 label per class) from n = 200 to 20,000 (50,000 needs the scale
 operators: a dense K does not fit in ~3 GiB) and on digits (scikit-learn's 8x8

@@ -22,11 +22,11 @@ Belkin 2011, Table 2: |L|, |V| and the test fold; and with 1, 5, 10 labels per
 class), the full USPS (train part / ``is_test``), scikit-learn's digits, breast
 cancer, wine, iris, two moons and two circles at n = 200, 2,000, 20,000, 100,000 (1
 and 5 labels per class), two circles with noise 0.1 at the same sizes (1 label per
-class: issue 28's targets) and one imbalanced two-moons set (1:4).  A quarter of each set
+class: the few-labels-at-scale targets) and one imbalanced two-moons set (1:4).  A quarter of each set
 (stratified) is the held-out test part unless the protocol gives one.
 
 Groups of families run alone: ``--hard`` (:data:`HARD_FAMILIES`), ``--heldout``
-(:data:`HELDOUT_FAMILIES`) and ``--null`` (:data:`NULL_FAMILIES`, issue 56: families
+(:data:`HELDOUT_FAMILIES`) and ``--null`` (:data:`NULL_FAMILIES`: families
 where nothing helps, labels with little or no signal, or clusters that cut across the
 classes; compare every method there with ``majority``, the majority class of the
 labels, and with ``SVC`` on the labels).
@@ -81,7 +81,7 @@ METHODS = [
     "Laplace-gl",
 ]
 #: families where the cluster assumption fails or the classes are imbalanced
-#: (issue 19): the graph misleads, the labels are balanced by design, ...
+#: (the graph misleads, the labels are balanced by design, ...)
 HARD_FAMILIES = [
     ("tanh50-2000", "prop50"),
     ("tanh784-2000", "prop50"),
@@ -94,7 +94,7 @@ HARD_FAMILIES = [
     ("digits01_1to4-225", "2/class"),
 ]
 #: families no rule of this package was designed or tuned on, fixed before their
-#: first run (issue 27: "show on families you did not tune on"): the graph right,
+#: first run (to show the rules on families they were not tuned on): the graph right,
 #: wrong and in between, low and high dimension, 2 to 3 classes, clusters per
 #: class; the usps* ones need the full USPS file (skipped without it)
 HELDOUT_FAMILIES = [
@@ -115,7 +115,7 @@ HELDOUT_FAMILIES = [
     )
     for setting in ("5/class", "10/class")
 ]
-#: families where nothing helps (issue 56), fixed (committed) before their first
+#: families where nothing helps, fixed (committed) before their first
 #: run: labels independent of X (``null_labels``), one-hot sequence windows with a
 #: weak label rule, Bayes error about 40% (``seq_windows``), and four well separated
 #: Gaussian clusters in 241 dimensions each cut in half by the class boundary
@@ -129,11 +129,11 @@ NULL_FAMILIES = [
     for setting in ("n10", "n100")
 ]
 #: the oracle column: per draw, the best of these (graph-trusting model, lambda_I = 0
-#: model, SVC on the labels) chosen with the true labels of U (issue 27)
+#: model, SVC on the labels) chosen with the true labels of U
 ORACLE_OF = ("LapSVM-graph", "LapSVM-sup", "SVC")
 #: methods that hold an n x n dense matrix (skipped above --max-dense points):
 #: scikit-learn's; ours choose a scalable operator themselves (dense while it fits
-#: in memory, else Nystroem), so they run at every size (issue 28)
+#: in memory, else Nystroem), so they run at every size
 DENSE = {
     "LabelSpreading-rbf",
     "SelfTraining-SVC",
@@ -166,7 +166,7 @@ def load(name: str, ddir: Path) -> tuple[Any, np.ndarray, np.ndarray | None]:
     from sklearn import datasets as skd
 
     if name.startswith("circles10-"):
-        # the issue-28 setting: noise 0.1 (the gap holds many points)
+        # the few-labels-at-scale setting: noise 0.1 (the gap holds many points)
         X, y = skd.make_circles(
             int(name.split("-")[1]), noise=0.1, factor=0.5, random_state=0
         )
@@ -179,7 +179,7 @@ def load(name: str, ddir: Path) -> tuple[Any, np.ndarray, np.ndarray | None]:
             X, y = skd.make_circles(n, noise=0.05, factor=0.5, random_state=0)
         return X, y, None
     if name.startswith("tanh"):
-        # the class boundary crosses the dense regions (issue 19's construction)
+        # the class boundary crosses the dense regions
         d, n = int(name[4:].split("-")[0]), int(name.split("-")[1])
         W = np.random.default_rng(123).normal(size=(10, d))
         Z = np.random.default_rng(7).normal(size=(n, 10))
@@ -770,8 +770,8 @@ def _other_candidate(est, err_u, Xtr, ytr, pos, y_unl) -> str:
 
 
 def _u_signals(Xtr, ytr, t_def, t_alt) -> str:
-    """What the unlabeled points say about the two candidates (issue 27 point 1,
-    logged for offline study): ``agree``, the fraction of unlabeled points both
+    """What the unlabeled points say about the two candidates (logged for
+    offline study): ``agree``, the fraction of unlabeled points both
     label alike; ``cut_def``/``cut_alt``, the fraction of the edges of the binary
     symmetric 10-NN graph whose ends each transduction labels differently (a
     boundary through dense regions cuts many)."""
@@ -1079,7 +1079,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--null",
         action="store_true",
-        help="only the families where nothing helps (NULL_FAMILIES, issue 56)",
+        help="only the families where nothing helps (NULL_FAMILIES)",
     )
     p.add_argument("--only", nargs="*", help="data set name prefixes to run")
     p.add_argument(

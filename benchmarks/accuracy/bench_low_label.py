@@ -1,4 +1,4 @@
-"""Few labels, many points (issue 28): iterations against n, and the stop against the optimum.
+"""Few labels, many points: iterations against n, and the stop against the optimum.
 
 For two moons (noise 0.1) and two circles (noise 0.05 and 0.1, ``factor=0.5``) with
 one label per class, at n = 2,000, 5,000, 20,000 and 100,000, this fits the
@@ -12,7 +12,7 @@ label draws (the same draws as ``bench_accuracy.py``'s ``draw_split``):
   (``max_iter=5000``; only where the operator is the dense one, up to
   ``--max-ref`` points, default 5,000): the difference is what the stopping rule costs at this
   label rate;
-* ``iters / ln n``: flat when the iterations grow like log n (the issue's target);
+* ``iters / ln n``: flat when the iterations grow like log n (the target);
 * with ``--datasets`` (real sets of ``bench_accuracy.py``, e.g. ``usps_full digits
   g50c``, at their own size, ``--settings`` labels per class), the same for
   those sets, plus the largest fraction of unlabeled points (over the draws)

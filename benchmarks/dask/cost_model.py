@@ -1,6 +1,6 @@
 """Cost model of a default fit on a Dask cluster, checked against measured runs.
 
-Issue 30, point 3: a model of the time and memory of ``LapSVM(random_state=0).fit``
+A model of the time and memory of ``LapSVM(random_state=0).fit``
 on a dask array too large for one worker (the ``'distributed'`` plan with the
 Nyström factor, :mod:`semisvm.models._cluster_plan`), its unit costs measured on
 this machine in one process, its predictions compared with measured runs on

@@ -1,4 +1,4 @@
-"""Cost of a 10-column PCG iteration against a 1-column one (issue 30, point 2).
+"""Cost of a 10-column PCG iteration against a 1-column one.
 
 For the dense float32 operator, the streamed exact operator and the Nyström
 low-rank operator, at n = 4,000 and 8,000 (digits-like data, d = 256, 10 classes,
@@ -497,7 +497,7 @@ def main(argv: list[str] | None = None) -> None:
         with open(path, "a") as fh:
             if new:
                 fh.write(
-                    "# PCG iteration: 10 columns against 1 (issue 30, point 2)\n\n"
+                    "# PCG iteration: 10 columns against 1\n\n"
                     "Append-only: one section per run, newest last.\n"
                 )
             fh.write(f"\n## Run {machine['date']} (commit {machine['commit']})\n\n")

@@ -1,4 +1,4 @@
-"""Streamed exact kernel product against its GEMM (issue 30, point 4).
+"""Streamed exact kernel product against its GEMM.
 
 On the scale benchmark's ``manifold`` data (float32, median-rule RBF), for each
 n and d this times, on one BLAS thread, median of ``--repeat`` interleaved

@@ -1,4 +1,4 @@
-"""Accuracy of the untuned defaults (issue 11, points 1-2): LapSVM(), LapRLS()
+"""Accuracy of the untuned defaults: LapSVM(), LapRLS()
 against SVC() on the labels alone and LabelSpreading(kernel="knn").
 
 For every data set and every number of labels per class, ``--draws`` random

@@ -1,4 +1,4 @@
-"""Cost of K @ V with V of 1 vs 10 columns (issue 21, point 2).
+"""Cost of K @ V with V of 1 vs 10 columns.
 
 Prints milliseconds per product for several layouts; run with
 ``nice python benchmarks/studies/bench_gemm_columns.py [n]``.

@@ -1,4 +1,4 @@
-"""Ten classes against one on the Nyström operator's m-space solver (issue 30, point 2).
+"""Ten classes against one on the Nyström operator's m-space solver.
 
 The estimators' ``kernel_approximation="nystroem"`` solves each one-vs-rest column
 by Newton in the (r+1)-dimensional feature space (:mod:`semisvm.solvers._lowrank`),

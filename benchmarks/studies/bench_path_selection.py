@@ -1,4 +1,4 @@
-"""Benchmark: how LapSVMPath chooses its default lambda (issue 15, item 3).
+"""Benchmark: how LapSVMPath chooses its default lambda.
 
 Two moons (``make_two_moons``) with label noise: 15 labeled points per class of
 which 4 have their label flipped, the rest unlabeled.  For each seed the script

@@ -1,5 +1,5 @@
 """Record (or compare) the choices of ``LapSVMCV()`` / ``LapRLSCV()`` on small
-problems (issue 27: the cost cuts must not change which candidate wins).
+problems (the cost cuts must not change which candidate wins).
 
 For six small problems (moons, circles, iris, wine, two digits subsets; 5-10
 labels per class) the script fits both CV estimators and stores, per problem

@@ -1,4 +1,4 @@
-"""Which candidate should the auto rule fit? Capture its evidence once, replay rules offline (issue 27).
+"""Which candidate should the auto rule fit? Capture its evidence once, replay rules offline.
 
 ``capture`` fits ``LapSVM()`` and ``LapRLS()`` on the draws of ``bench_accuracy.py``
 and keeps, per fit, everything the ``"auto"`` rule saw

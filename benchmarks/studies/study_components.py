@@ -1,4 +1,4 @@
-"""The "auto" early stop on graphs with components without labels (issue 28 point 3).
+"""The "auto" early stop on graphs with components without labels.
 
 ``early_stopping="auto"`` runs the stability rule only when every connected
 component of the graph holds a labeled point (:mod:`semisvm.models._components`).

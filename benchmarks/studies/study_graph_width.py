@@ -1,4 +1,4 @@
-"""The graph's width below five labels per class (issue 28): A/B of the rule.
+"""The graph's width below five labels per class: A/B of the rule.
 
 With at most ten labels in some class ``LapSVM()`` and ``LapRLS()`` refit on
 a narrow heat graph (when the narrow graph's Poisson partition cuts less than

@@ -1,4 +1,4 @@
-"""Can the labels tell the graph-trusting model from the supervised one? (issue 27)
+"""Can the labels tell the graph-trusting model from the supervised one?
 
 Per draw of ``bench_accuracy.py`` this fits ``LapRLS(gamma_a=1e-6, gamma_i=1)``
 (the graph-trusting defaults) and ``LapRLS(gamma_i=0)`` (the supervised model

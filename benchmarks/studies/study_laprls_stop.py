@@ -1,8 +1,8 @@
 """LapRLS's default solver: PCG with the "auto" early stop against the exact solve.
 
-Session 19 moved ``LapRLS()`` from ``solver="auto"`` (the direct solve up to
-10,000 points, no early stop) to PCG with ``early_stopping="auto"``, as
-``LapSVM()``.  This A/B fits both on the draws of ``bench_accuracy.py`` and
+``LapRLS()`` fits on PCG with ``early_stopping="auto"``, as ``LapSVM()``; its
+earlier default was ``solver="auto"`` (the direct solve up to 10,000 points, no
+early stop).  This A/B fits both on the draws of ``bench_accuracy.py`` and
 appends one row per fit to ``--csv``: data set, setting, draw, arm (``direct``:
 ``LapRLS(solver="auto", early_stopping=None)``, the old default; ``pcg_es``:
 ``LapRLS()``), the errors on U and on the test points, the fit time and the

@@ -1,4 +1,4 @@
-"""The second Laplacian power between intrinsic dimension 5 and 16 (issues 27, 28).
+"""The second Laplacian power between intrinsic dimension 5 and 16.
 
 ``laplacian_power="auto"`` gives p = 2 when 5 <= d < 16 and every class has at
 least 5 labels (:func:`semisvm.graph.auto_laplacian_power`).  This A/B fits
@@ -55,7 +55,7 @@ def _load(name: str, ddir: Path):
 def draw_parser(description: str) -> argparse.ArgumentParser:
     """The arguments :func:`draws` reads (``--only``, ``--settings``,
     ``--first-draw``, ``--draws``, ``--data``) and ``--csv``, all but the first
-    two and the CSV with defaults (the study scripts of session 19)."""
+    two and the CSV with defaults, as the A/B study scripts take them."""
     ap = argparse.ArgumentParser(description=description)
     ap.add_argument("--only", nargs="+", required=True)
     ap.add_argument("--settings", nargs="+", required=True)

@@ -1,4 +1,4 @@
-"""Graph size and Laplacian power against the data's intrinsic dimension (issue 28).
+"""Graph size and Laplacian power against the data's intrinsic dimension.
 
 Fits the graph-trusting model (``LapSVM(gamma_a=1e-6, gamma_i=1)``) with each
 ``(n_neighbors, laplacian_power)`` variant on the draws of ``bench_accuracy.py``

@@ -1,7 +1,7 @@
 """One label per class: the mass or the count reading of the labels' proportions.
 
-With a single label in a class (two classes, ``class_prior='auto'``), session 20
-lets the model's graph choose how the labels' proportions are imposed on the
+With a single label in a class (two classes, ``class_prior='auto'``), the
+model's graph chooses how the labels' proportions are imposed on the
 unlabeled outputs: by output mass (the class-mass balance of every earlier
 version) or by count, whichever partition has the lower ratio cut
 (:func:`semisvm.models._adaptive.prior_reading`).  This A/B fits ``LapSVM()`` and
@@ -10,7 +10,7 @@ version) or by count, whichever partition has the lower ratio cut
 ``cut``), and appends one row per fit to ``--csv``: data set, setting, draw, estimator,
 arm, the errors on U and on the test points, the fit time, and whether the
 count reading was kept (the arm's balance offsets differ from ``mass``'s).
-Arm ``binary`` (session 21) compares the two readings' ratio cuts on the model's
+Arm ``binary`` compares the two readings' ratio cuts on the model's
 kNN edges with unit weights (``--arms mass cut binary``).
 
 Usage::

@@ -1,4 +1,4 @@
-"""How the auto rule's switch threshold trades safety for gain, offline (issue 27).
+"""How the auto rule's switch threshold trades safety for gain, offline.
 
 ``LapSVM()`` keeps the graph-trusting defaults (``LapSVM-graph``) unless the best
 supervised candidate (``LapSVM-sup``, the same LOO choice of lambda_A) beats them
@@ -140,7 +140,7 @@ def main(argv: list[str] | None = None) -> None:
         "--logged-threshold",
         type=float,
         default=Z_SWITCH,
-        help="the threshold the logged runs used (2 before session 8)",
+        help="the threshold the logged runs used (2 under the earlier two-sided rule)",
     )
     args = ap.parse_args(argv)
     rows = _draws([pd.read_csv(p) for p in args.csv], args.method)

@@ -1,4 +1,4 @@
-"""Benchmark: exact TSVM on COIL3 (and COIL20), one-vs-rest (issue 31, item 3).
+"""Benchmark: exact TSVM on COIL3 (and COIL20), one-vs-rest.
 
 COIL3 = the three toy cars of COIL-20 (objects 3, 6, 19; our reading of the
 randomized paper's "3 classes ... difficult to discriminate", see

@@ -1,9 +1,9 @@
-"""Benchmark: exact TSVM certified on small two-moons problems (issue 31, item 1).
+"""Benchmark: exact TSVM certified on small two-moons problems.
 
 Problems (one labeled point per class, strict balance: half of U positive):
 
-* ``defaults-100``: ``ExactTSVM()`` with the defaults of issue 31 (``gamma="scale"``
-  pinned, the default width being ``'knn'`` since issue 29,
+* ``defaults-100``: ``ExactTSVM()`` with the defaults of the time the benchmark was
+  written (``gamma="scale"`` pinned, the default width now being ``'knn'``,
   ``C = C_star = 1``, ``method="randomized"``, ``time_limit=60``) on
   ``semisvm.datasets.make_two_moons(100, n_labeled_per_class=1, random_state=0)``
   (98 unlabeled points); the same with ``method="branch_and_bound"``.
@@ -79,12 +79,12 @@ def problems(only: str | None):
     """``(name, X, y, y_true, estimator parameters)`` of each benchmark problem."""
     out = []
     X, y, yt = make_two_moons(100, n_labeled_per_class=1, random_state=0)
-    # issue 31's problem: the defaults of that time (the width is 'knn' since
-    # issue 29, so 'scale' is pinned to keep the benchmark's problem)
+    # the benchmark's fixed problem: the defaults of the time it was written (the
+    # default width is now 'knn', so 'scale' is pinned to keep the problem)
     out.append(("defaults-100", X, y, yt, {"gamma": "scale"}))
     sizes = (100, 200, 400)
     if only and "moons-4002" in only.split(","):
-        sizes += (4002,)  # the paper's scale (issue 31, item 4): on request only
+        sizes += (4002,)  # the paper's scale: on request only
     for n in sizes:
         X, yt = make_moons(n, noise=0.05, random_state=1)
         y = np.full(n, -1)
