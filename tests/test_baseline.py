@@ -169,3 +169,96 @@ def test_cross_validated_estimators_keep_the_promise(cls):
         fixed.best_estimator_.options.labels_only_check == "auto"
     )
     assert "baseline" not in fixed.best_estimator_.regularization_selection_
+
+
+def _evidence(per_point, point_errors, pairs=None):
+    from semisvm.models._autoreg import LOOEvidence
+
+    K = per_point.shape[0]
+    pairs = pairs or [(10.0**-j, 0.0) for j in range(K)]
+    return LOOEvidence(
+        pairs,
+        per_point,
+        per_point.mean(axis=1),
+        point_errors.mean(axis=1),
+        10,
+        0,
+        0.0,
+        point_errors=point_errors,
+    )
+
+
+def test_selection_point_errors_redo_the_choice_without_each_label():
+    """Brute force: for each label, drop its column, choose the candidate with the
+    lowest mean criterion on the others, and read that candidate's error on it."""
+    from semisvm.models._autoreg import selection_point_errors
+
+    r = np.random.default_rng(3)
+    for _ in range(20):
+        K, l_ = int(r.integers(2, 6)), int(r.integers(5, 30))
+        pp = r.gamma(2.0, size=(K, l_))
+        pe = (r.random((K, l_)) < 0.3).astype(float)
+        ev = _evidence(pp, pe)
+        got = selection_point_errors(ev, lambda e, _: int(np.argmin(e.scores)))
+        want = []
+        for i in range(l_):
+            keep = np.arange(l_) != i
+            k = int(np.argmin(pp[:, keep].mean(axis=1)))
+            want.append(pe[k, i])
+        np.testing.assert_array_equal(got, want)
+
+
+def test_a_winner_by_one_label_is_scored_by_the_runner_up_there():
+    """Candidate 1 beats candidate 0 only on label 0's evidence: without label 0
+    the rule picks candidate 0, so label 0 is scored by candidate 0's error."""
+    from semisvm.models._autoreg import selection_point_errors
+
+    pp = np.array([[1.0, 1.0, 1.0, 1.0], [0.0, 1.1, 1.1, 1.1]])
+    pe = np.array([[1.0, 0.0, 0.0, 0.0], [0.0, 1.0, 1.0, 1.0]])
+    ev = _evidence(pp, pe)
+    assert int(np.argmin(ev.scores)) == 1  # chosen on all labels
+    got = selection_point_errors(ev, lambda e, _: int(np.argmin(e.scores)))
+    # label 0: candidate 0 (errs); labels 1-3: candidate 1 still wins (errs)
+    np.testing.assert_array_equal(got, [1.0, 1.0, 1.0, 1.0])
+    # the winner's own LOO error (3 of 4) is the optimistic figure
+    assert got.mean() > pe[1].mean()
+
+
+@pytest.mark.parametrize("est", [LapSVM(), LapRLS()], ids=["LapSVM", "LapRLS"])
+def test_the_majority_class_is_the_reference(est):
+    """Labels independent of X, 60/40, 100 labels: whatever the rule chose, the
+    fit is the majority class unless a model beats it on the held-out labels by
+    the margin (checked against the reported per-point evidence), and it is never
+    a model that does not."""
+    from semisvm.models._baseline import MIN_MARGIN
+
+    kept = 0
+    for seed in range(4):
+        X, y, _ = _null_data(n=500, seed=seed, n_labeled=100)
+        est.fit(X, y)
+        info = est.regularization_selection_["baseline"]
+        if info["fallback"] is None:
+            kept += 1
+            # kept only by beating the majority by the margin
+            assert (info["majority_loo_error"] - info["candidate_loo_error"]) * 100 >= (
+                MIN_MARGIN - 1e-9
+            )
+        elif info["fallback"] == "majority":
+            lab = y != -1
+            assert np.all(est.transduction_[~lab] == np.bincount(y[lab]).argmax())
+    assert kept < 4
+
+
+def test_labels_prefer_reversed_puts_the_burden_on_the_other_model():
+    maj = np.r_[np.ones(40), np.zeros(60)]
+    # 39 vs 40 errors: one label better is not a margin the labels can see
+    mod = np.r_[np.ones(39), np.zeros(61)]
+    assert not labels_prefer(maj, mod, 0.40, 0.39, 100, reverse=True)
+    assert not labels_prefer(maj, mod, 0.40, 0.39, 100)
+    # two better is
+    mod = np.r_[np.ones(38), np.zeros(62)]
+    assert labels_prefer(maj, mod, 0.40, 0.38, 100, reverse=True)
+    assert not labels_prefer(maj, mod, 0.40, 0.38, 100)
+    # and without per-point errors, on the rates
+    assert labels_prefer(None, None, 0.40, 0.38, 100, reverse=True)
+    assert not labels_prefer(None, None, 0.40, 0.39, 100, reverse=True)

@@ -61,6 +61,7 @@ __all__ = [
     "Z_SWITCH",
     "feature_count",
     "select_regularization",
+    "selection_point_errors",
 ]
 
 #: normalized gamma_a values of the supervised candidates
@@ -234,20 +235,8 @@ def select_regularization(
         with_labelers=True,
     )
     cut: dict = {}
-    if not auto_i and gi0 == 0.0:  # supervised: no graph for the default to protect
-        k = k_best = supervised_choice(ev)
-        z = float("nan")
-        why = (
-            f"lambda_I = 0 given (no graph term): the lowest {CRITERION} "
-            f"{ev.scores[k]:.4g} (LOO error {ev.errors[k]:.1%}); near-ties go to "
-            "the largest gamma_a"
-        )
-    else:
-        k, z, k_best, why = choose(ev, 0, Z_SWITCH, graded=True, report=cut)
-        if k != 0 and ev.pairs[k][1] == 0.0:
-            # near-ties between supervised candidates go to the largest gamma_a
-            sup = [j for j in range(len(ev.pairs)) if ev.pairs[j][1] == 0.0]
-            k = k_best = sup[supervised_choice(ev.subset(sup))]
+    supervised_only = not auto_i and gi0 == 0.0
+    k, z, k_best, why = _decide(ev, supervised_only, report=cut)
     info.update(ev.summary())
     info.update(cut)
     info.update(
@@ -257,8 +246,81 @@ def select_regularization(
         z_errors=error_z(ev, k_best, 0),
         best_alternative=pairs[k_best],
         loo_point_errors=None if ev.point_errors is None else ev.point_errors[k],
+        selection_point_errors=selection_point_errors(
+            ev, lambda e, cuts: _decide(e, supervised_only, cuts=cuts)[0]
+        ),
     )
     return pairs[k][0], pairs[k][1], info
+
+
+def _decide(
+    ev: LOOEvidence,
+    supervised_only: bool,
+    report: dict | None = None,
+    cuts: dict | None = None,
+) -> tuple[int, float, int, str]:
+    """The rule's choice on the evidence ``ev``: ``(k, z, k_best, reason)``.
+
+    With ``supervised_only`` (the user gave lambda_I = 0: no graph for the
+    default to protect) the lowest criterion (:func:`supervised_choice`); else
+    :func:`choose` with the graded threshold, near-ties between supervised
+    candidates going to the largest gamma_a.
+    """
+    if supervised_only:
+        k = supervised_choice(ev)
+        why = (
+            f"lambda_I = 0 given (no graph term): the lowest {CRITERION} "
+            f"{ev.scores[k]:.4g} (LOO error {ev.errors[k]:.1%}); near-ties go to "
+            "the largest gamma_a"
+        )
+        return k, float("nan"), k, why
+    k, z, k_best, why = choose(ev, 0, Z_SWITCH, graded=True, report=report, cuts=cuts)
+    if k != 0 and ev.pairs[k][1] == 0.0:
+        sup = [j for j in range(len(ev.pairs)) if ev.pairs[j][1] == 0.0]
+        k = k_best = sup[supervised_choice(ev.subset(sup))]
+    return k, z, k_best, why
+
+
+def without_point(ev: LOOEvidence, i: int) -> LOOEvidence:
+    """The evidence of every candidate with labeled point ``i`` left out
+    (criteria and error rates as means over the other points)."""
+    keep = np.arange(ev.per_point.shape[1]) != i
+    pp = ev.per_point[:, keep]
+    pe = None if ev.point_errors is None else ev.point_errors[:, keep]
+    return LOOEvidence(
+        ev.pairs,
+        pp,
+        pp.mean(axis=1),
+        ev.errors if pe is None else pe.mean(axis=1),
+        ev.n_features,
+        ev.n_unlabeled,
+        0.0,
+        point_errors=pe,
+        labelers=ev.labelers,
+        edges=ev.edges,
+    )
+
+
+def selection_point_errors(ev: LOOEvidence, decide: Any) -> np.ndarray | None:
+    r"""Per labeled point, the LOO error of the candidate a rule chooses
+    *without* that point: ``point_errors[decide(ev without i), i]``.
+
+    The chosen candidate's own LOO error is optimistic -- it won on these labels
+    among several -- and a labels-only model that was not chosen among
+    candidates (the majority class) would be judged against a lucky draw.
+    Rerunning the choice on the other labels' evidence for each held-out label
+    scores the selection itself, as a nested leave-one-out would (Cawley &
+    Talbot 2010), for :math:`O(l^2 K)` arithmetic on the evidence already
+    computed (the held-out fits are not redone).  ``decide(evidence, cuts)``
+    returns the chosen index; ``cuts`` is a dict it may use to memoize the
+    unlabeled points' cut ratios (they do not depend on the held-out label).
+    None without per-point errors.
+    """
+    if ev.point_errors is None:
+        return None
+    cuts: dict = {}
+    idx = [decide(without_point(ev, i), cuts) for i in range(ev.point_errors.shape[1])]
+    return ev.point_errors[idx, np.arange(len(idx))]
 
 
 def supervised_choice(ev: LOOEvidence, rtol: float = 1e-9) -> int:
@@ -787,6 +849,7 @@ def choose(
     prior_name: str = "the defaults",
     graded: bool = False,
     report: dict | None = None,
+    cuts: dict | None = None,
 ) -> tuple[int, float, int, str]:
     r"""The candidate to fit: the default unless the best other one is better by
     more than ``z_switch`` standard errors of the paired per-point differences
@@ -797,7 +860,7 @@ def choose(
     With ``graded`` and labelers in ``ev`` (``loo_evidence(with_labelers=True)``)
     the z needed is :func:`graded_threshold` of the :func:`cut_ratio` of the two
     (``z_switch`` when it cannot be measured); the veto keeps ``z_switch``.  The
-    cut figures go into ``report`` when given.
+    cut figures go into ``report`` when given; ``cuts`` memoizes them by pair.
 
     The test is strict (:math:`z > z^* \ge 0`), so a near-tie (floating-point
     noise in the criterion) never moves the choice.
@@ -814,7 +877,13 @@ def choose(
         more_errors = error_z(ev, k_best, k_default) > z_switch
     cut = None
     if graded and z > 0 and not more_errors:
-        cut = cut_ratio(ev, k_default, k_best)
+        if cuts is None:
+            cut = cut_ratio(ev, k_default, k_best)
+        else:
+            if (k_default, k_best) not in cuts:
+                cuts[k_default, k_best] = cut_ratio(ev, k_default, k_best)
+            cut = cuts[k_default, k_best]
+            cut = None if cut is None else dict(cut)
     if cut is not None:
         z_switch = graded_threshold(cut["cut_ratio"])
         cut["z_needed"] = z_switch
