@@ -13,10 +13,13 @@ labeled points is compared with that of two models that use the labels only:
   It lives on the labeled points whatever the operator, so a Nyström or FITC
   kernel at large n does not weaken it.
 
-Each model is scored by the LOO error of its *selection*: every held-out label
-by the candidate the rule picks on the other labels' evidence
+Against the majority class, which is not chosen among candidates, each model is
+scored by the LOO error of its *selection*: every held-out label by the
+candidate the rule picks on the other labels' evidence
 (:func:`~semisvm.models._autoreg.selection_point_errors`), so that a model that
-is the best of several on these labels is not judged on its luck alone.  A
+is the best of several on these labels is not judged on its luck alone; the
+chosen and the supervised model, both chosen so, are compared on their own LOO
+errors.  A
 margin the labels can see is, of the points where two models disagree, at least
 :data:`MIN_MARGIN` more right (:func:`labels_prefer`).  The majority class, the
 model of no information, is the reference: the chosen model is kept only where
@@ -168,6 +171,13 @@ def _labeled_kernel(params: Any, problem: Problem) -> tuple[FittedKernel, Any]:
     )
 
 
+def _per_point(errors: Any, n_labels: int) -> np.ndarray | None:
+    """Per-point errors as float64 when there is one per labeled point."""
+    if errors is None or np.asarray(errors).shape != (n_labels,):
+        return None
+    return np.asarray(errors, dtype=np.float64)
+
+
 def _candidate_error(
     problem: Problem, params: Any, reg: Any
 ) -> tuple[float, np.ndarray | None] | None:
@@ -177,9 +187,6 @@ def _candidate_error(
     info = reg.info
     pair = (reg.gamma_a, reg.gamma_i)
     if info.get("rule") == "loo" and pair in list(info.get("pairs", [])):
-        chosen = info.get("selection_point_errors")
-        if chosen is not None:  # the selection's error, not the winner's
-            return float(np.mean(chosen)), chosen
         rate = float(info["loo_error"][list(info["pairs"]).index(pair)])
         return rate, info.get("loo_point_errors")
     if params.kernel == "precomputed" and not isinstance(problem.ops.K, np.ndarray):
@@ -259,38 +266,52 @@ def choose_baseline(problem: Problem, params: Any, reg: Any) -> BaselineChoice |
         scale=1.0,
     )
     k = supervised_choice(ev)
-    sup_pe = selection_point_errors(ev, lambda e, _: supervised_choice(e))
+    sup = float(ev.errors[k])
+    sup_pe = None if ev.point_errors is None else ev.point_errors[k]
+    sup_sel_pe = selection_point_errors(ev, lambda e, _: supervised_choice(e))
     if ev.n_labels != lab.size:
-        sup_pe = None
-    sup = float(ev.errors[k]) if sup_pe is None else float(np.mean(sup_pe))
+        sup_pe = sup_sel_pe = None
+    cpe = _per_point(cand_pe, lab.size)
+    cand_sel_pe = _per_point(reg.info.get("selection_point_errors"), lab.size)
+    if cpe is None:
+        cand_sel_pe = None
+    # against the majority class (not chosen among candidates) each model is
+    # scored by its selection's errors; the two models chosen on the same
+    # labels are compared on their own
+    cand_sel = cand if cand_sel_pe is None else float(np.mean(cand_sel_pe))
+    sup_sel = sup if sup_sel_pe is None else float(np.mean(sup_sel_pe))
     info: dict[str, Any] = dict(
         candidate_loo_error=cand,
+        candidate_selection_error=cand_sel,
         majority_loo_error=maj,
         supervised_loo_error=sup,
+        supervised_selection_error=sup_sel,
         supervised_gamma_a=float(ev.pairs[k][0]),
         supervised_gamma=kernel.gamma_,
         time=time.perf_counter() - t0,
     )
-    if cand_pe is not None and np.asarray(cand_pe).shape != (lab.size,):
-        cand_pe = None
-    cpe = None if cand_pe is None else np.asarray(cand_pe, dtype=np.float64)
     l_ = lab.size
+    if cand_sel_pe is None:
+        cand_sel_pe = cpe
+    if sup_sel_pe is None:
+        sup_sel_pe = sup_pe
     # the majority class is the model of no information: any other must beat it
     # by a margin the labels can see
-    if not labels_prefer(maj_pe, cpe, maj, cand, l_, reverse=True):
+    if not labels_prefer(maj_pe, cand_sel_pe, maj, cand_sel, l_, reverse=True):
         best, err = "majority", maj
-        if labels_prefer(maj_pe, sup_pe, maj, sup, l_, reverse=True):
-            best, err = "supervised", sup
+        if labels_prefer(maj_pe, sup_sel_pe, maj, sup_sel, l_, reverse=True):
+            best, err = "supervised", sup_sel
         info.update(
             fallback=best,
             reason=f"the chosen model does not beat the majority class on the "
             f"held-out labels by a margin they can see (leave-one-out error "
-            f"{cand:.1%} against {maj:.1%}); the {best} model is fitted "
+            f"of its selection {cand_sel:.1%} against {maj:.1%}); the {best} "
+            "model is fitted "
             f"(leave-one-out error {err:.1%})",
         )
         return BaselineChoice(best, float(ev.pairs[k][0]), kernel.gamma_, info)
     if labels_prefer(sup_pe, cpe, sup, cand, l_) and labels_prefer(
-        maj_pe, sup_pe, maj, sup, l_, reverse=True
+        maj_pe, sup_sel_pe, maj, sup_sel, l_, reverse=True
     ):
         info.update(
             fallback="supervised",
