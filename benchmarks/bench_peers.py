@@ -143,6 +143,22 @@ def draw_labels(y: np.ndarray, per_class: int, seed: int) -> np.ndarray:
     )
 
 
+def usps_draw(
+    data: str | None, copies: int, per_class: int, draw: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Full USPS (with ``copies`` deformed copies of every image) as float64, its
+    labels, the estimator's targets (-1 off the ``per_class`` labels of label
+    draw ``draw``) and the unlabeled rows: the studies' common setup."""
+    X, y, _ = cm.load_usps(cm.data_dir(data))
+    if copies:
+        X, y = deformed_usps(X, y, copies=copies)
+    X = np.asarray(X, dtype=np.float64)
+    lab = draw_labels(y, per_class, draw)
+    yy = np.full(y.size, -1)
+    yy[lab] = y[lab]
+    return X, y, yy, np.setdiff1d(np.arange(y.size), lab)
+
+
 def make(method: str) -> Any:
     from bench_accuracy import GraphLearning
     from sklearn.semi_supervised import LabelSpreading

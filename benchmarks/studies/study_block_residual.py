@@ -33,7 +33,6 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
-import _common as cm  # noqa: E402
 import bench_peers as bp  # noqa: E402
 
 
@@ -119,14 +118,7 @@ def main() -> None:
     from semisvm.models._scale import default_n_components
     from semisvm.models._solve import solve
 
-    X, y, _ = cm.load_usps(cm.data_dir(None))
-    if args.copies:
-        X, y = bp.deformed_usps(X, y, copies=args.copies)
-    X = np.asarray(X, dtype=np.float64)
-    lab = bp.draw_labels(y, args.per_class, args.draw)
-    yy = np.full(y.size, -1)
-    yy[lab] = y[lab]
-    unl = np.setdiff1d(np.arange(y.size), lab)
+    X, y, yy, unl = bp.usps_draw(None, args.copies, args.per_class, args.draw)
     op = "dense" if args.dense else "fitc"
     params = fit_params(LapSVM(options=SolverOptions(kernel_approximation=op)))
     with threadpool_limits(1):

@@ -47,14 +47,7 @@ def main() -> None:
     from semisvm.models._params import fit_params
     from semisvm.models._problem import prepare_problem
 
-    X, y, _ = cm.load_usps(cm.data_dir(args.data))
-    if args.copies:
-        X, y = bp.deformed_usps(X, y, copies=args.copies)
-    X = np.asarray(X, dtype=np.float64)
-    lab = bp.draw_labels(y, args.per_class, args.draw)
-    yy = np.full(y.size, -1)
-    yy[lab] = y[lab]
-    unl = np.setdiff1d(np.arange(y.size), lab)
+    X, y, yy, unl = bp.usps_draw(args.data, args.copies, args.per_class, args.draw)
     lines = []
     with threadpool_limits(1), warnings.catch_warnings():
         warnings.simplefilter("ignore")
