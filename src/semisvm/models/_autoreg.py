@@ -877,13 +877,11 @@ def choose(
         more_errors = error_z(ev, k_best, k_default) > z_switch
     cut = None
     if graded and z > 0 and not more_errors:
-        if cuts is None:
-            cut = cut_ratio(ev, k_default, k_best)
-        else:
-            if (k_default, k_best) not in cuts:
-                cuts[k_default, k_best] = cut_ratio(ev, k_default, k_best)
-            cut = cuts[k_default, k_best]
-            cut = None if cut is None else dict(cut)
+        cuts = {} if cuts is None else cuts
+        if (k_default, k_best) not in cuts:
+            cuts[k_default, k_best] = cut_ratio(ev, k_default, k_best)
+        cut = cuts[k_default, k_best]
+        cut = None if cut is None else dict(cut)
     if cut is not None:
         z_switch = graded_threshold(cut["cut_ratio"])
         cut["z_needed"] = z_switch

@@ -13,27 +13,24 @@ labeled points is compared with that of two models that use the labels only:
   It lives on the labeled points whatever the operator, so a Nyström or FITC
   kernel at large n does not weaken it.
 
-Against the majority class, which is not chosen among candidates, each model is
-scored by the LOO error of its *selection*: every held-out label by the
-candidate the rule picks on the other labels' evidence
-(:func:`~semisvm.models._autoreg.selection_point_errors`), so that a model that
-is the best of several on these labels is not judged on its luck alone; the
-chosen and the supervised model, both chosen so, are compared on their own LOO
-errors.  A
-margin the labels can see is, of the points where two models disagree, at least
-:data:`MIN_MARGIN` more right (:func:`labels_prefer`).  The majority class, the
-model of no information, is the reference: the chosen model is kept only where
-it beats the majority class by that margin (the burden is on the model), and
-the supervised model replaces it only where it beats both the chosen model and
-the majority class so; otherwise the fit returns the majority class, or the
+A margin the labels can see is, of the points where two models disagree, at
+least :data:`MIN_MARGIN` more right (:func:`labels_prefer`).  The majority class,
+the model of no information, is the reference: the chosen model is kept only
+where it beats the majority class by that margin (the burden is on the model),
+and the supervised model replaces it only where it beats both the chosen model
+and the majority class so; otherwise the fit returns the majority class, or the
 supervised model where that beats the majority class (:func:`choose_baseline`,
-:func:`fit_baseline`).  McNemar's one-sided test at 5% as the burden instead of
-the margin matched the majority class where the labels are independent of X,
-but fell back on half the draws of the family whose clusters the boundary cuts
-(at 100 labels the model errs 35%, the majority class 48%; docs/rules.rst).
-``regularization_selection_["baseline"]`` says which and why.  With balanced
-labels the majority class's leave-one-out error is 100% (the class left out is
-the minority of the others): there the reference never binds.  The check runs where the regularization rule judges the graph (at least
+:func:`fit_baseline`); ``regularization_selection_["baseline"]`` says which and
+why.  Against the majority class, which is not chosen among candidates, each
+model is scored by the LOO error of its *selection* (each held-out label by the
+candidate the rule picks without it:
+:func:`~semisvm.models._autoreg.selection_point_errors`), so that the best of
+several candidates is not credited with its luck on these labels; the chosen
+and the supervised model are compared on their own LOO errors.  With balanced
+labels the majority class's LOO error is 100% (the class left out is the
+minority of the others): there the reference never binds.  Why a margin and
+not a significance test: docs/rules.rst.  The check runs where the
+regularization rule judges the graph (at least
 :data:`~semisvm.models._autoreg.MIN_LABELS_PER_CLASS` labels in every class:
 fewer labels cannot tell a leave-one-out error of the graph model from its
 strength) and ``gamma_a`` or ``gamma_i`` is ``"auto"``: numbers given by the
@@ -272,12 +269,14 @@ def choose_baseline(problem: Problem, params: Any, reg: Any) -> BaselineChoice |
     if ev.n_labels != lab.size:
         sup_pe = sup_sel_pe = None
     cpe = _per_point(cand_pe, lab.size)
-    cand_sel_pe = _per_point(reg.info.get("selection_point_errors"), lab.size)
-    if cpe is None:
-        cand_sel_pe = None
+    cand_sel_pe = cpe
+    if cpe is not None:
+        cand_sel_pe = _per_point(reg.info.get("selection_point_errors"), lab.size)
     # against the majority class (not chosen among candidates) each model is
-    # scored by its selection's errors; the two models chosen on the same
-    # labels are compared on their own
+    # scored by its selection's errors, where there are; the two models chosen
+    # on the same labels are compared on their own
+    cand_sel_pe = cpe if cand_sel_pe is None else cand_sel_pe
+    sup_sel_pe = sup_pe if sup_sel_pe is None else sup_sel_pe
     cand_sel = cand if cand_sel_pe is None else float(np.mean(cand_sel_pe))
     sup_sel = sup if sup_sel_pe is None else float(np.mean(sup_sel_pe))
     info: dict[str, Any] = dict(
@@ -291,10 +290,6 @@ def choose_baseline(problem: Problem, params: Any, reg: Any) -> BaselineChoice |
         time=time.perf_counter() - t0,
     )
     l_ = lab.size
-    if cand_sel_pe is None:
-        cand_sel_pe = cpe
-    if sup_sel_pe is None:
-        sup_sel_pe = sup_pe
     # the majority class is the model of no information: any other must beat it
     # by a margin the labels can see
     if not labels_prefer(maj_pe, cand_sel_pe, maj, cand_sel, l_, reverse=True):
