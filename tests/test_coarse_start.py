@@ -14,6 +14,7 @@ from sklearn.datasets import make_moons
 from semisvm.graph import graph_laplacian, knn_graph
 from semisvm.kernels import kernel_matrix
 from semisvm.solvers._coarse import coarse_start
+from semisvm.solvers._landmarks import LandmarkSpace
 from semisvm.solvers._newton import laprls_direct
 
 
@@ -168,7 +169,7 @@ def test_operator_basis_start_is_the_restricted_optimum_on_its_landmarks(problem
         gamma_i=gi,
         loss="squared",
         intrinsic_bias=True,
-        basis=(Z, Phi, T),
+        landmarks=LandmarkSpace(Z, Phi, T, L),
     )
     assert set(np.flatnonzero(a0[:, 0] != 0)) <= set(Z)
     full = _objective(Kh, L, Y, a0, b0, ga, gi, "squared")

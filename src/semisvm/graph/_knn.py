@@ -24,10 +24,12 @@ of distances for the exact search).
 from __future__ import annotations
 
 import os
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from threadpoolctl import threadpool_info
 
 from .._memory import block_rows
 
@@ -118,18 +120,49 @@ def _brute_knn(X, q, kk, sq, cap):
     rows = block_rows(n, X.dtype.itemsize * 3, cap_bytes=cap)
     ind = np.empty((q.size, kk), dtype=np.intp)
     d2 = np.empty((q.size, kk), dtype=np.float64)
+    X2T = (-2.0 * X).T
     for s in range(0, q.size, rows):
         qi = q[s : s + rows]
-        D = X[qi] @ X.T
-        D *= -2.0
-        D += sq[None, :]
-        D += sq[qi, None]
-        part = np.argpartition(D, kk - 1, axis=1)[:, :kk]
-        vals = np.take_along_axis(D, part, axis=1)
+        part, vals = _nearest_in_block(X[qi], X2T, sq, kk)
+        vals += sq[qi, None]
         order = np.argsort(vals, axis=1, kind="stable")
         ind[s : s + rows] = np.take_along_axis(part, order, axis=1)
         d2[s : s + rows] = np.maximum(np.take_along_axis(vals, order, axis=1), 0.0)
     return ind, d2
+
+
+def _nearest_in_block(
+    Xq: np.ndarray, X2T: np.ndarray, sq: np.ndarray, k: int
+) -> tuple[np.ndarray, np.ndarray]:
+    r"""The k smallest :math:`\|x_j\|^2 - 2 x_q^T x_j` of every query row: their
+    columns and values, unsorted.
+
+    The query's own :math:`\|x_q\|^2` is left out of the ranking: it is the same
+    for the whole row and rounding is monotone, so adding it to the k values
+    afterwards gives the values and order statistics the full distances give
+    (scaling by -2 is exact).  Two fewer passes over the block; the row-wise
+    selection, numpy's slowest step here, runs on as many threads as the BLAS.
+    """
+    D = Xq @ X2T
+    D += sq[None, :]
+    bounds = np.linspace(0, D.shape[0], min(_threads(), D.shape[0]) + 1).astype(int)
+
+    def select(i: int) -> np.ndarray:
+        return np.argpartition(D[bounds[i] : bounds[i + 1]], k - 1, axis=1)[:, :k]
+
+    if bounds.size > 2:
+        with ThreadPoolExecutor(bounds.size - 1) as pool:
+            part = np.concatenate(list(pool.map(select, range(bounds.size - 1))))
+    else:
+        part = select(0)
+    return part, np.take_along_axis(D, part, axis=1)
+
+
+def _threads() -> int:
+    """Threads of the BLAS in use (a user's ``threadpoolctl`` limit included)."""
+    info = threadpool_info()
+    counts = [int(i["num_threads"]) for i in info if i.get("user_api") == "blas"]
+    return max(1, min(counts)) if counts else 1
 
 
 #: extra candidates of the float32 screen of :func:`_screened_knn`
@@ -160,17 +193,18 @@ def _screened_knn(X, kk, sq, cap):
         return None
     X32 = X.astype(np.float32)
     sq32 = sq.astype(np.float32)
+    X2T = (-2.0 * X32).T
     rows = block_rows(n, 4 * 3, cap_bytes=cap)
     cand = np.empty((n, c), dtype=np.intp)
     thr = np.empty(n)
     for s in range(0, n, rows):
-        D = X32[s : s + rows] @ X32.T
-        D *= -2.0
-        D += sq32[None, :]
-        D += sq32[s : s + rows, None]
-        part = np.argpartition(D, c, axis=1)
-        cand[s : s + rows] = part[:, :c]
-        thr[s : s + rows] = np.take_along_axis(D, part[:, c : c + 1], axis=1)[:, 0]
+        part, vals = _nearest_in_block(X32[s : s + rows], X2T, sq32, c + 1)
+        # the (c+1)-th smallest screen distance: the largest of the c + 1 kept
+        at = np.argmax(vals, axis=1)
+        cand[s : s + rows] = np.delete(
+            part, at + np.arange(part.shape[0]) * part.shape[1]
+        ).reshape(-1, c)
+        thr[s : s + rows] = vals.max(axis=1) + sq32[s : s + rows]
     ind, d2 = rerank_exact(X, cand, kk)
     norms = np.sqrt(sq)
     big = float(norms.max())

@@ -144,6 +144,7 @@ def select_regularization(
     power: int,
     scale: float,
     features: Any = None,
+    gram: Any = None,
 ) -> tuple[float, float, dict]:
     r"""The normalized ``(gamma_a, gamma_i)`` to fit with, and the evidence.
 
@@ -186,6 +187,11 @@ def select_regularization(
         LOO features computed before, or a function returning them (or None)
         called only when the rule runs (:func:`operator_features`); by
         default drawn here (:func:`features_for`).
+    gram : ndarray of shape (r, r) or callable, optional
+        :math:`\Phi^T L \Phi` of those features (or a function returning it,
+        called only when they were given): the fit's
+        :class:`~semisvm.solvers._landmarks.LandmarkSpace` forms it once for the
+        selection, the coarse start and the preconditioner.
 
     Returns
     -------
@@ -220,6 +226,9 @@ def select_regularization(
     if len(pairs) == 1:
         info["reason"] = "no alternative to the given weights"
         return ga0, gi0, info
+    feats = features() if callable(features) else features
+    if feats is None or L is None:
+        gram = None
     ev = loo_evidence(
         est,
         columns=columns,
@@ -231,7 +240,8 @@ def select_regularization(
         pairs=pairs,
         power=power,
         scale=scale,
-        features=features() if callable(features) else features,
+        features=feats,
+        gram=gram() if callable(gram) else gram,
         with_labelers=True,
     )
     cut: dict = {}
@@ -503,8 +513,8 @@ def _loo_engines(
     whose rows do not sum to 0, the normalized one), the engine of that model:
     features ``[Phi, 1]`` with the bias out of the ambient penalty.
 
-    With ``gram`` (:math:`B = \Phi^T L \Phi`, the search's, ``spectral='ratio'``)
-    the second engine's graph Gram is bordered from it,
+    With ``gram`` (:math:`B = \Phi^T L \Phi`: the search's, or the fit's landmark
+    space's) both engines read it, the second one's graph Gram bordered from it,
     :math:`[\Phi, 1]^T L [\Phi, 1] = [[B, \Phi^T L1], [1^T L\Phi, 1^T L1]]`
     (L symmetric), instead of a second :math:`n r^2` product."""
     n = Phi.shape[0]
@@ -517,7 +527,7 @@ def _loo_engines(
         weights=w,
         unlabeled_idx=unl_idx,
         spectral=spectral,
-        gram=gram if spectral == "ratio" else None,
+        gram=gram,
     )
     if L is None or not intrinsic_bias:
         return engine, None
@@ -525,7 +535,7 @@ def _loo_engines(
     if not _rows_do_not_sum_to_zero(L, n, L1):
         return engine, None
     gram_ib = None
-    if gram is not None and spectral == "ratio" and isinstance(Phi, np.ndarray):
+    if gram is not None and isinstance(Phi, np.ndarray):
         c = np.asarray(Phi.T @ L1, dtype=np.float64)
         gram_ib = np.block([[gram, c[:, None]], [c[None, :], np.array([[L1.sum()]])]])
     engine_ib = SpectralLOO(
@@ -591,8 +601,9 @@ def loo_evidence(
     every graph on the same kernel; ``max_unlabeled`` caps the unlabeled points
     each held-out fit is balanced on.  ``by_ratio``: share one solve per ratio
     gamma_i / gamma_a between the pairs (``SpectralLOO(spectral='ratio')``) when
-    they have at most :data:`MAX_RATIOS` ratios (the searches' geometric grids),
-    with ``gram`` as :math:`\\Phi^T L \\Phi` when given.  ``with_labelers``:
+    they have at most :data:`MAX_RATIOS` ratios (the searches' geometric grids).
+    ``gram``: :math:`\\Phi^T L \\Phi` of ``features`` formed before (the
+    search's, or the fit's landmark space's).  ``with_labelers``:
     also keep, per pair, the labels its fit on every label gives (and the
     graph's edges) for :func:`cut_ratio` (the engines stay referenced).
     """

@@ -123,6 +123,7 @@ def choose_regularization(problem: Problem, params: Any) -> Regularization:
         power=ops.laplacian_power,
         scale=ops.graph_scale,
         features=lambda: operator_features(ops.K, t.labeled_idx),
+        gram=None if problem.landmarks is None else (lambda: problem.landmarks.gram),
     )
     seconds = time.perf_counter() - t0
     if params.verbose:
@@ -179,7 +180,15 @@ def fit_model(problem: Problem, params: Any, reg: Regularization) -> FittedModel
         Y_val=problem.Y_val,
     )
     t0 = time.perf_counter()
-    sol = solve(params, K=ops.K, L=L, early_stopping=es, cache=problem.cache, **kw)
+    sol = solve(
+        params,
+        K=ops.K,
+        L=L,
+        early_stopping=es,
+        cache=problem.cache,
+        landmarks=problem.landmarks,
+        **kw,
+    )
     t_solver = time.perf_counter() - t0
     # the graph of class_prior='auto''s cut tests (the in-process full-rank
     # models the cost rule chooses between)

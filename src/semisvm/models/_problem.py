@@ -55,6 +55,7 @@ from ..graph import (
 )
 from ..kernels import kernel_matrix, knn_scale_ratio, resolve_gamma
 from ..kernels._distributed import distributed_kernel, is_distributed_array
+from ..solvers._landmarks import LandmarkSpace, landmark_space
 from ._options import resolved_options
 from ._scale import (
     build_scalable_kernel,
@@ -780,6 +781,10 @@ class Problem:
     operator_info : dict or None
         Why ``kind`` (``operator_selection_``: the request, the reason, with
         ``'auto'`` and PCG the predicted seconds of each operator).
+    landmarks : LandmarkSpace or None
+        The landmark space of a FITC or block K with L: its graph Gram, formed
+        once, serves the selection, the coarse start and the preconditioner
+        (:mod:`semisvm.solvers._landmarks`).
     """
 
     X: Any
@@ -798,6 +803,7 @@ class Problem:
     adjacency: Any = None
     cache: Any = None
     operator_info: dict | None = None
+    landmarks: LandmarkSpace | None = None
 
 
 def needs_graph(params: Any) -> bool:
@@ -1037,6 +1043,7 @@ def prepare_problem(
         y_val=y_val,
         adjacency=adjacency,
         cache=cache,
+        landmarks=landmark_space(ops.K, ops.L),
     )
 
 

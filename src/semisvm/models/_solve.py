@@ -83,6 +83,7 @@ def solve(
     Y_val: Any = None,
     cache: Any = None,
     start: dict | None = None,
+    landmarks: Any = None,
 ) -> Solution:
     """Minimise the estimator's objective for the paper's ``(gamma_a, gamma_i)``.
 
@@ -105,6 +106,9 @@ def solve(
         Shared factorizations of many fits on one (K, L).
     start : dict, optional
         PCG's start ``{"alpha0", "b0"}`` (default: the landmark start or zero).
+    landmarks : LandmarkSpace, optional
+        K's landmark space with L (:mod:`semisvm.solvers._landmarks`): the
+        coarse start and the Nyström preconditioner then share its graph Gram.
     """
     hinge = getattr(params, "loss", "squared_hinge") == "hinge"
     if gamma_i == 0 and kind in ("dense", "streamed") and not hinge:
@@ -156,7 +160,9 @@ def solve(
         )
     info = None
     if start is None:
-        start, info = _pcg_start(params, K, L, Y, gamma_a, gamma_i, sample_weight)
+        start, info = _pcg_start(
+            params, K, L, Y, gamma_a, gamma_i, sample_weight, landmarks
+        )
     res = lapsvm_pcg(
         as_operator(K),
         Y,
@@ -167,6 +173,7 @@ def solve(
         sample_weight=sample_weight,
         **start,
         **_pcg_kwargs(params, K_val, Y_val, early_stopping),
+        landmarks=landmarks,
     )
     return Solution(res, solver, info)
 
@@ -302,7 +309,7 @@ def _solve_lowrank(params, factor, L, Y, gamma_a, gamma_i, sample_weight=None):
     )
 
 
-def _pcg_start(params, K, L, Y, gamma_a, gamma_i, sample_weight):
+def _pcg_start(params, K, L, Y, gamma_a, gamma_i, sample_weight, landmarks):
     """PCG's start: the exact optimum on landmarks (solvers._coarse), or zero.
 
     Used whenever the graph term is on and the loss is unweighted: PCG then
@@ -326,7 +333,7 @@ def _pcg_start(params, K, L, Y, gamma_a, gamma_i, sample_weight):
         loss=params.objective,
         intrinsic_bias=params.options.intrinsic_bias,
         random_state=resolve_seed(params.random_state),
-        basis=K.landmark_basis() if hasattr(K, "landmark_basis") else None,
+        landmarks=landmarks,
     )
     if params.verbose:
         print(

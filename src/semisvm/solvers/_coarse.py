@@ -28,7 +28,8 @@ Nothing is approximated: the model PCG solves is unchanged, only its start.
 
 **On a Nyström-based operator** (FITC, blocks: :math:`\hat K = \Phi\Phi^T` plus
 a residual that vanishes on the landmark columns) the operator's own
-landmarks serve (``basis``): with :math:`\Phi = CT`,
+landmarks serve (``landmarks``, a :class:`~semisvm.solvers._landmarks.LandmarkSpace`
+whose graph Gram the fit's other steps share): with :math:`\Phi = CT`,
 :math:`\Phi\Phi_Z^T T = \Phi\,T^TWT = \Phi`, and the residual's landmark columns
 :math:`K_{iz} - \Phi_i\Phi_z^T = (C(I - TT^TW))_{iz}` vanish when the factor keeps
 every eigenvalue of W (:math:`TT^TW = I`), so :math:`\hat K_{:Z}T = \Phi` and
@@ -44,6 +45,7 @@ from typing import Any
 
 import numpy as np
 
+from ._landmarks import LandmarkSpace
 from ._lowrank import lapsvm_lowrank
 
 __all__ = ["coarse_start", "default_coarse_size"]
@@ -72,7 +74,7 @@ def coarse_start(
     intrinsic_bias: bool,
     n_landmarks: int | None = None,
     random_state: int = 0,
-    basis: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+    landmarks: LandmarkSpace | None = None,
 ) -> tuple[np.ndarray, np.ndarray, dict]:
     r"""The exact optimum over coefficients supported on uniform landmarks.
 
@@ -90,10 +92,11 @@ def coarse_start(
         :func:`default_coarse_size` of n.  Every labeled point is a landmark
         besides these (their coefficients matter most).
     random_state : int, default=0
-    basis : tuple of ndarray, optional
-        ``(Z, Phi, T)``: landmark rows, features :math:`\Phi = \hat K_{:Z}T`
-        (n x r) and T (|Z| x r) of a Nyström-based operator (module docstring;
-        ``landmark_basis()`` of :class:`~semisvm.kernels.FITCOperator` and
+    landmarks : LandmarkSpace, optional
+        The landmark rows Z, features :math:`\Phi = \hat K_{:Z}T` (n x r) and T
+        (|Z| x r) of a Nyström-based operator and its graph Gram (module
+        docstring; :func:`~semisvm.solvers._landmarks.landmark_space` of
+        :class:`~semisvm.kernels.FITCOperator` and
         :class:`~semisvm.kernels.BlockResidualOperator`), used instead of drawing
         landmarks.
 
@@ -109,9 +112,14 @@ def coarse_start(
     kw = dict(
         L=L, gamma_a=gamma_a, gamma_i=gamma_i, loss=loss, intrinsic_bias=intrinsic_bias
     )
-    if basis is not None:
-        Z, Phi, T = basis
-        res = lapsvm_lowrank(Phi, Y, **kw)
+    if landmarks is not None:
+        if L is not None and landmarks.L is not L:
+            raise ValueError("landmarks must be the landmark space of K and of this L.")
+        Z, T = landmarks.Z, landmarks.T
+        M = None
+        if L is not None and gamma_i != 0:
+            M = landmarks.bordered_gram(intrinsic_bias)
+        res = lapsvm_lowrank(landmarks.Phi, Y, M=M, **kw)
     else:
         m = default_coarse_size(n) if n_landmarks is None else int(min(n, n_landmarks))
         lab = np.flatnonzero(np.any(Y != 0, axis=1))

@@ -252,9 +252,9 @@ class SpectralLOO:
         default grid of the ``*CV`` estimators: 8 for 21 pairs), and 8
         factorizations cost less than one eigendecomposition.
     gram : ndarray of shape (r, r), optional
-        :math:`B = \\Phi^T L \\Phi` computed before (``spectral='ratio'``
-        only; e.g. :math:`(L\\Phi)^T (L\\Phi)` for the square of a Laplacian
-        whose :math:`L\\Phi` served the first power).
+        :math:`B = \\Phi^T L \\Phi` computed before (e.g.
+        :math:`(L\\Phi)^T (L\\Phi)` for the square of a Laplacian whose
+        :math:`L\\Phi` served the first power, or the fit's landmark space's).
     ambient_mask : ndarray of shape (r,) or None
         0/1 diagonal :math:`E` of the ambient penalty :math:`\\gamma_A w^T E w`
         (None: :math:`E = I`).  The estimators' *intrinsic bias* is the case
@@ -351,12 +351,12 @@ class SpectralLOO:
             self.mu = None
             self.A, self.AU = A0, AU0
         elif L is not None and not spectral:
-            B = graph_gram(Phi, L)
+            B = gram if gram is not None else graph_gram(Phi, L)
             self.B = 0.5 * (B + B.T)
             self.mu = None
             self.A, self.AU = A0, AU0
         elif L is not None:
-            B = graph_gram(Phi, L)
+            B = gram if gram is not None else graph_gram(Phi, L)
             B = 0.5 * (B + B.T)
             if ambient_mask is None:
                 mu, U = np.linalg.eigh(B)

@@ -88,6 +88,7 @@ def lapsvm_pcg(
     preconditioner: str = "paper",
     preconditioner_rank: int | None = None,
     random_state: Any = None,
+    landmarks: Any = None,
 ) -> SolveResult:
     r"""Train C LapSVM (or LapRLS) columns in the primal by PCG.
 
@@ -131,14 +132,10 @@ def lapsvm_pcg(
     stability_window : {'last', 'half'}, default='last'
         What the stability check compares the current labels (and outputs) with:
         ``'last'``, the previous check, :math:`\theta` iterations ago (the paper);
-        ``'half'``, the check nearest to half the iterations done so far.  A window
-        that grows with the run sees the slow drift of a diffusing solution that a
-        fixed window misses (measured in ``benchmarks/bench_pcg_iterations.py``:
-        within 0.5 points of the unstopped accuracy where ``'last'`` lost up to 4).
-    K_val : ndarray of shape (m, n), default=None
-        Kernel between validation points and training points.
-    Y_val : ndarray of shape (m, C), default=None
-        Validation targets in {-1, +1}.
+        ``'half'``, the check nearest to half the iterations done so far: a window
+        that grows with the run sees the slow drift of a diffusing solution.
+    K_val, Y_val : ndarray of shape (m, n) and (m, C), default=None
+        Kernel between validation and training points; validation targets in ±1.
     alpha0, b0 : ndarray, default=None
         Starting point (not modified); zero by default (Algorithm 1).
     fit_intercept : bool, default=True
@@ -160,14 +157,15 @@ def lapsvm_pcg(
         ``'nystroem'``: the paper's P combined with a deflation of the top of the
         spectrum of :math:`(I_E + \gamma_I L) K + \gamma_A I` on ``preconditioner_rank``
         landmark columns of K (Rayleigh-Ritz in the K inner product); see
-        :mod:`semisvm.solvers._preconditioners`.  Same objective and optimum, the same
-        exact line search, one product with K per iteration; fewer iterations
-        when the spectrum spreads with n.
+        :mod:`semisvm.solvers._preconditioners`.  Same optimum and line search,
+        one product with K per iteration; fewer iterations.
     preconditioner_rank : int, default=None
-        Landmarks of the Nyström preconditioner; ``None`` gives
-        :math:`\min(n, 1000, \max(100, \lceil 5\sqrt n\rceil))`.
+        Its landmarks; ``None``: :math:`\min(n, 1000, \max(100, \lceil 5\sqrt n\rceil))`.
     random_state : int, RandomState instance or None, default=None
         Landmark draw of the Nyström preconditioner.
+    landmarks : LandmarkSpace, optional
+        K's landmarks with L (:mod:`semisvm.solvers._landmarks`): the Nyström
+        preconditioner's subspace and graph Gram, instead of a landmark draw.
 
     Returns
     -------
@@ -178,7 +176,9 @@ def lapsvm_pcg(
     S. Melacci and M. Belkin, "Laplacian Support Vector Machines Trained in the
     Primal", JMLR 12, 2011, Algorithm 1, Sections 3.2 and 4.
     """
-    _check_solver_options(loss, tol_criterion, preconditioner, preconditioner_rank)
+    _check_solver_options(
+        loss, tol_criterion, preconditioner, preconditioner_rank, landmarks, L
+    )
     _check_stopping_options(early_stopping, stability_window, K_val, Y_val)
     pcg = _PCG(
         K,
@@ -193,7 +193,7 @@ def lapsvm_pcg(
         tol=tol,
         tol_criterion=tol_criterion,
     )
-    pcg.start(alpha0, b0, preconditioner, preconditioner_rank, random_state)
+    pcg.start(alpha0, b0, preconditioner, preconditioner_rank, random_state, landmarks)
     rule = _stopping_rule(
         early_stopping,
         pcg,
@@ -211,9 +211,16 @@ def lapsvm_pcg(
 
 
 def _check_solver_options(
-    loss: str, tol_criterion: str, preconditioner: str, preconditioner_rank: Any
+    loss: str,
+    tol_criterion: str,
+    preconditioner: str,
+    preconditioner_rank: Any,
+    landmarks: Any = None,
+    L: Any = None,
 ) -> None:
     """Reject unknown solver options with a message naming the parameter."""
+    if landmarks is not None and L is not None and landmarks.L is not L:
+        raise ValueError("landmarks must be the landmark space of K and of this L.")
     if loss not in ("squared_hinge", "squared"):
         raise ValueError(
             f"Unknown loss {loss!r}; expected 'squared_hinge' or 'squared'."
@@ -418,6 +425,7 @@ class _PCG:
         preconditioner: str,
         rank: int | None,
         random_state: Any,
+        landmarks: Any = None,
     ) -> None:
         """Preconditioner, iterate, products, gradient, direction, criterion scale."""
         pre = make_preconditioner(
@@ -429,6 +437,7 @@ class _PCG:
             self.gamma_i,
             rank,
             random_state,
+            landmarks,
         )
         n, C, Kop = self.n, self.C, self.Kop
         self.pre = pre

@@ -37,6 +37,7 @@ import scipy.linalg as sla
 from sklearn.utils import check_random_state
 
 from ..kernels._operators import single_blas_thread
+from ._landmarks import LandmarkSpace
 
 __all__ = [
     "PRECONDITIONERS",
@@ -76,6 +77,50 @@ def _kernel_columns(Kop: Any, idx: np.ndarray) -> tuple[np.ndarray, int]:
     return np.asarray(Kop @ E, dtype=np.float64), idx.size
 
 
+def _draw_landmarks(
+    n: int, labeled: np.ndarray, rank: int, random_state: Any
+) -> np.ndarray:
+    """m = rank landmark rows: every labeled point when they fit in half of m
+    (else half of m drawn among them), the rest uniform without replacement."""
+    m = int(min(max(rank, 1), n))
+    rng = check_random_state(random_state)
+    first = (
+        labeled
+        if labeled.size <= m // 2
+        else rng.choice(labeled, m // 2, replace=False)
+    )
+    rest = np.setdiff1d(np.arange(n), first)
+    extra = rng.choice(rest, m - first.size, replace=False) if m > first.size else []
+    return np.sort(np.concatenate([first, np.asarray(extra, dtype=np.intp)]))
+
+
+def _landmark_rayleigh(
+    Cm: np.ndarray,
+    idx: np.ndarray,
+    labeled: np.ndarray,
+    Lop: Any,
+    gamma_i: float,
+    dtype: Any,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    r"""``(B, C B, A_sub)`` of the landmark columns ``Cm = K[:, idx]``: B spans
+    the landmark subspace K-orthonormally (:math:`B^T K_{ZZ} B = I`, numerically
+    null directions dropped) and :math:`A_{sub} = (CB)^T (I_{\mathcal L} +
+    \gamma_I L) (CB)`, the Rayleigh quotient of A on it."""
+    W = Cm[idx]
+    W = 0.5 * (W + W.T)
+    lam, Q = sla.eigh(W)
+    eps = np.finfo(np.float32 if dtype == np.float32 else np.float64).eps
+    keep = lam > max(lam[-1], 0.0) * 1e3 * eps
+    B = Q[:, keep] / np.sqrt(lam[keep])  # B^T W B = I
+    # G applied to the landmark functions: I_lab C + gamma_i L C
+    GC = np.zeros_like(Cm)
+    GC[labeled] = Cm[labeled]
+    if Lop is not None and gamma_i != 0:
+        GC += gamma_i * np.asarray(Lop @ Cm)
+    CB = Cm @ B
+    return B, CB, B.T @ (Cm.T @ GC) @ B
+
+
 class NystroemPreconditioner:
     r"""Deflation of the top of the spectrum on a landmark (Nyström) subspace.
 
@@ -111,6 +156,14 @@ class NystroemPreconditioner:
         Number of landmarks m (at most n).  All labeled points are landmarks when
         they fit in half of m; the rest are drawn uniformly without replacement.
     random_state : int, RandomState instance or None
+    landmarks : LandmarkSpace, optional
+        The operator's own landmark space (:mod:`semisvm.solvers._landmarks`),
+        used instead of drawing ``rank`` landmarks when it is exact
+        (:math:`\hat K E_Z T = \Phi`): the subspace is then spanned by
+        :math:`E_Z T` (already K-orthonormal), :math:`KV` is :math:`\Phi R` and
+        the Rayleigh quotient :math:`\Phi_{\mathcal L}^T\Phi_{\mathcal L} +
+        \gamma_I B` reads the space's graph Gram B: no kernel column, product
+        with L or n x m x m product of its own.
 
     Attributes
     ----------
@@ -133,63 +186,51 @@ class NystroemPreconditioner:
         gamma_i: float,
         rank: int,
         random_state: Any = None,
+        landmarks: LandmarkSpace | None = None,
     ) -> None:
         n = Kop.shape[0]
-        m = int(min(max(rank, 1), n))
-        rng = check_random_state(random_state)
         labeled = np.asarray(labeled, dtype=np.intp)
-        first = (
-            labeled
-            if labeled.size <= m // 2
-            else rng.choice(labeled, m // 2, replace=False)
-        )
-        rest = np.setdiff1d(np.arange(n), first)
-        extra = (
-            rng.choice(rest, m - first.size, replace=False) if m > first.size else []
-        )
-        idx = np.sort(np.concatenate([first, np.asarray(extra, dtype=np.intp)]))
-        Cm, self.setup_products = _kernel_columns(Kop, idx)
+        self.setup_products = 0
         # small dense algebra: one BLAS thread (threaded LAPACK on m x m matrices
         # was up to 100x slower on the shared 2-core benchmark machine)
-        with single_blas_thread():
-            self._setup(Cm, idx, labeled, Lop, gamma_a, gamma_i, Kop.dtype)
+        if landmarks is not None and landmarks.exact:
+            idx, B, CB = landmarks.Z, landmarks.T, landmarks.Phi
+            with single_blas_thread():
+                Pl = np.asarray(CB[labeled], dtype=np.float64)
+                Asub = Pl.T @ Pl
+                if Lop is not None and gamma_i != 0:
+                    Asub += gamma_i * landmarks.gram
+        else:
+            idx = _draw_landmarks(n, labeled, rank, random_state)
+            Cm, self.setup_products = _kernel_columns(Kop, idx)
+            with single_blas_thread():
+                B, CB, Asub = _landmark_rayleigh(
+                    Cm, idx, labeled, Lop, gamma_i, Kop.dtype
+                )
         # the thin products of apply in the precision of K's own products (a
         # float32 factor's): half the bytes, no accuracy the products had
         precision = getattr(Kop, "product_dtype", Kop.dtype)
-        if precision == np.float32:
-            self._KV: np.ndarray = self._KV.astype(np.float32)
+        dtype = np.float32 if precision == np.float32 else np.float64
+        with single_blas_thread():
+            self._deflate(idx, B, CB, 0.5 * (Asub + Asub.T), gamma_a, rank, dtype)
         self._n = n
 
-    def _setup(self, Cm, idx, labeled, Lop, gamma_a, gamma_i, dtype) -> None:
-        W = Cm[idx]
-        W = 0.5 * (W + W.T)
-        # K-orthonormal basis of the landmark subspace (drop numerically null directions)
-        lam, Q = sla.eigh(W)
-        eps = np.finfo(np.float32 if dtype == np.float32 else np.float64).eps
-        keep = lam > max(lam[-1], 0.0) * 1e3 * eps
-        B = Q[:, keep] / np.sqrt(lam[keep])  # B^T W B = I
-        # G applied to the landmark functions: I_lab C + gamma_i L C
-        GC = np.zeros_like(Cm)
-        GC[labeled] = Cm[labeled]
-        if Lop is not None and gamma_i != 0:
-            GC += gamma_i * np.asarray(Lop @ Cm)
-        CB = Cm @ B
-        Asub = B.T @ (Cm.T @ GC) @ B
-        Asub = 0.5 * (Asub + Asub.T)
+    def _deflate(self, idx, B, CB, Asub, gamma_a, rank, dtype) -> None:
         theta, R = sla.eigh(Asub)
         theta = np.maximum(theta[::-1], 0.0)
         R = R[:, ::-1]
         # deflate the top half of the Ritz values; the next one estimates the top
         # of the spectrum left on the complement and sets its scale c (measured:
         # half beat all, three quarters and a quarter on two moons, n = 5k, 10k)
-        r = (theta.size + 1) // 2
+        r = (min(theta.size, rank) + 1) // 2
         cval = theta[min(r, theta.size - 1)] if theta.size else 0.0
         theta, R = theta[:r], R[:, :r]
-        Y = B @ R  # V = E_idx Y, K V = C Y
         self.landmarks_ = idx
         self.theta_ = theta
-        self._Y = Y
-        self._KV = CB @ R
+        self._Y = B @ R  # V = E_idx Y, K V = CB R
+        if CB.dtype != dtype:  # the product in the wider of the two precisions
+            CB, R = CB.astype(np.float64, copy=False), R.astype(np.float64, copy=False)
+        self._KV = np.asarray(CB @ R.astype(CB.dtype, copy=False), dtype=dtype)
         self._diag = 1.0 / (theta + gamma_a)
         self._c = 1.0 / (cval + gamma_a)
 
@@ -215,6 +256,7 @@ def make_preconditioner(
     gamma_i: float,
     rank: int | None,
     random_state: Any,
+    landmarks: LandmarkSpace | None = None,
 ) -> Any:
     """Build the preconditioner called ``name`` (see :data:`PRECONDITIONERS`)."""
     if name == "paper":
@@ -223,7 +265,7 @@ def make_preconditioner(
         n = Kop.shape[0]
         m = default_rank(n) if rank is None else rank
         return NystroemPreconditioner(
-            Kop, labeled, Lop, gamma_a, gamma_i, m, random_state
+            Kop, labeled, Lop, gamma_a, gamma_i, m, random_state, landmarks
         )
     raise ValueError(
         f"Unknown preconditioner {name!r}; expected one of {PRECONDITIONERS}."

@@ -1,0 +1,118 @@
+"""The landmark space (solvers._landmarks): one graph Gram for three steps.
+
+Checked against the independent computations it replaces: the bordered Gram
+against ``intrinsic_gram`` formed from the features, the preconditioner built on
+the space against the explicit operator (its K T and, with every point a
+landmark, the exact inverse on its span), and PCG with it against PCG with the
+paper's preconditioner at the optimum.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_moons
+
+from semisvm.graph import LaplacianPower, graph_laplacian, knn_graph
+from semisvm.kernels import BlockResidualOperator, NystroemFactor, kernel_matrix
+from semisvm.solvers import lapsvm_pcg
+from semisvm.solvers._landmarks import LandmarkSpace, landmark_space
+from semisvm.solvers._loo import graph_gram
+from semisvm.solvers._lowrank import intrinsic_gram
+from semisvm.solvers._preconditioners import NystroemPreconditioner
+
+
+def _blocks(n=200, m=24, seed=0):
+    X, y = make_moons(n, noise=0.1, random_state=seed)
+    lab = np.r_[np.flatnonzero(y == 0)[:3], np.flatnonzero(y == 1)[:3]]
+    f = NystroemFactor(m, gamma=5.0, include=lab, random_state=0).fit(X)
+    op = BlockResidualOperator(f, X, block_size=50)
+    L = graph_laplacian(knn_graph(X, 8), normalized=True)  # rows do not sum to 0
+    Y = np.zeros((n, 1))
+    Y[lab, 0] = np.where(y[lab] == 1, 1.0, -1.0)
+    return X, op, L, Y, lab
+
+
+@pytest.mark.parametrize("power", [1, 2])
+@pytest.mark.parametrize("intrinsic_bias", [True, False])
+def test_bordered_gram_is_the_intrinsic_gram(power, intrinsic_bias):
+    _, op, L, _, _ = _blocks()
+    Lp = LaplacianPower(L, power)
+    space = landmark_space(op, Lp)
+    assert space is not None and space.exact
+    want = intrinsic_gram(op.Phi, Lp, intrinsic_bias=intrinsic_bias)
+    got = space.bordered_gram(intrinsic_bias)
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12 * np.abs(want).max())
+    # the selection's Gram of the float64 features is the same matrix
+    r = space.rank
+    ref = graph_gram(np.asarray(op.Phi, dtype=np.float64), Lp)
+    np.testing.assert_allclose(
+        space.gram, ref, rtol=1e-10, atol=1e-12 * np.abs(ref).max()
+    )
+    assert space.bordered_gram(intrinsic_bias)[:r, :r] is not space.gram
+
+
+def test_no_landmark_space_for_a_dense_kernel():
+    X, _ = make_moons(50, noise=0.1, random_state=0)
+    assert landmark_space(kernel_matrix(X, gamma=1.0), None) is None
+    with pytest.raises(ValueError, match="no Laplacian"):
+        _ = LandmarkSpace(np.arange(3), np.eye(3), np.eye(3), None).gram
+
+
+def test_preconditioner_on_the_space_matches_the_operator():
+    _, op, L, _, lab = _blocks()
+    Lp = LaplacianPower(L, 2)
+    space = landmark_space(op, Lp)
+    pre = NystroemPreconditioner(op, lab, Lp, 1e-3, 0.5, 24, landmarks=space)
+    np.testing.assert_array_equal(pre.landmarks_, space.Z)
+    n = op.shape[0]
+    E = np.eye(n)
+    T, KT = pre.apply(E, op @ E)
+    Kh = op.toarray()
+    # K V is Phi R: the operator's own product up to its float32 factor
+    np.testing.assert_allclose(KT, Kh @ T, atol=2e-5 * np.abs(KT).max())
+    S = 0.5 * (KT + KT.T)
+    np.testing.assert_allclose(KT, S, atol=2e-5 * np.abs(KT).max())
+    # positive semi-definite up to the float32 factor (K itself is nearly
+    # singular: an RBF kernel on 200 points)
+    ev = np.linalg.eigvalsh(S)
+    assert ev.min() > -1e-6 * ev.max()
+
+
+def test_preconditioner_on_a_full_space_inverts_a_on_its_span():
+    """Every point a landmark: the space is all of R^n, so on the deflated
+    Ritz vectors V the preconditioned operator T A is the identity."""
+    X, y = make_moons(60, noise=0.1, random_state=1)
+    f = NystroemFactor(60, gamma=20.0, random_state=0).fit(X)
+    op = BlockResidualOperator(f, X, block_size=30)
+    L = graph_laplacian(knn_graph(X, 6), normalized=True)
+    lab = np.arange(0, 60, 7)
+    space = landmark_space(op, L)
+    assert space.exact and space.rank == 60
+    pre = NystroemPreconditioner(op, lab, L, 1e-3, 0.7, 60, landmarks=space)
+    Kh = op.toarray()
+    G = np.diag(np.isin(np.arange(60), lab).astype(float)) + 0.7 * L.toarray()
+    A = G @ Kh + 1e-3 * np.eye(60)
+    V = np.zeros((60, pre._Y.shape[1]))
+    V[pre.landmarks_] = pre._Y
+    T, _ = pre.apply(A @ V, Kh @ (A @ V))
+    np.testing.assert_allclose(T, V, atol=1e-6 * np.abs(V).max())
+
+
+def test_pcg_on_the_space_reaches_the_optimum():
+    _, op, L, Y, _ = _blocks()
+    Lp = LaplacianPower(L, 2)
+    kw = dict(
+        L=Lp, gamma_a=1e-4, gamma_i=0.3, intrinsic_bias=True, tol=1e-9, max_iter=5000
+    )
+    ref = lapsvm_pcg(op, Y, preconditioner="paper", **kw)
+    res = lapsvm_pcg(
+        op, Y, preconditioner="nystroem", landmarks=landmark_space(op, Lp), **kw
+    )
+    assert list(ref.reason) == ["tol"] and list(res.reason) == ["tol"]
+    np.testing.assert_allclose(res.objective, ref.objective, rtol=1e-6)
+    assert res.n_iter[0] < ref.n_iter[0]
+    with pytest.raises(ValueError, match="landmark space of K and of this L"):
+        lapsvm_pcg(
+            op, Y, preconditioner="nystroem", landmarks=landmark_space(op, L), **kw
+        )
