@@ -127,9 +127,10 @@ class NystroemPreconditioner:
     A Rayleigh-Ritz approximation of the top of :math:`A`'s spectrum (module
     docstring) on the span of m landmark coefficient vectors :math:`e_j` (the
     Nyström space: the functions :math:`k(x_j, \cdot)`), deflated in the K inner
-    product.  With :math:`V` (n x r) the Ritz vectors of the top half of the
-    Ritz values :math:`\theta_1 \ge \dots \ge \theta_r` (:math:`V^T K V = I`),
-    and :math:`c = 1 / (\theta_{r+1} + \gamma_A)`,
+    product.  With :math:`V` (n x r) the Ritz vectors of the top
+    :math:`r = \lceil \min(m, \mathrm{rank}) / 2\rceil` Ritz values
+    :math:`\theta_1 \ge \dots \ge \theta_r` (:math:`V^T K V = I`), and
+    :math:`c = 1 / (\theta_{r+1} + \gamma_A)`,
 
     .. math::
         T g = V \,\mathrm{diag}\big(\tfrac{1}{\theta + \gamma_A}\big) V^T K g
@@ -219,9 +220,9 @@ class NystroemPreconditioner:
         theta, R = sla.eigh(Asub)
         theta = np.maximum(theta[::-1], 0.0)
         R = R[:, ::-1]
-        # deflate the top half of the Ritz values; the next one estimates the top
-        # of the spectrum left on the complement and sets its scale c (measured:
-        # half beat all, three quarters and a quarter on two moons, n = 5k, 10k)
+        # deflate the top half of rank Ritz values (a larger landmark space gives
+        # better ones, not more of them: the apply's cost stays); the next one
+        # estimates the top of the spectrum left on the complement, its scale c
         r = (min(theta.size, rank) + 1) // 2
         cval = theta[min(r, theta.size - 1)] if theta.size else 0.0
         theta, R = theta[:r], R[:, :r]
