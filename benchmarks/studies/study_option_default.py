@@ -3,8 +3,9 @@
 Sets ``semisvm.models._options.OPTION_DEFAULTS[name] = value`` (what an estimator
 with ``options=None`` fits with) for every ``--set name=value``, then runs
 ``bench_accuracy.py`` (default) or, with ``--peers``, ``bench_peers.py`` with the
-arguments after ``--``, so that its results can be set beside the table's (same
-draws, same code otherwise):
+arguments after ``--`` and ``--no-save`` (the tables go to stdout and the rows to
+``--csv``: the results files of the defaults stay theirs), so that its results
+can be set beside the table's (same draws, same code otherwise):
 
     python benchmarks/studies/study_option_default.py --set stability_value_tol=0.1 -- --heldout --draws 10 --methods LapSVM LapRLS --csv benchmarks/results/study_value_tol01_heldout.csv
     python benchmarks/studies/study_option_default.py --set stability_value_tol=0.1 --peers -- --only usps5
@@ -42,6 +43,7 @@ def main() -> int:
             value = raw
         _options.OPTION_DEFAULTS[name] = value
         print(f"study: OPTION_DEFAULTS[{name!r}] = {value!r}", flush=True)
+    rest = [*rest, "--no-save"]
     if args.peers:
         import bench_peers
 
