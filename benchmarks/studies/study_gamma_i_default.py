@@ -16,15 +16,12 @@ import argparse
 import sys
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
-sys.path.insert(0, str(HERE.parent / "accuracy"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from study_option_default import run_benchmark, split_args  # noqa: E402
 
 
 def main() -> int:
-    argv = sys.argv[1:]
-    rest = argv[argv.index("--") + 1 :] if "--" in argv else []
-    own = argv[: argv.index("--")] if "--" in argv else argv
+    own, rest = split_args(sys.argv[1:])
     ap = argparse.ArgumentParser()
     ap.add_argument("--gamma-i", type=float, default=None)
     ap.add_argument("--graph-mean-points", type=int, default=None)
@@ -37,9 +34,7 @@ def main() -> int:
         _autoreg.GRID_I = (0.0, args.gamma_i)
     if args.graph_mean_points is not None:
         _adaptive.GRAPH_MEAN_POINTS = args.graph_mean_points or 2**62
-    import bench_accuracy
-
-    return int(bench_accuracy.main(rest) or 0)
+    return run_benchmark(rest)
 
 
 if __name__ == "__main__":

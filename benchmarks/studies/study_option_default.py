@@ -23,10 +23,26 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE.parent / "accuracy"))
 
 
+def split_args(argv: list[str]) -> tuple[list[str], list[str]]:
+    """(the study's own arguments, the benchmark's: those after ``--``)."""
+    if "--" not in argv:
+        return argv, []
+    return argv[: argv.index("--")], argv[argv.index("--") + 1 :]
+
+
+def run_benchmark(rest: list[str], peers: bool = False) -> int:
+    """``bench_accuracy.py`` (or ``bench_peers.py``) with ``rest``."""
+    if peers:
+        import bench_peers
+
+        return int(bench_peers.main(rest) or 0)
+    import bench_accuracy
+
+    return int(bench_accuracy.main(rest) or 0)
+
+
 def main() -> int:
-    argv = sys.argv[1:]
-    rest = argv[argv.index("--") + 1 :] if "--" in argv else []
-    own = argv[: argv.index("--")] if "--" in argv else argv
+    own, rest = split_args(sys.argv[1:])
     ap = argparse.ArgumentParser()
     ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE")
     ap.add_argument("--peers", action="store_true")
@@ -43,14 +59,7 @@ def main() -> int:
             value = raw
         _options.OPTION_DEFAULTS[name] = value
         print(f"study: OPTION_DEFAULTS[{name!r}] = {value!r}", flush=True)
-    rest = [*rest, "--no-save"]
-    if args.peers:
-        import bench_peers
-
-        return int(bench_peers.main(rest) or 0)
-    import bench_accuracy
-
-    return int(bench_accuracy.main(rest) or 0)
+    return run_benchmark([*rest, "--no-save"], peers=args.peers)
 
 
 if __name__ == "__main__":
