@@ -50,6 +50,7 @@ from ..solvers._loo import (
     mass_shifts,
     scale_free_squared_hinge,
 )
+from ..solvers._lowrank import border_gram
 from ._adaptive import paper_regularization, resolve_class_prior
 from ._options import resolved_options
 from ._problem import fewest_labels
@@ -536,8 +537,7 @@ def _loo_engines(
         return engine, None
     gram_ib = None
     if gram is not None and isinstance(Phi, np.ndarray):
-        c = np.asarray(Phi.T @ L1, dtype=np.float64)
-        gram_ib = np.block([[gram, c[:, None]], [c[None, :], np.array([[L1.sum()]])]])
+        gram_ib = border_gram(gram, Phi, L1)
     engine_ib = SpectralLOO(
         Phi.with_ones() if hasattr(Phi, "with_ones") else np.c_[Phi, np.ones(n)],
         L,

@@ -113,8 +113,7 @@ def coarse_start(
         L=L, gamma_a=gamma_a, gamma_i=gamma_i, loss=loss, intrinsic_bias=intrinsic_bias
     )
     if landmarks is not None:
-        if L is not None and landmarks.L is not L:
-            raise ValueError("landmarks must be the landmark space of K and of this L.")
+        landmarks.check_laplacian(L)
         Z, T = landmarks.Z, landmarks.T
         M = None
         if L is not None and gamma_i != 0:

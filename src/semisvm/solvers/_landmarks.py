@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from ._lowrank import intrinsic_gram
+from ._lowrank import border_gram, intrinsic_gram
 
 __all__ = ["LandmarkSpace", "landmark_space"]
 
@@ -79,14 +79,16 @@ class LandmarkSpace:
         matrix :func:`~semisvm.solvers._lowrank.intrinsic_gram` forms (L is
         symmetric)."""
         r = self.rank
-        M = np.zeros((r + 1, r + 1))
-        M[:r, :r] = self.gram
-        if intrinsic_bias:
-            L1 = np.asarray(self.L @ np.ones(self.Phi.shape[0]), dtype=np.float64)
-            c = L1.ravel() @ self.Phi.astype(np.float64, copy=False)
-            M[:r, r] = M[r, :r] = c
-            M[r, r] = float(L1.sum())
-        return M
+        if not intrinsic_bias:
+            M = np.zeros((r + 1, r + 1))
+            M[:r, :r] = self.gram
+            return M
+        return border_gram(self.gram, self.Phi, self.L @ np.ones(self.Phi.shape[0]))
+
+    def check_laplacian(self, L: Any) -> None:
+        """Raise unless ``L`` is the space's Laplacian (None: no graph term)."""
+        if L is not None and self.L is not L:
+            raise ValueError("landmarks must be the landmark space of K and of this L.")
 
 
 def landmark_space(K: Any, L: Any) -> LandmarkSpace | None:

@@ -52,7 +52,7 @@ from ._result import SolveResult
 from ._targets import as_targets
 from ._tolerances import tolerances
 
-__all__ = ["lapsvm_lowrank", "intrinsic_gram"]
+__all__ = ["lapsvm_lowrank", "intrinsic_gram", "border_gram"]
 
 
 def intrinsic_gram(
@@ -124,6 +124,15 @@ def intrinsic_gram(
         G[:r, r] = G[r, :r]
         G[r, r] = float(np.asarray(L @ np.ones(n)).sum())
     return 0.5 * (G + G.T)
+
+
+def border_gram(gram: np.ndarray, Phi: Any, L1: np.ndarray) -> np.ndarray:
+    r""":math:`[\Phi, 1]^T L [\Phi, 1]` from :math:`B = \Phi^T L \Phi` and
+    :math:`L1` (L symmetric): B bordered by :math:`\Phi^T L1` and
+    :math:`1^T L 1`, without a second :math:`n r^2` product."""
+    L1 = np.asarray(L1, dtype=np.float64).ravel()
+    c = np.asarray(Phi.astype(np.float64, copy=False).T @ L1, dtype=np.float64)
+    return np.block([[gram, c[:, None]], [c[None, :], np.array([[L1.sum()]])]])
 
 
 def _solve_spd(H: np.ndarray, rhs: np.ndarray) -> np.ndarray:

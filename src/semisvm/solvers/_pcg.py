@@ -219,8 +219,8 @@ def _check_solver_options(
     L: Any = None,
 ) -> None:
     """Reject unknown solver options with a message naming the parameter."""
-    if landmarks is not None and L is not None and landmarks.L is not L:
-        raise ValueError("landmarks must be the landmark space of K and of this L.")
+    if landmarks is not None:
+        landmarks.check_laplacian(L)
     if loss not in ("squared_hinge", "squared"):
         raise ValueError(
             f"Unknown loss {loss!r}; expected 'squared_hinge' or 'squared'."
