@@ -8,7 +8,12 @@ from sklearn.svm import SVC
 from semisvm import LapRLS, LapRLSCV, LapSVM, LapSVMCV, SolverOptions
 from semisvm.datasets import make_two_moons
 from semisvm.kernels import kernel_matrix
-from semisvm.models._baseline import labels_prefer, majority_loo, scale_gamma
+from semisvm.models._baseline import (
+    labels_prefer,
+    majority_beatable,
+    majority_loo,
+    scale_gamma,
+)
 from semisvm.solvers._newton import laprls_direct
 
 
@@ -262,3 +267,62 @@ def test_labels_prefer_reversed_puts_the_burden_on_the_other_model():
     # and without per-point errors, on the rates
     assert labels_prefer(None, None, 0.40, 0.38, 100, reverse=True)
     assert not labels_prefer(None, None, 0.40, 0.39, 100, reverse=True)
+
+
+def test_majority_beatable_counts_the_labels_a_model_could_win():
+    def beatable(counts):
+        y = np.repeat(np.arange(len(counts)), counts)
+        return majority_beatable(y, majority_loo(y, None))
+
+    # one label per class: held out, its class has none left
+    assert not beatable([1, 1]) and not beatable([1, 1, 1])
+    # 9/1: the one label the majority misses leaves its class empty
+    assert not beatable([9, 1])
+    # 6/4, 8/2, balanced 2/2: at least two misses a model could get right
+    assert beatable([6, 4]) and beatable([8, 2]) and beatable([2, 2])
+    # brute force: misses whose class keeps a label without them
+    r = np.random.default_rng(3)
+    for _ in range(50):
+        y = r.integers(0, 3, size=r.integers(2, 12))
+        y = np.unique(y, return_inverse=True)[1]
+        e = majority_loo(y, None)
+        n_misses = sum(e[i] > 0 and np.sum(y == y[i]) > 1 for i in range(y.size))
+        assert majority_beatable(y, e) == (n_misses >= 2)
+
+
+def _stratified_null(n=1500, n_labeled=10, seed=0):
+    r = np.random.default_rng(seed)
+    X = r.normal(size=(n, 20))
+    truth = (r.random(n) < 0.4).astype(int)
+    n1 = int(round(0.4 * n_labeled))
+    lab = np.r_[
+        r.choice(np.flatnonzero(truth == 0), n_labeled - n1, replace=False),
+        r.choice(np.flatnonzero(truth == 1), n1, replace=False),
+    ]
+    y = np.full(n, -1)
+    y[lab] = truth[lab]
+    return X, y, truth
+
+
+@pytest.mark.parametrize("est", [LapSVM(), LapRLS()], ids=["LapSVM", "LapRLS"])
+def test_ten_labels_from_noise_fall_back_to_the_majority(est):
+    # 6/4 labels, independent of X: fewer than five in a class, yet the
+    # majority class (leave-one-out 40%) is a reference a model must beat
+    X, y, truth = _stratified_null()
+    est.fit(X, y)
+    info = est.regularization_selection_["baseline"]
+    assert info["fallback"] == "majority"
+    assert info["majority_loo_error"] == pytest.approx(0.4)
+    assert "supervised" not in info["reason"].split(";")[0]
+    assert np.all(est.transduction_[y == -1] == 0)
+
+
+@pytest.mark.parametrize("est", [LapSVM(), LapRLS()], ids=["LapSVM", "LapRLS"])
+def test_few_imbalanced_labels_keep_the_graph_where_it_carries_them(est):
+    X, y, truth = make_two_moons(400, noise=0.08, n_labeled_per_class=4, random_state=0)
+    lab = np.flatnonzero(y != -1)
+    y[lab[truth[lab] == 1][:2]] = -1  # 4/2 labels: the majority class is judged
+    est.fit(X, y)
+    info = est.regularization_selection_["baseline"]
+    assert info["fallback"] is None
+    assert np.mean(est.transduction_ == truth) >= 0.97

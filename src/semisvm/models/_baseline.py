@@ -29,11 +29,14 @@ several candidates is not credited with its luck on these labels; the chosen
 and the supervised model are compared on their own LOO errors.  With balanced
 labels the majority class's LOO error is 100% (the class left out is the
 minority of the others): there the reference never binds.  Why a margin and
-not a significance test: docs/rules.rst.  The check runs where the
-regularization rule judges the graph (at least
+not a significance test: docs/rules.rst.  The supervised model is weighed
+against the chosen one where the regularization rule judges the graph (at least
 :data:`~semisvm.models._autoreg.MIN_LABELS_PER_CLASS` labels in every class:
 fewer labels cannot tell a leave-one-out error of the graph model from its
-strength) and ``gamma_a`` or ``gamma_i`` is ``"auto"``: numbers given by the
+strength); the majority class is the reference at any count where a model can
+beat it on the held-out labels by the margin (:func:`majority_beatable`: ten
+labels drawn 6/4 from noise fall back to it, one label per class is never
+judged).  The check runs where ``gamma_a`` or ``gamma_i`` is ``"auto"``: numbers given by the
 user are kept (option ``labels_only_check``: ``'always'`` checks them too, as
 the refit of the cross-validated estimators does; ``None`` never checks).
 This is the promise of safe semi-supervised learning (Li & Zhou, S4VM, TPAMI 2015: "never
@@ -63,6 +66,7 @@ __all__ = [
     "BaselineChoice",
     "choose_baseline",
     "fit_baseline",
+    "majority_beatable",
     "majority_loo",
     "scale_gamma",
 ]
@@ -115,6 +119,14 @@ def majority_loo(y_idx: np.ndarray, weights: np.ndarray | None) -> np.ndarray:
         t[c] -= w[i]
         errors[i] = float(np.argmax(t) != c)
     return errors
+
+
+def majority_beatable(y_idx: np.ndarray, errors: np.ndarray) -> bool:
+    """Whether a model can beat the majority class on these held-out labels by
+    :data:`MIN_MARGIN`: at least that many labels the majority class misses
+    whose class keeps a label without them (else no model predicts them)."""
+    counts = np.bincount(y_idx)
+    return int(np.sum((errors > 0) & (counts[y_idx] >= 2))) >= MIN_MARGIN
 
 
 def labels_prefer(
@@ -215,10 +227,14 @@ def choose_baseline(problem: Problem, params: Any, reg: Any) -> BaselineChoice |
     given = not (isinstance(params.gamma_a, str) or isinstance(params.gamma_i, str))
     if when is None or (given and when != "always"):
         return None
-    counts = np.bincount(t.y_idx[t.labeled], minlength=t.classes.size)
-    if counts.min() < MIN_LABELS_PER_CLASS:
-        return None
     t0 = time.perf_counter()
+    lab = t.labeled_idx
+    w = None if problem.sample_weight is None else problem.sample_weight[lab]
+    maj_pe = majority_loo(t.y_idx[lab], w)
+    counts = np.bincount(t.y_idx[lab], minlength=t.classes.size)
+    judged = counts.min() >= MIN_LABELS_PER_CLASS
+    if not judged and not majority_beatable(t.y_idx[lab], maj_pe):
+        return None
     found = _candidate_error(problem, params, reg)
     if found is None:
         return None
@@ -233,9 +249,6 @@ def choose_baseline(problem: Problem, params: Any, reg: Any) -> BaselineChoice |
             time=time.perf_counter() - t0,
         )
         return BaselineChoice("none", float("nan"), None, info0)
-    lab = t.labeled_idx
-    w = None if problem.sample_weight is None else problem.sample_weight[lab]
-    maj_pe = majority_loo(t.y_idx[lab], w)
     maj = _rate(maj_pe, w)
     if w is not None:  # on the evidence's scale: weight over the mean weight
         maj_pe = maj_pe * w / w.mean()
@@ -305,8 +318,11 @@ def choose_baseline(problem: Problem, params: Any, reg: Any) -> BaselineChoice |
             f"(leave-one-out error {err:.1%})",
         )
         return BaselineChoice(best, float(ev.pairs[k][0]), kernel.gamma_, info)
-    if labels_prefer(sup_pe, cpe, sup, cand, l_) and labels_prefer(
-        maj_pe, sup_sel_pe, maj, sup_sel, l_, reverse=True
+    # the supervised model against the graph model: where the rule judges it
+    if (
+        judged
+        and labels_prefer(sup_pe, cpe, sup, cand, l_)
+        and labels_prefer(maj_pe, sup_sel_pe, maj, sup_sel, l_, reverse=True)
     ):
         info.update(
             fallback="supervised",
