@@ -88,3 +88,50 @@ def test_user_callback_hook_sees_the_public_state():
     assert hook(_state(1, np.zeros((2, 1)))) is False
     assert hook(_state(2, np.zeros((2, 1)))) is True
     assert seen[0] == ["active", "alpha", "b", "iteration", "objective"]
+
+
+def test_auto_value_guard_is_five_percent_below_five_labels_per_class():
+    from semisvm.models._solve import VALUE_TOL_FEW, VALUE_TOL_MANY, value_tolerance
+
+    def targets(counts):
+        # one-vs-rest ±1 targets (one column for two classes), 0 unlabeled
+        y = np.repeat(np.arange(len(counts)), counts)
+        y = np.r_[y, np.full(7, -1)]
+        if len(counts) == 2:
+            return np.where(y == -1, 0.0, np.where(y == 1, 1.0, -1.0))[:, None]
+        Y = np.where(y[:, None] == np.arange(len(counts)), 1.0, -1.0)
+        Y[y == -1] = 0.0
+        return Y
+
+    assert value_tolerance("auto", targets([5, 5])) == VALUE_TOL_MANY
+    assert value_tolerance("auto", targets([9, 4])) == VALUE_TOL_FEW
+    assert value_tolerance("auto", targets([5, 6, 7])) == VALUE_TOL_MANY
+    assert value_tolerance("auto", targets([5, 1, 7])) == VALUE_TOL_FEW
+    assert value_tolerance(0.2, targets([1, 1])) == 0.2
+    assert value_tolerance(None, targets([1, 1])) is None
+
+
+def test_auto_value_guard_is_the_fit_with_that_number():
+    from sklearn.datasets import load_digits
+
+    from semisvm import LapSVM, SolverOptions
+    from semisvm.datasets import make_two_moons
+
+    # one label per class (5%) and five per class (10%): each a fit where the
+    # guard binds, so the other number stops at another iteration
+    X1, y1, _ = make_two_moons(2400, noise=0.1, n_labeled_per_class=1, random_state=0)
+    X5, yt = load_digits(return_X_y=True)
+    r = np.random.default_rng(0)
+    y5 = np.full(yt.size, -1)
+    for c in range(10):
+        pick = r.choice(np.flatnonzero(yt == c), 5, replace=False)
+        y5[pick] = c
+    for X, y, number, other in ((X1, y1, 0.05, 0.1), (X5, y5, 0.1, 0.05)):
+        fits = [
+            LapSVM(random_state=0, options=SolverOptions(stability_value_tol=v))
+            for v in ("auto", number, other)
+        ]
+        auto, fixed, elsewhere = (est.fit(X, y) for est in fits)
+        np.testing.assert_array_equal(auto.dual_coef_, fixed.dual_coef_)
+        np.testing.assert_array_equal(auto.n_iter_, fixed.n_iter_)
+        assert np.max(elsewhere.n_iter_) != np.max(auto.n_iter_)

@@ -55,7 +55,7 @@ OPTION_DEFAULTS: dict[str, Any] = {
     "validation_fraction": None,
     "check_every": None,
     "stability_tol": 0.015,
-    "stability_value_tol": 0.05,
+    "stability_value_tol": "auto",
     "stability_window": "half",
     "record_history": False,
     "coarse_start": True,
@@ -87,7 +87,11 @@ OPTION_CONSTRAINTS: dict[str, list] = {
     "validation_fraction": [None, Interval(numbers.Real, 0, 1, closed="neither")],
     "check_every": [None, Interval(numbers.Integral, 1, None)],
     "stability_tol": [Interval(numbers.Real, 0, 1, closed="neither")],
-    "stability_value_tol": [None, Interval(numbers.Real, 0, None, closed="neither")],
+    "stability_value_tol": [
+        None,
+        Options(("auto",)),
+        Interval(numbers.Real, 0, None, closed="neither"),
+    ],
     "stability_window": [Options(("last", "half"))],
     "record_history": ["boolean"],
     "kernel_approximation": [Options(KERNEL_APPROXIMATIONS)],
@@ -234,12 +238,15 @@ class SolverOptions:
         :math:`\lceil\sqrt n/2\rceil`.
     stability_tol : float, default=0.015
         :math:`\eta` of the stability check (1.5% of the unlabeled points).
-    stability_value_tol : float or None, default=0.05
+    stability_value_tol : 'auto', float or None, default='auto'
         Robustness guard of the stability check: the outputs on the unlabeled
-        points must also have moved by less than 5% (relative) since the last
-        check.  With one or two labels per class the predicted signs can stay put
-        for a while as the labels diffuse along the graph, and the paper's rule
-        alone stops too early; ``None`` gives the paper's rule exactly.
+        points must also have moved by less than this fraction of their norm
+        since the last check.  With one or two labels per class the predicted
+        signs can stay put for a while as the labels diffuse along the graph,
+        and the paper's rule alone stops too early.  ``'auto'``: 5% where a
+        class has fewer than five labels, 10% from five on (the labels are
+        then close to every point; docs/rules.rst); ``None`` gives the paper's
+        rule exactly.
     stability_window : {'last', 'half'}, default='half'
         What the stability check compares with: ``'last'``, the previous check (the
         paper); ``'half'``, the check nearest to half the iterations so far (sees
@@ -331,7 +338,7 @@ class SolverOptions:
         validation_fraction: float | None = None,
         check_every: int | None = None,
         stability_tol: float = 0.015,
-        stability_value_tol: float | None = 0.05,
+        stability_value_tol: float | str | None = "auto",
         stability_window: str = "half",
         record_history: bool = False,
         coarse_start: bool = True,

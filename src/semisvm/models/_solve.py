@@ -27,12 +27,18 @@ from ..solvers._coarse import coarse_start
 from ..solvers._lowrank import lapsvm_lowrank
 from ..solvers._newton import laprls_direct, lapsvm_newton
 from ..solvers._pcg import lapsvm_pcg
+from ._autoreg import MIN_LABELS_PER_CLASS
+from ._problem import fewest_labels
 
 __all__ = ["MIN_COARSE_N", "Solution", "solve", "resolve_solver"]
 
 #: PCG starts from the exact optimum on landmarks (solvers._coarse) above this many
 #: points; below, it converges in few iterations from zero.
 MIN_COARSE_N = 2000
+
+#: ``stability_value_tol="auto"``: the guard where a class has fewer than
+#: :data:`~semisvm.models._autoreg.MIN_LABELS_PER_CLASS` labels, and from there on
+VALUE_TOL_FEW, VALUE_TOL_MANY = 0.05, 0.1
 
 #: ``LapRLS(solver="auto")`` factorizes up to this many training points, PCG above
 LAPRLS_DIRECT_MAX_N = 10_000
@@ -172,7 +178,7 @@ def solve(
         loss=params.objective,
         sample_weight=sample_weight,
         **start,
-        **_pcg_kwargs(params, K_val, Y_val, early_stopping),
+        **_pcg_kwargs(params, K_val, Y_val, early_stopping, Y),
         landmarks=landmarks,
     )
     return Solution(res, solver, info)
@@ -343,7 +349,21 @@ def _pcg_start(params, K, L, Y, gamma_a, gamma_i, sample_weight, landmarks):
     return {"alpha0": alpha0, "b0": b0}, info
 
 
-def _pcg_kwargs(params, K_val, Y_val, es):
+def value_tolerance(option: float | str | None, Y: np.ndarray) -> float | None:
+    """The stability check's value guard (``stability_value_tol``).
+
+    ``'auto'``: :data:`VALUE_TOL_FEW` where a class has fewer than
+    :data:`~semisvm.models._autoreg.MIN_LABELS_PER_CLASS` labels (the labels
+    still diffusing along the graph when the signs stop moving),
+    :data:`VALUE_TOL_MANY` from there on, where every point is near a label.
+    """
+    if option != "auto":
+        return None if option is None else float(option)
+    fewest = fewest_labels(Y, np.any(Y != 0, axis=1))
+    return VALUE_TOL_FEW if fewest < MIN_LABELS_PER_CLASS else VALUE_TOL_MANY
+
+
+def _pcg_kwargs(params, K_val, Y_val, es, Y):
     opts = params.options
     return dict(
         max_iter=params.max_iter,
@@ -352,7 +372,7 @@ def _pcg_kwargs(params, K_val, Y_val, es):
         early_stopping=es,
         check_every=opts.check_every,
         stability_tol=opts.stability_tol,
-        stability_value_tol=opts.stability_value_tol,
+        stability_value_tol=value_tolerance(opts.stability_value_tol, Y),
         stability_window=opts.stability_window,
         preconditioner=opts.preconditioner,
         random_state=resolve_seed(params.random_state),
