@@ -9,6 +9,7 @@ from semisvm import LapRLS, LapRLSCV, LapSVM, LapSVMCV, SolverOptions
 from semisvm.datasets import make_two_moons
 from semisvm.kernels import kernel_matrix
 from semisvm.models._baseline import (
+    beats_majority,
     labels_prefer,
     majority_beatable,
     majority_loo,
@@ -254,19 +255,33 @@ def test_the_majority_class_is_the_reference(est):
     assert kept < 4
 
 
-def test_labels_prefer_reversed_puts_the_burden_on_the_other_model():
+def test_beats_majority_by_the_margin_and_one_standard_deviation():
     maj = np.r_[np.ones(40), np.zeros(60)]
     # 39 vs 40 errors: one label better is not a margin the labels can see
     mod = np.r_[np.ones(39), np.zeros(61)]
-    assert not labels_prefer(maj, mod, 0.40, 0.39, 100, reverse=True)
-    assert not labels_prefer(maj, mod, 0.40, 0.39, 100)
-    # two better is
+    assert not beats_majority(maj, mod, 0.40, 0.39, 100)
+    # two better where they disagree on two labels only: the margin, and
+    # sqrt(b + c) = sqrt(2) < 2
     mod = np.r_[np.ones(38), np.zeros(62)]
-    assert labels_prefer(maj, mod, 0.40, 0.38, 100, reverse=True)
-    assert not labels_prefer(maj, mod, 0.40, 0.38, 100)
-    # and without per-point errors, on the rates
-    assert labels_prefer(None, None, 0.40, 0.38, 100, reverse=True)
-    assert not labels_prefer(None, None, 0.40, 0.39, 100, reverse=True)
+    assert beats_majority(maj, mod, 0.40, 0.38, 100)
+    # the same two better where they disagree on 36 labels (c = 19, b = 17):
+    # c - b = 2 < sqrt(36) = 6
+    mod = np.r_[np.zeros(19), np.ones(21), np.ones(17), np.zeros(43)]
+    assert mod.sum() == 38
+    assert not beats_majority(maj, mod, 0.40, 0.38, 100)
+    # c = 22, b = 14: c - b = 8 >= sqrt(36)
+    mod = np.r_[np.zeros(22), np.ones(18), np.ones(14), np.zeros(46)]
+    assert beats_majority(maj, mod, 0.40, 0.32, 100)
+    # brute force against the definition
+    r = np.random.default_rng(5)
+    for _ in range(200):
+        a, m = (r.random(30) < r.uniform(0.2, 0.6, size=2)[:, None]).astype(float)
+        c, b = np.sum((a == 1) & (m == 0)), np.sum((a == 0) & (m == 1))
+        want = c - b >= max(2, np.sqrt(b + c))
+        assert beats_majority(a, m, a.mean(), m.mean(), 30) == want
+    # without per-point errors, on the rates
+    assert beats_majority(maj, None, 0.40, 0.20, 100)
+    assert not beats_majority(maj, None, 0.40, 0.35, 100)
 
 
 def test_majority_beatable_counts_the_labels_a_model_could_win():
