@@ -79,6 +79,47 @@ def test_preconditioner_on_the_space_matches_the_operator():
     assert ev.min() > -1e-6 * ev.max()
 
 
+class _Opaque:
+    """The operator without its pass-sharing methods (the preconditioner then
+    forms K V = Phi R itself)."""
+
+    def __init__(self, op):
+        self.op, self.Phi, self.shape, self.dtype = op, op.Phi, op.shape, op.dtype
+        self.product_dtype = op.product_dtype
+
+    def __matmul__(self, V):
+        return self.op @ V
+
+
+@pytest.mark.parametrize("fitc", [False, True])
+def test_preconditioner_rides_on_the_operators_passes(fitc):
+    from semisvm.kernels import FITCOperator, kernel_diagonal
+
+    X, op, L, _, lab = _blocks()
+    if fitc:
+        op = FITCOperator(op.factor, kernel_diagonal(X, gamma=5.0))
+    Lp = LaplacianPower(L, 2)
+    space = landmark_space(op, Lp)
+    fused = NystroemPreconditioner(op, lab, Lp, 1e-3, 0.5, 24, landmarks=space)
+    plain = NystroemPreconditioner(_Opaque(op), lab, Lp, 1e-3, 0.5, 24, landmarks=space)
+    assert fused.fused and not plain.fused
+    G = np.random.default_rng(0).normal(size=(op.shape[0], 3))
+    before = op.n_products
+    KG, Z, KZ = fused.apply_with_product(G)
+    assert op.n_products - before == 3  # one product per column, as op @ G
+    KG_ref = op @ G
+    Z_ref, KZ_ref = plain.apply(G, KG_ref)
+    # the same map: float32 factor products in another order of summation
+    tol = 1e-5
+    np.testing.assert_allclose(KG, KG_ref, atol=tol * np.abs(KG_ref).max())
+    np.testing.assert_allclose(Z, Z_ref, atol=tol * np.abs(Z_ref).max())
+    np.testing.assert_allclose(KZ, KZ_ref, atol=tol * np.abs(KZ_ref).max())
+    # and apply on the fused preconditioner is that map too
+    Z2, KZ2 = fused.apply(G, KG_ref)
+    np.testing.assert_allclose(Z2, Z_ref, atol=tol * np.abs(Z_ref).max())
+    np.testing.assert_allclose(KZ2, KZ_ref, atol=tol * np.abs(KZ_ref).max())
+
+
 def test_preconditioner_on_a_full_space_inverts_a_on_its_span():
     """Every point a landmark: the space is all of R^n, so on the deflated
     Ritz vectors V the preconditioned operator T A is the identity."""

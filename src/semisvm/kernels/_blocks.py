@@ -173,9 +173,13 @@ class BlockResidualOperator(NystroemResidual):
         self.n_products += 1 if V.ndim == 1 else V.shape[1]
         with single_blas_thread():
             out = thin_product(self.Phi, V)
-            Vo = V[self._order].astype(np.float32)
-            out[self._order] += self._residual_product(Vo, self._residuals32)
+            self._add_residual(out, V)
         return out
+
+    def _add_residual(self, out: np.ndarray, V: np.ndarray) -> None:
+        Vo = V[self._order].astype(np.float32)
+        with single_blas_thread():
+            out[self._order] += self._residual_product(Vo, self._residuals32)
 
     def _residual_product(self, Vo: np.ndarray, residuals: list) -> np.ndarray:
         """The block-diagonal residual times ``Vo`` (rows in block order)."""

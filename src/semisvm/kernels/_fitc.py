@@ -126,8 +126,11 @@ class FITCOperator(NystroemResidual):
             low = thin_product(P, V)
         if V.ndim == 1:
             return low + self.residual_ * V
-        low += self.residual_[:, None] * V
+        self._add_residual(low, V)
         return low
+
+    def _add_residual(self, out: np.ndarray, V: np.ndarray) -> None:
+        out += self.residual_[:, None] * V
 
     def accurate_matmul(self, V: np.ndarray) -> np.ndarray:
         """The product in float64 throughout (the PCG's stopping checks)."""

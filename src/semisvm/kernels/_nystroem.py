@@ -356,6 +356,39 @@ class NystroemResidual:
             return None
         return idx, self.Phi, self.factor.components_
 
+    n_products: int
+
+    def _add_residual(self, out: np.ndarray, V: np.ndarray) -> None:
+        """``out += R V`` for an (n, C) block (the subclass's residual)."""
+        raise NotImplementedError
+
+    def project(self, V: np.ndarray) -> np.ndarray:
+        r""":math:`V^T\Phi`, shape (C, m), in the products' precision: the
+        first pass over :math:`\Phi` of the product with an (n, C) block V."""
+        VT = np.ascontiguousarray(V.T, dtype=self.Phi.dtype)
+        with single_blas_thread():
+            return VT @ self.Phi
+
+    def expand(
+        self, V: np.ndarray, W: np.ndarray, extra: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        r"""``(K V, Phi extra)`` from ``W = project(V)``, both float64.
+
+        The second pass over :math:`\Phi` carries the k columns of ``extra``
+        (m, k) with the C of W, so that a product with the operator and one
+        with :math:`\Phi` read :math:`\Phi` twice instead of four times (the
+        preconditioner on this operator's landmarks,
+        :class:`semisvm.solvers._preconditioners.NystroemPreconditioner`).
+        """
+        C = W.shape[0]
+        top = np.concatenate([W, extra.T.astype(W.dtype, copy=False)], axis=0)
+        with single_blas_thread():
+            both = (top @ self.Phi.T).T
+        KV = np.array(both[:, :C], dtype=np.float64)
+        self._add_residual(KV, np.asarray(V, dtype=np.float64))
+        self.n_products += C
+        return KV, np.array(both[:, C:], dtype=np.float64)
+
 
 class LowRankOperator:
     r"""The symmetric operator :math:`\Phi\Phi^T` (two thin products per apply).

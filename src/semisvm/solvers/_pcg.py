@@ -588,9 +588,12 @@ class _PCG:
     ) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray, np.ndarray]]:
         """New gradient (one product with K) and the Polak-Ribiere direction."""
         gb_new, ga_new, _ = self.grad(cols)
-        Kga_new = self.Kop @ ga_new
         self.n_products[cols] += 1
-        za_new, Kza_new = self.pre.apply(ga_new, Kga_new)
+        if getattr(self.pre, "fused", False):  # T on the product's passes
+            Kga_new, za_new, Kza_new = self.pre.apply_with_product(ga_new)
+        else:
+            Kga_new = self.Kop @ ga_new
+            za_new, Kza_new = self.pre.apply(ga_new, Kga_new)
         pg_new = gb_new * gb_new + _coldot(za_new, Kga_new)
         if za_new is ga_new:  # the paper's preconditioner: z = ghat, the same product
             mix_new = pg_new.copy()

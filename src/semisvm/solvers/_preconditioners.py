@@ -164,7 +164,9 @@ class NystroemPreconditioner:
         :math:`E_Z T` (already K-orthonormal), :math:`KV` is :math:`\Phi R` and
         the Rayleigh quotient :math:`\Phi_{\mathcal L}^T\Phi_{\mathcal L} +
         \gamma_I B` reads the space's graph Gram B: no kernel column, product
-        with L or n x m x m product of its own.
+        with L or n x m x m product of its own; on the operator whose space it
+        is, T and K T ride on the operator's two passes over :math:`\Phi`
+        (:meth:`apply_with_product`).
 
     Attributes
     ----------
@@ -194,7 +196,12 @@ class NystroemPreconditioner:
         self.setup_products = 0
         # small dense algebra: one BLAS thread (threaded LAPACK on m x m matrices
         # was up to 100x slower on the shared 2-core benchmark machine)
+        # on the operator's own exact landmarks K V = Phi R: T and K T then
+        # ride on the operator's passes over Phi (apply_with_product)
+        self._op: Any = None
         if landmarks is not None and landmarks.exact:
+            if getattr(Kop, "Phi", None) is landmarks.Phi and hasattr(Kop, "expand"):
+                self._op = Kop
             idx, B, CB = landmarks.Z, landmarks.T, landmarks.Phi
             with single_blas_thread():
                 Pl = np.asarray(CB[labeled], dtype=np.float64)
@@ -229,23 +236,62 @@ class NystroemPreconditioner:
         self.landmarks_ = idx
         self.theta_ = theta
         self._Y = B @ R  # V = E_idx Y, K V = CB R
+        self._diag = 1.0 / (theta + gamma_a)
+        self._c = 1.0 / (cval + gamma_a)
+        if self._op is not None:  # K V = Phi R, never formed
+            self._R = np.asarray(R, dtype=np.float64)
+            return
         if CB.dtype != dtype:  # the product in the wider of the two precisions
             CB, R = CB.astype(np.float64, copy=False), R.astype(np.float64, copy=False)
         self._KV = np.asarray(CB @ R.astype(CB.dtype, copy=False), dtype=dtype)
-        self._diag = 1.0 / (theta + gamma_a)
-        self._c = 1.0 / (cval + gamma_a)
+
+    @property
+    def fused(self) -> bool:
+        """Whether T rides on the operator's passes (:meth:`apply_with_product`)."""
+        return self._op is not None
+
+    def apply_with_product(
+        self, G: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        r"""``(K G, T G, K T G)`` for a block G on the operator's own landmarks.
+
+        With :math:`KV = \Phi R`: :math:`V^T K G = R^T \Phi^T G` from the
+        product's first pass, and :math:`K V\,\mathrm{coef} = \Phi R\,
+        \mathrm{coef}` joins its second pass (``expand``): two passes over
+        :math:`\Phi` per iteration instead of four, the same map T.
+        """
+        W = self._op.project(G)
+        coef = self._coefficients(W)
+        KG, KVc = self._op.expand(G, W, self._R @ coef)
+        return KG, self._t(G, coef), self._c * KG + KVc
+
+    def _coefficients(self, W: np.ndarray) -> np.ndarray:
+        """``(diag - c) V^T K G`` from ``W = G^T Phi`` (C, m)."""
+        P = (np.asarray(W, dtype=np.float64) @ self._R).T
+        return (self._diag - self._c)[:, None] * P
+
+    def _t(self, G: np.ndarray, coef: np.ndarray) -> np.ndarray:
+        """``T G = c G + V coef`` (V nonzero on the landmark rows only)."""
+        Z = self._c * G
+        Z[self.landmarks_] += self._Y @ coef
+        return Z
 
     def apply(self, G: np.ndarray, KG: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Return ``(T G, K T G)`` for a block G given ``K G`` (no product with K)."""
+        if self._op is not None:
+            Phi = self._op.Phi
+            coef = self._coefficients(self._op.project(G))
+            extra = (self._R @ coef).T.astype(Phi.dtype)
+            with single_blas_thread():
+                KVc = np.asarray((extra @ Phi.T).T, dtype=np.float64)
+            return self._t(G, coef), self._c * KG + KVc
         with single_blas_thread():  # thin products: threads only add overhead
             KV = self._KV
             # V^T K G, the thin operand first (one pass over KV)
             P = np.asarray((G.T.astype(KV.dtype, copy=False) @ KV).T, dtype=np.float64)
             coef = (self._diag - self._c)[:, None] * P
-            Z = self._c * G
-            Z[self.landmarks_] += self._Y @ coef
             KZ = self._c * KG + KV @ coef.astype(KV.dtype, copy=False)
-        return Z, KZ
+        return self._t(G, coef), KZ
 
 
 def make_preconditioner(
