@@ -52,8 +52,8 @@ from ..solvers._loo import (
 )
 from ..solvers._lowrank import border_gram
 from ._adaptive import paper_regularization, resolve_class_prior
-from ._options import resolved_options
-from ._problem import fewest_labels
+from ._options import MIN_LABELS_PER_CLASS, resolved_options
+from ._solve import fewest_labels
 
 __all__ = [
     "GRID_A",
@@ -69,8 +69,6 @@ __all__ = [
 GRID_A = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0)
 #: normalized gamma_i values: 0 (the supervised model) and the default
 GRID_I = (0.0, _defaults.GAMMA_I)
-#: labeled points per class needed before the labels are asked to judge
-MIN_LABELS_PER_CLASS = 5
 #: fewest and most landmarks of the LOO features
 MIN_FEATURES, MAX_FEATURES = 600, 2000
 #: n * r^2 budget of the feature products

@@ -30,7 +30,17 @@ import numpy as np
 from .._validation import Interval, Options, validate_params
 from ..kernels._nystroem import LANDMARK_METHODS
 
-__all__ = ["SolverOptions", "OPTION_CONSTRAINTS", "resolved_options"]
+__all__ = [
+    "MIN_LABELS_PER_CLASS",
+    "SolverOptions",
+    "OPTION_CONSTRAINTS",
+    "resolved_options",
+]
+
+#: labeled points per class from which the ``"auto"`` rules let the labels judge
+#: the graph (``gamma_a`` / ``gamma_i``, ``labels_only_check``'s supervised
+#: model) and loosen the early stop's value guard (``stability_value_tol``)
+MIN_LABELS_PER_CLASS = 5
 
 #: the kernel operators (:mod:`semisvm.models._scale`) and kNN searches
 KERNEL_APPROXIMATIONS = ("auto", "dense", "streamed", "nystroem", "fitc", "blocks")

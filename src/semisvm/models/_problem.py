@@ -64,6 +64,7 @@ from ._scale import (
     scalable_adjacency,
     scalable_knn,
 )
+from ._solve import fewest_labels
 
 __all__ = [
     "FittedKernel",
@@ -116,25 +117,6 @@ class Targets:
     def fewest_labels(self) -> int:
         """Labeled points of the class with the fewest (``laplacian_power="auto"``)."""
         return fewest_labels(self.Y, self.labeled)
-
-
-def fewest_labels(Y: np.ndarray, labeled: np.ndarray) -> int:
-    """Labeled points of the class with the fewest, from the ±1/0 targets.
-
-    Parameters
-    ----------
-    Y : ndarray of shape (n, C)
-        One-vs-rest targets (C = 1: two classes, +1 and -1).
-    labeled : ndarray of bool of shape (n,)
-
-    Returns
-    -------
-    int
-    """
-    Yl = Y[labeled]
-    if Yl.shape[1] == 1:
-        return int(min((Yl[:, 0] > 0).sum(), (Yl[:, 0] < 0).sum()))
-    return int((Yl > 0).sum(axis=0).min())
 
 
 def encode_targets(y: Any) -> Targets:

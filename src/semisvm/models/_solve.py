@@ -27,8 +27,7 @@ from ..solvers._coarse import coarse_start
 from ..solvers._lowrank import lapsvm_lowrank
 from ..solvers._newton import laprls_direct, lapsvm_newton
 from ..solvers._pcg import lapsvm_pcg
-from ._autoreg import MIN_LABELS_PER_CLASS
-from ._problem import fewest_labels
+from ._options import MIN_LABELS_PER_CLASS
 
 __all__ = ["MIN_COARSE_N", "Solution", "solve", "resolve_solver"]
 
@@ -37,7 +36,7 @@ __all__ = ["MIN_COARSE_N", "Solution", "solve", "resolve_solver"]
 MIN_COARSE_N = 2000
 
 #: ``stability_value_tol="auto"``: the guard where a class has fewer than
-#: :data:`~semisvm.models._autoreg.MIN_LABELS_PER_CLASS` labels, and from there on
+#: :data:`~semisvm.models._options.MIN_LABELS_PER_CLASS` labels, and from there on
 VALUE_TOL_FEW, VALUE_TOL_MANY = 0.05, 0.1
 
 #: ``LapRLS(solver="auto")`` factorizes up to this many training points, PCG above
@@ -349,11 +348,30 @@ def _pcg_start(params, K, L, Y, gamma_a, gamma_i, sample_weight, landmarks):
     return {"alpha0": alpha0, "b0": b0}, info
 
 
+def fewest_labels(Y: np.ndarray, labeled: np.ndarray) -> int:
+    """Labeled points of the class with the fewest, from the ±1/0 targets.
+
+    Parameters
+    ----------
+    Y : ndarray of shape (n, C)
+        One-vs-rest targets (C = 1: two classes, +1 and -1).
+    labeled : ndarray of bool of shape (n,)
+
+    Returns
+    -------
+    int
+    """
+    Yl = Y[labeled]
+    if Yl.shape[1] == 1:
+        return int(min((Yl[:, 0] > 0).sum(), (Yl[:, 0] < 0).sum()))
+    return int((Yl > 0).sum(axis=0).min())
+
+
 def value_tolerance(option: float | str | None, Y: np.ndarray) -> float | None:
     """The stability check's value guard (``stability_value_tol``).
 
     ``'auto'``: :data:`VALUE_TOL_FEW` where a class has fewer than
-    :data:`~semisvm.models._autoreg.MIN_LABELS_PER_CLASS` labels (the labels
+    :data:`~semisvm.models._options.MIN_LABELS_PER_CLASS` labels (the labels
     still diffusing along the graph when the signs stop moving),
     :data:`VALUE_TOL_MANY` from there on, where every point is near a label.
     """
