@@ -58,6 +58,7 @@ from ._autoreg import (
     GRID_A,
     MIN_LABELS_PER_CLASS,
     loo_evidence,
+    operator_features,
     selection_point_errors,
     supervised_choice,
 )
@@ -233,10 +234,16 @@ def _candidate_error(
         return None
     from ._problem import kernel_columns
 
+    # the selection's features: the operator's own, with the landmark space's
+    # graph Gram (formed once per fit: the coarse start and the preconditioner
+    # read it too)
+    L = None if reg.gamma_i == 0 else problem.ops.L
+    feats = operator_features(problem.ops.K, problem.targets.labeled_idx)
+    space = problem.landmarks
     ev = loo_evidence(
         params,
         columns=kernel_columns(params, problem.X, problem.ops.K, problem.ops.gamma_),
-        L=None if reg.gamma_i == 0 else problem.ops.L,
+        L=L,
         Y=problem.targets.Y,
         labeled=problem.targets.labeled,
         sample_weight=problem.sample_weight,
@@ -244,6 +251,8 @@ def _candidate_error(
         pairs=[pair],
         power=problem.ops.laplacian_power,
         scale=problem.ops.graph_scale,
+        features=feats,
+        gram=None if feats is None or L is None or space is None else space.gram,
     )
     pe = None if ev.point_errors is None else ev.point_errors[0]
     if ev.n_labels != int(problem.targets.labeled.sum()):
