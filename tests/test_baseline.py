@@ -59,12 +59,21 @@ def test_scale_gamma_is_scikit_learns():
     assert scale_gamma(Xs) == pytest.approx(SVC(gamma="scale").fit(Xs, y)._gamma)
 
 
-def _null_data(n=600, seed=0, n_labeled=60):
+def _null_data(n=600, seed=0, n_labeled=60, stratified=False):
+    """Labels independent of X (classes 60/40); ``stratified``: the labeled
+    points drawn per class in those proportions."""
     r = np.random.default_rng(seed)
     X = r.normal(size=(n, 20))
     truth = (r.random(n) < 0.4).astype(int)
+    if stratified:
+        n1 = int(round(0.4 * n_labeled))
+        lab = np.r_[
+            r.choice(np.flatnonzero(truth == 0), n_labeled - n1, replace=False),
+            r.choice(np.flatnonzero(truth == 1), n1, replace=False),
+        ]
+    else:
+        lab = r.choice(n, n_labeled, replace=False)
     y = np.full(n, -1)
-    lab = r.choice(n, n_labeled, replace=False)
     y[lab] = truth[lab]
     return X, y, truth
 
@@ -305,25 +314,11 @@ def test_majority_beatable_counts_the_labels_a_model_could_win():
         assert majority_beatable(y, e) == (n_misses >= 2)
 
 
-def _stratified_null(n=1500, n_labeled=10, seed=0):
-    r = np.random.default_rng(seed)
-    X = r.normal(size=(n, 20))
-    truth = (r.random(n) < 0.4).astype(int)
-    n1 = int(round(0.4 * n_labeled))
-    lab = np.r_[
-        r.choice(np.flatnonzero(truth == 0), n_labeled - n1, replace=False),
-        r.choice(np.flatnonzero(truth == 1), n1, replace=False),
-    ]
-    y = np.full(n, -1)
-    y[lab] = truth[lab]
-    return X, y, truth
-
-
 @pytest.mark.parametrize("est", [LapSVM(), LapRLS()], ids=["LapSVM", "LapRLS"])
 def test_ten_labels_from_noise_fall_back_to_the_majority(est):
     # 6/4 labels, independent of X: fewer than five in a class, yet the
     # majority class (leave-one-out 40%) is a reference a model must beat
-    X, y, truth = _stratified_null()
+    X, y, truth = _null_data(1500, n_labeled=10, stratified=True)
     est.fit(X, y)
     info = est.regularization_selection_["baseline"]
     assert info["fallback"] == "majority"
