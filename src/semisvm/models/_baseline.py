@@ -178,14 +178,12 @@ def beats_majority(
     per-point errors, on the rates
     (:math:`b + c \le l\,(e_{model} + e_{maj})`).
     """
-    if model is not None and model.shape == majority.shape:
-        c = float(np.sum(np.clip(majority - model, 0, None)))
-        b = float(np.sum(np.clip(model - majority, 0, None)))
-    else:
-        c = n_labels * max(majority_rate - model_rate, 0.0)
-        b = 0.0
+    if model is None or model.shape != majority.shape:  # on the rates
+        gain = n_labels * (majority_rate - model_rate)
         spread = n_labels * (majority_rate + model_rate)
-        return c >= max(MIN_MARGIN, np.sqrt(spread)) - 1e-9
+        return gain >= max(MIN_MARGIN, np.sqrt(spread)) - 1e-9
+    c = float(np.sum(np.clip(majority - model, 0, None)))
+    b = float(np.sum(np.clip(model - majority, 0, None)))
     return c - b >= max(MIN_MARGIN, np.sqrt(b + c)) - 1e-9  # counts: round-off
 
 
