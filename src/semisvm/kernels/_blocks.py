@@ -144,6 +144,9 @@ class BlockResidualOperator(NystroemResidual):
         # the rows in block order: each block one contiguous slice there, so
         # that a product reads V once in that order (no gather per block)
         self._order = np.concatenate(self.blocks_)
+        # and back: a gather (out += R[inverse]) is cheaper than a scatter-add
+        self._inverse = np.empty_like(self._order)
+        self._inverse[self._order] = np.arange(self._order.size)
         self._bounds = np.cumsum([0] + [B.size for B in self.blocks_])
         # float32 copies for the products, whose low-rank part is float32 too
         self._residuals32 = [R.astype(np.float32) for R in self.residuals_]
@@ -179,7 +182,7 @@ class BlockResidualOperator(NystroemResidual):
     def _add_residual(self, out: np.ndarray, V: np.ndarray) -> None:
         Vo = V[self._order].astype(np.float32)
         with single_blas_thread():
-            out[self._order] += self._residual_product(Vo, self._residuals32)
+            out += self._residual_product(Vo, self._residuals32)[self._inverse]
 
     def _residual_product(self, Vo: np.ndarray, residuals: list) -> np.ndarray:
         """The block-diagonal residual times ``Vo`` (rows in block order)."""
@@ -197,7 +200,7 @@ class BlockResidualOperator(NystroemResidual):
         """The product in float64 throughout (the PCG's stopping checks)."""
         V = np.asarray(V, dtype=np.float64)
         out = accurate_thin_product(self.Phi, V)
-        out[self._order] += self._residual_product(V[self._order], self.residuals_)
+        out += self._residual_product(V[self._order], self.residuals_)[self._inverse]
         return out
 
     def rows(self, idx: Any) -> np.ndarray:
