@@ -13,6 +13,7 @@ from semisvm.models._baseline import (
     labels_prefer,
     majority_beatable,
     majority_loo,
+    majority_margin,
     scale_gamma,
 )
 from semisvm.solvers._newton import laprls_direct
@@ -293,6 +294,66 @@ def test_beats_majority_by_the_margin_and_one_standard_deviation():
     assert not beats_majority(maj, None, 0.40, 0.35, 100)
 
 
+def test_three_labels_against_a_real_majority_two_against_a_tie():
+    from semisvm.models._baseline import MAJORITY_MARGIN, MIN_MARGIN, majority_margin
+
+    assert (MIN_MARGIN, MAJORITY_MARGIN) == (2, 3)
+    # 6/4: the majority class is right on the six; balanced: wrong on every label
+    assert majority_margin(majority_loo(np.repeat([0, 1], [6, 4]), None)) == 3
+    assert majority_margin(majority_loo(np.repeat([0, 1], [5, 5]), None)) == 2
+    assert majority_margin(majority_loo(np.repeat([0, 1, 2], [2, 2, 2]), None)) == 2
+    maj = np.r_[np.ones(4), np.zeros(6)]
+    # two of two discordant labels (chance: one time in four): the first look
+    # only
+    mod = np.r_[np.zeros(2), np.ones(2), np.zeros(6)]
+    assert beats_majority(maj, mod, 0.4, 0.2, 10)
+    assert not beats_majority(maj, mod, 0.4, 0.2, 10, MAJORITY_MARGIN)
+    # three right, one wrong (c - b = 2): the tie's margin only
+    mod = np.r_[np.zeros(3), np.ones(1), np.ones(1), np.zeros(5)]
+    assert beats_majority(maj, mod, 0.4, 0.2, 10)
+    assert not beats_majority(maj, mod, 0.4, 0.2, 10, MAJORITY_MARGIN)
+    # three of three: both
+    mod = np.r_[np.zeros(3), np.ones(1), np.zeros(6)]
+    assert beats_majority(maj, mod, 0.4, 0.1, 10, MAJORITY_MARGIN)
+    r = np.random.default_rng(7)
+    for _ in range(200):
+        a, m = (r.random(12) < r.uniform(0.1, 0.6, size=2)[:, None]).astype(float)
+        c, b = np.sum((a == 1) & (m == 0)), np.sum((a == 0) & (m == 1))
+        want = c - b >= max(3, np.sqrt(b + c))
+        assert beats_majority(a, m, a.mean(), m.mean(), 12, 3) == want
+
+
+def test_the_margins_each_look_uses(monkeypatch):
+    """60/40 labels: the chosen model, then the supervised fallback, each weighed
+    against the majority class with three labels."""
+    from semisvm.models import _baseline
+
+    seen = []
+    real = _baseline.beats_majority
+
+    def spy(*args):
+        seen.append(args[5] if len(args) > 5 else _baseline.MIN_MARGIN)
+        return real(*args)
+
+    monkeypatch.setattr(_baseline, "beats_majority", spy)
+    X, y, _ = _null_data()
+    LapRLS().fit(X, y)
+    assert seen == [_baseline.MAJORITY_MARGIN, _baseline.MAJORITY_MARGIN]
+
+
+def test_a_model_with_almost_no_held_out_errors_still_faces_the_majority():
+    """Fewer than two LOO errors leave no labels-only model a margin against the
+    chosen one, but the burden against the majority class is checked first
+    (here a lucky fit of noise with 10% LOO error that clears it)."""
+    X, y, _ = _null_data(300, seed=20, n_labeled=10, stratified=True)
+    info = LapRLS().fit(X, y).regularization_selection_["baseline"]
+    assert info["candidate_loo_error"] * 10 < 2
+    assert info["fallback"] is None
+    assert info["reason"].startswith("the chosen model beats the majority class")
+    gain = info["majority_loo_error"] - info["candidate_selection_error"]
+    assert gain * 10 >= 3 - 1e-9
+
+
 def test_majority_beatable_counts_the_labels_a_model_could_win():
     def beatable(counts):
         y = np.repeat(np.arange(len(counts)), counts)
@@ -302,8 +363,11 @@ def test_majority_beatable_counts_the_labels_a_model_could_win():
     assert not beatable([1, 1]) and not beatable([1, 1, 1])
     # 9/1: the one label the majority misses leaves its class empty
     assert not beatable([9, 1])
-    # 6/4, 8/2, balanced 2/2: at least two misses a model could get right
-    assert beatable([6, 4]) and beatable([8, 2]) and beatable([2, 2])
+    # 6/4, 7/3: at least three misses a model could get right; balanced 2/2:
+    # a tie, beaten by two
+    assert beatable([6, 4]) and beatable([7, 3]) and beatable([2, 2])
+    # 8/2: two misses, below the three a real majority class takes
+    assert not beatable([8, 2])
     # brute force: misses whose class keeps a label without them
     r = np.random.default_rng(3)
     for _ in range(50):
@@ -311,7 +375,7 @@ def test_majority_beatable_counts_the_labels_a_model_could_win():
         y = np.unique(y, return_inverse=True)[1]
         e = majority_loo(y, None)
         n_misses = sum(e[i] > 0 and np.sum(y == y[i]) > 1 for i in range(y.size))
-        assert majority_beatable(y, e) == (n_misses >= 2)
+        assert majority_beatable(y, e) == (n_misses >= majority_margin(e))
 
 
 @pytest.mark.parametrize("est", [LapSVM(), LapRLS()], ids=["LapSVM", "LapRLS"])
@@ -329,10 +393,15 @@ def test_ten_labels_from_noise_fall_back_to_the_majority(est):
 
 @pytest.mark.parametrize("est", [LapSVM(), LapRLS()], ids=["LapSVM", "LapRLS"])
 def test_few_imbalanced_labels_keep_the_graph_where_it_carries_them(est):
-    X, y, truth = make_two_moons(400, noise=0.08, n_labeled_per_class=4, random_state=0)
+    X, y, truth = make_two_moons(400, noise=0.08, n_labeled_per_class=5, random_state=0)
     lab = np.flatnonzero(y != -1)
-    y[lab[truth[lab] == 1][:2]] = -1  # 4/2 labels: the majority class is judged
+    y[lab[truth[lab] == 1][:2]] = -1  # 5/3 labels: the majority class is judged
     est.fit(X, y)
     info = est.regularization_selection_["baseline"]
     assert info["fallback"] is None
+    assert np.mean(est.transduction_ == truth) >= 0.97
+    # 5/2: two labels the majority class misses cannot show a margin of three
+    y[lab[truth[lab] == 1][2]] = -1
+    est.fit(X, y)
+    assert "baseline" not in est.regularization_selection_
     assert np.mean(est.transduction_ == truth) >= 0.97

@@ -40,7 +40,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(1, str(Path(__file__).resolve().parents[1] / "accuracy"))
 import bench_accuracy as ba  # noqa: E402
-from study_mid_power import draws  # noqa: E402
+from study_mid_power import add_draw_arguments, draws  # noqa: E402
 
 from semisvm.models._autoreg import Z_SWITCH as Z  # noqa: E402
 
@@ -283,11 +283,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="command", required=True)
     cap = sub.add_parser("capture")
-    cap.add_argument("--only", nargs="+", required=True)
-    cap.add_argument("--settings", nargs="+", required=True)
-    cap.add_argument("--first-draw", type=int, default=0)
-    cap.add_argument("--draws", type=int, default=10)
-    cap.add_argument("--data", default=None)
+    add_draw_arguments(cap)
     cap.add_argument("--out", required=True, help="pickle file (appended)")
     cap.add_argument("--extra-pairs", nargs="*", default=[], help='e.g. "(1e-4, 100)"')
     rep = sub.add_parser("replay")

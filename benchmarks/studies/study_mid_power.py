@@ -57,13 +57,18 @@ def draw_parser(description: str) -> argparse.ArgumentParser:
     ``--first-draw``, ``--draws``, ``--data``) and ``--csv``, all but the first
     two and the CSV with defaults, as the A/B study scripts take them."""
     ap = argparse.ArgumentParser(description=description)
+    add_draw_arguments(ap)
+    ap.add_argument("--csv", required=True)
+    return ap
+
+
+def add_draw_arguments(ap: argparse.ArgumentParser) -> None:
+    """The arguments :func:`draws` reads, on a parser or a subcommand's."""
     ap.add_argument("--only", nargs="+", required=True)
     ap.add_argument("--settings", nargs="+", required=True)
     ap.add_argument("--first-draw", type=int, default=0)
     ap.add_argument("--draws", type=int, default=10)
     ap.add_argument("--data", default=None)
-    ap.add_argument("--csv", required=True)
-    return ap
 
 
 def draws(args: argparse.Namespace):

@@ -16,11 +16,15 @@ labeled points is compared with that of two models that use the labels only:
 A margin the labels can see is, of the points where two models disagree, at
 least :data:`MIN_MARGIN` more right (:func:`labels_prefer`).  The majority class,
 the model of no information, is the reference: the chosen model is kept only
-where it beats the majority class by that margin and one standard deviation of
-the difference (:func:`beats_majority`; the burden is on the model), and the
-supervised model replaces it only where it beats the chosen model by the
-margin and the majority class so; otherwise the fit returns the majority class, or the
-supervised model where that beats the majority class (:func:`choose_baseline`,
+where it beats the majority class by a margin and one standard deviation of
+the difference (:func:`beats_majority`; the burden is on the model): three
+labels where the majority class is right on some held-out labels, two where
+the labels are balanced and it is a tie (:func:`majority_margin`).  The
+supervised model replaces the chosen one only where it beats it by
+:data:`MIN_MARGIN` and the majority class by three labels and the deviation;
+otherwise the fit returns the majority class, or the supervised model where
+that beats the majority class so (a second look at the same labels, where
+chance gets a second try: three labels always) (:func:`choose_baseline`,
 :func:`fit_baseline`); ``regularization_selection_["baseline"]`` says which and
 why.  Against the majority class, which is not chosen among candidates, each
 model is scored by the LOO error of its *selection* (each held-out label by the
@@ -71,11 +75,17 @@ __all__ = [
     "fit_baseline",
     "majority_beatable",
     "majority_loo",
+    "majority_margin",
     "scale_gamma",
 ]
 
 #: fewest more held-out labels a labels-only model must get right
 MIN_MARGIN = 2
+#: fewest more held-out labels a model must get right to beat a majority class
+#: that is right on some of them, and the supervised model at the second look:
+#: two of two discordant labels fall to a model by chance one time in four,
+#: three of three one time in eight (:func:`majority_margin`)
+MAJORITY_MARGIN = 3
 
 
 @dataclass(frozen=True)
@@ -124,12 +134,22 @@ def majority_loo(y_idx: np.ndarray, weights: np.ndarray | None) -> np.ndarray:
     return errors
 
 
+def majority_margin(errors: np.ndarray) -> int:
+    """The margin by which the chosen model must beat the majority class:
+    :data:`MAJORITY_MARGIN` where the majority class is right on some held-out
+    labels (imbalanced labels: a fallback worth keeping, and noise must not beat
+    it by luck), :data:`MIN_MARGIN` where it errs on every one (balanced labels:
+    the majority class is then a tie, an arbitrary class, with nothing to keep)."""
+    return MAJORITY_MARGIN if bool(np.any(errors == 0)) else MIN_MARGIN
+
+
 def majority_beatable(y_idx: np.ndarray, errors: np.ndarray) -> bool:
     """Whether a model can beat the majority class on these held-out labels by
-    :data:`MIN_MARGIN`: at least that many labels the majority class misses
+    :func:`majority_margin`: at least that many labels the majority class misses
     whose class keeps a label without them (else no model predicts them)."""
     counts = np.bincount(y_idx)
-    return int(np.sum((errors > 0) & (counts[y_idx] >= 2))) >= MIN_MARGIN
+    misses = int(np.sum((errors > 0) & (counts[y_idx] >= 2)))
+    return misses >= majority_margin(errors)
 
 
 def labels_prefer(
@@ -164,13 +184,14 @@ def beats_majority(
     majority_rate: float,
     model_rate: float,
     n_labels: int,
+    margin: int = MIN_MARGIN,
 ) -> bool:
     r"""Whether the held-out labels see a model beat the majority class.
 
     Of the labels where the two disagree, the model is right on :math:`c` and
     the majority class on :math:`b`; the model wins by
-    :math:`c - b \ge \max(` :data:`MIN_MARGIN` :math:`, \sqrt{b + c})`: the
-    margin, and one standard deviation of :math:`c - b` where the two are
+    :math:`c - b \ge \max(m, \sqrt{b + c})` (``margin`` m, :data:`MIN_MARGIN`
+    by default): the margin, and one standard deviation of :math:`c - b` where the two are
     equally good (McNemar's statistic at 1): at 100 labels a leave-one-out
     error wanders by about five points, so a model of labels that X does not
     predict beats the majority class by two labels by chance, where a real
@@ -181,10 +202,10 @@ def beats_majority(
     if model is None or model.shape != majority.shape:  # on the rates
         gain = n_labels * (majority_rate - model_rate)
         spread = n_labels * (majority_rate + model_rate)
-        return gain >= max(MIN_MARGIN, np.sqrt(spread)) - 1e-9
+        return gain >= max(margin, np.sqrt(spread)) - 1e-9
     c = float(np.sum(np.clip(majority - model, 0, None)))
     b = float(np.sum(np.clip(model - majority, 0, None)))
-    return c - b >= max(MIN_MARGIN, np.sqrt(b + c)) - 1e-9  # counts: round-off
+    return c - b >= max(margin, np.sqrt(b + c)) - 1e-9  # counts: round-off
 
 
 def _rate(errors: np.ndarray, weights: np.ndarray | None) -> float:
@@ -258,38 +279,13 @@ def _candidate_error(
     return float(ev.errors[0]), pe
 
 
-def choose_baseline(problem: Problem, params: Any, reg: Any) -> BaselineChoice | None:
-    """The labels-only model to fall back to, or None (module docstring)."""
+def _supervised_evidence(
+    problem: Problem, params: Any, w: np.ndarray | None
+) -> tuple[Any, FittedKernel]:
+    """The exact LOO evidence of the supervised candidates (:data:`GRID_A`) on
+    the labeled points, and their kernel."""
     t = problem.targets
-    when = params.options.labels_only_check
-    given = not (isinstance(params.gamma_a, str) or isinstance(params.gamma_i, str))
-    if when is None or (given and when != "always"):
-        return None
-    t0 = time.perf_counter()
     lab = t.labeled_idx
-    w = None if problem.sample_weight is None else problem.sample_weight[lab]
-    maj_pe = majority_loo(t.y_idx[lab], w)
-    counts = np.bincount(t.y_idx[lab], minlength=t.classes.size)
-    judged = counts.min() >= MIN_LABELS_PER_CLASS
-    if not judged and not majority_beatable(t.y_idx[lab], maj_pe):
-        return None
-    found = _candidate_error(problem, params, reg)
-    if found is None:
-        return None
-    cand, cand_pe = found
-    if cand * t.labeled.sum() < MIN_MARGIN:
-        # fewer held-out errors than the margin: no labels-only model can win
-        info0 = dict(
-            candidate_loo_error=cand,
-            fallback=None,
-            reason=f"the chosen model errs on fewer than {MIN_MARGIN} held-out "
-            "labels: no labels-only model can do better by a margin they can see",
-            time=time.perf_counter() - t0,
-        )
-        return BaselineChoice("none", float("nan"), None, info0)
-    maj = _rate(maj_pe, w)
-    if w is not None:  # on the evidence's scale: weight over the mean weight
-        maj_pe = maj_pe * w / w.mean()
     kernel, Xl = _labeled_kernel(params, problem)
     if params.kernel == "precomputed":
         KLL = np.asarray(problem.X)[np.ix_(lab, lab)]
@@ -313,22 +309,67 @@ def choose_baseline(problem: Problem, params: Any, reg: Any) -> BaselineChoice |
         power=1,
         scale=1.0,
     )
-    k = supervised_choice(ev)
-    sup = float(ev.errors[k])
-    sup_pe = None if ev.point_errors is None else ev.point_errors[k]
-    sup_sel_pe = selection_point_errors(ev, lambda e, _: supervised_choice(e))
-    if ev.n_labels != lab.size:
-        sup_pe = sup_sel_pe = None
-    cpe = _per_point(cand_pe, lab.size)
+    return ev, kernel
+
+
+def choose_baseline(problem: Problem, params: Any, reg: Any) -> BaselineChoice | None:
+    """The labels-only model to fall back to, or None (module docstring)."""
+    t = problem.targets
+    when = params.options.labels_only_check
+    given = not (isinstance(params.gamma_a, str) or isinstance(params.gamma_i, str))
+    if when is None or (given and when != "always"):
+        return None
+    t0 = time.perf_counter()
+    lab = t.labeled_idx
+    w = None if problem.sample_weight is None else problem.sample_weight[lab]
+    maj_pe = majority_loo(t.y_idx[lab], w)
+    counts = np.bincount(t.y_idx[lab], minlength=t.classes.size)
+    judged = counts.min() >= MIN_LABELS_PER_CLASS
+    if not judged and not majority_beatable(t.y_idx[lab], maj_pe):
+        return None
+    found = _candidate_error(problem, params, reg)
+    if found is None:
+        return None
+    cand, cand_pe = found
+    maj = _rate(maj_pe, w)
+    if w is not None:  # on the evidence's scale: weight over the mean weight
+        maj_pe = maj_pe * w / w.mean()
+    l_ = lab.size
+    cpe = _per_point(cand_pe, l_)
     cand_sel_pe = cpe
     if cpe is not None:
-        cand_sel_pe = _per_point(reg.info.get("selection_point_errors"), lab.size)
+        cand_sel_pe = _per_point(reg.info.get("selection_point_errors"), l_)
     # against the majority class (not chosen among candidates) each model is
     # scored by its selection's errors, where there are; the two models chosen
     # on the same labels are compared on their own
     cand_sel_pe = cpe if cand_sel_pe is None else cand_sel_pe
-    sup_sel_pe = sup_pe if sup_sel_pe is None else sup_sel_pe
     cand_sel = cand if cand_sel_pe is None else float(np.mean(cand_sel_pe))
+    # the majority class is the model of no information: any other must beat it
+    # by a margin the labels can see
+    beats = beats_majority(
+        maj_pe, cand_sel_pe, maj, cand_sel, l_, majority_margin(maj_pe)
+    )
+    if beats and cand * t.labeled.sum() < MIN_MARGIN:
+        # fewer held-out errors than the margin: no labels-only model can win
+        info0 = dict(
+            candidate_loo_error=cand,
+            candidate_selection_error=cand_sel,
+            majority_loo_error=maj,
+            fallback=None,
+            reason=f"the chosen model beats the majority class and errs on fewer "
+            f"than {MIN_MARGIN} held-out labels: no labels-only model can do "
+            "better by a margin they can see",
+            time=time.perf_counter() - t0,
+        )
+        return BaselineChoice("none", float("nan"), None, info0)
+    ev, kernel = _supervised_evidence(problem, params, w)
+    k = supervised_choice(ev)
+    sup = float(ev.errors[k])
+    sup_pe = None if ev.point_errors is None else ev.point_errors[k]
+    sup_sel_pe = selection_point_errors(ev, lambda e, _: supervised_choice(e))
+    if ev.n_labels != l_:
+        sup_pe = sup_sel_pe = None
+    sup_sel_pe = sup_pe if sup_sel_pe is None else sup_sel_pe
     sup_sel = sup if sup_sel_pe is None else float(np.mean(sup_sel_pe))
     info: dict[str, Any] = dict(
         candidate_loo_error=cand,
@@ -340,12 +381,9 @@ def choose_baseline(problem: Problem, params: Any, reg: Any) -> BaselineChoice |
         supervised_gamma=kernel.gamma_,
         time=time.perf_counter() - t0,
     )
-    l_ = lab.size
-    # the majority class is the model of no information: any other must beat it
-    # by a margin the labels can see
-    if not beats_majority(maj_pe, cand_sel_pe, maj, cand_sel, l_):
+    if not beats:
         best, err = "majority", maj
-        if beats_majority(maj_pe, sup_sel_pe, maj, sup_sel, l_):
+        if beats_majority(maj_pe, sup_sel_pe, maj, sup_sel, l_, MAJORITY_MARGIN):
             best, err = "supervised", sup_sel
         info.update(
             fallback=best,
@@ -360,7 +398,7 @@ def choose_baseline(problem: Problem, params: Any, reg: Any) -> BaselineChoice |
     if (
         judged
         and labels_prefer(sup_pe, cpe, sup, cand, l_)
-        and beats_majority(maj_pe, sup_sel_pe, maj, sup_sel, l_)
+        and beats_majority(maj_pe, sup_sel_pe, maj, sup_sel, l_, MAJORITY_MARGIN)
     ):
         info.update(
             fallback="supervised",

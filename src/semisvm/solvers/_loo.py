@@ -588,6 +588,9 @@ class SpectralLOO:
         D[:, iE] = -HU * (y[iE] - o[iE])[None, :]
         if y.size > self.exact_max:
             return o, fU, D, E_full
+        # the re-solved held-out fits' coefficients, mapped to the unlabeled
+        # rows by one product at the end (not one copy of GU's columns each)
+        redone, coefs, biases = [], [], []
         for k, i in enumerate(iE):
             f_loo = f - Hf[:, k] * (y[i] - o[i])
             E_loo = y * f_loo < 1.0
@@ -595,8 +598,14 @@ class SpectralLOO:
             E_wo = E.copy()
             E_wo[i] = False
             if not np.array_equal(E_loo, E_wo):
-                o[i], fU_i = self._solve_without(G, y, E_loo, int(i), max_iter, GU)
-                D[:, i] = fU_i - fU
+                o[i], z, b = self._solve_without(G, y, E_loo, int(i), max_iter, True)
+                redone.append(int(i))
+                coefs.append(z)
+                biases.append(b)
+        if redone:
+            D[:, redone] = (
+                GU @ np.stack(coefs, axis=1) + np.asarray(biases) - fU[:, None]
+            )
         return o, fU, D, E_full
 
     def _maps(
@@ -700,19 +709,20 @@ class SpectralLOO:
         E: np.ndarray,
         i: int,
         max_iter: int,
-        GU: np.ndarray | None = None,
+        coefficients: bool = False,
     ) -> Any:
         """Output at point i of the squared-hinge fit with i's loss term removed
-        (and, with ``GU``, the fit's unlabeled outputs)."""
+        (and, with ``coefficients``, that fit's :meth:`_coefficients`: its
+        outputs at rows R are ``G_R z + b``)."""
         keep = np.ones(y.size, dtype=bool)
         keep[i] = False
         _, f, E_fit = self._settle_set(G, y, E & keep, max_iter, keep)
         fi = 0.0 if f is None else float(f[i])
-        if GU is None:
+        if not coefficients:
             return fi
         if E_fit is None:
-            return fi, np.zeros(GU.shape[0])
-        return fi, self._fit_at(GU, G, y, E_fit)
+            return fi, np.zeros(y.size), 0.0
+        return (fi, *self._coefficients(G, y, E_fit))
 
     def _fit_at(
         self, GR: np.ndarray, G: np.ndarray, y: np.ndarray, E: np.ndarray
@@ -728,6 +738,24 @@ class SpectralLOO:
         :math:`f_R = G_{RE} (a - b e) + b` (:math:`b = 0` without intercept or
         when the denominator vanishes, as there).
         """
+        iE, v, b = self._solve_on(G, y, E)
+        return GR[:, iE] @ v + b
+
+    def _coefficients(
+        self, G: np.ndarray, y: np.ndarray, E: np.ndarray
+    ) -> tuple[np.ndarray, float]:
+        """``(z, b)`` of :meth:`_fit_at`'s fit on E: outputs ``G_R z + b`` with z
+        of length l, zero off E."""
+        iE, v, b = self._solve_on(G, y, E)
+        z = np.zeros(y.size)
+        z[iE] = v
+        return z, b
+
+    def _solve_on(
+        self, G: np.ndarray, y: np.ndarray, E: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, float]:
+        """The points E, the coefficients ``a - b e`` on them and b
+        (:meth:`_fit_at`)."""
         iE = np.flatnonzero(E)
         cE = self.c[iE]
         GEE = G[np.ix_(iE, iE)]
@@ -739,7 +767,7 @@ class SpectralLOO:
             den = float(cE @ (1.0 - GEE @ e))
             if den > 1e-14 * float(cE.sum()):
                 b = float(cE @ (y[iE] - GEE @ a)) / den
-        return GR[:, iE] @ (a - b * e) + b
+        return iE, a - b * e, b
 
 
 def loo_losses(
