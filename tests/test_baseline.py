@@ -354,6 +354,43 @@ def test_a_model_with_almost_no_held_out_errors_still_faces_the_majority():
     assert gain * 10 >= 3 - 1e-9
 
 
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_majority_criterion_is_the_intercept_only_fit_brute_force(n_classes):
+    from semisvm.models._baseline import majority_criterion
+    from semisvm.solvers._loo import margins, scale_free_squared_hinge
+
+    r = np.random.default_rng(n_classes)
+    y = r.integers(0, n_classes, size=17)
+    y[:n_classes] = np.arange(n_classes)
+    Y = np.where(y[:, None] == np.arange(n_classes)[None, :], 1.0, -1.0)
+    if n_classes == 2:
+        Y = Y[:, 1:]
+    for w in (None, r.uniform(0.5, 2.0, size=y.size)):
+        ww = np.ones(y.size) if w is None else w
+        O = np.empty_like(Y)
+        for i in range(y.size):  # the weighted mean of the other labels' targets
+            keep = np.arange(y.size) != i
+            O[i] = ww[keep] @ Y[keep] / ww[keep].sum()
+        _, pts = scale_free_squared_hinge(margins(O, Y), ww)
+        np.testing.assert_allclose(
+            majority_criterion(Y, w), pts * ww / ww.mean(), rtol=1e-12, atol=1e-15
+        )
+
+
+def test_criterion_beats_is_one_paired_standard_error():
+    from semisvm.models._baseline import criterion_beats
+
+    r = np.random.default_rng(11)
+    for _ in range(100):
+        a, m = r.uniform(0, 2, size=(2, 30))
+        m = m * r.uniform(0.5, 1.0)
+        d = a - m
+        want = d.mean() / (d.std(ddof=1) / np.sqrt(d.size)) > 1.0
+        assert criterion_beats(a, m) == want
+    # nothing to judge without per-point criteria
+    assert criterion_beats(np.ones(5), None)
+
+
 def test_majority_beatable_counts_the_labels_a_model_could_win():
     def beatable(counts):
         y = np.repeat(np.arange(len(counts)), counts)

@@ -45,6 +45,7 @@ from study_mid_power import add_draw_arguments, draws  # noqa: E402
 def capture(args: argparse.Namespace) -> None:
     """Fit with spies on the check's inputs; refit without it; pickle per fit."""
     from semisvm import LapRLS, LapSVM, SolverOptions
+    from semisvm.models import _autoreg as ar
     from semisvm.models import _baseline as bl
     from semisvm.models import _model
 
@@ -82,9 +83,17 @@ def capture(args: argparse.Namespace) -> None:
             seen["sup_pred"] = bl.fit_baseline(problem, params, sup)["transduction_"]
         return choice
 
+    select_ev = ar.loo_evidence
+
+    def spy_select(*a, **k):
+        out = select_ev(*a, **k)
+        seen["select_ev"] = out
+        return out
+
     for k in real:
         setattr(bl, k, spy(k))
     _model.choose_baseline = spy_choose
+    ar.loo_evidence = spy_select
     try:
         with open(args.out, "ab") as fh:
             for name, s, d, X, y, tr, ytr, pos, unl, _test in draws(args):
@@ -126,6 +135,19 @@ def capture(args: argparse.Namespace) -> None:
                         sup_errors=None if ev is None else ev.errors,
                         sup_pe=None if ev is None else ev.point_errors,
                         sup_sel_pe=seen.get("selection_point_errors"),
+                        sup_pairs=None if ev is None else list(ev.pairs),
+                        sup_scores=None if ev is None else ev.scores,
+                        sup_per_point=None if ev is None else ev.per_point,
+                        sel_pairs=_field(seen, "pairs"),
+                        sel_scores=_field(seen, "scores"),
+                        sel_per_point=_field(seen, "per_point"),
+                        sel_point_errors=_field(seen, "point_errors"),
+                        chosen=(est.gamma_a_, est.gamma_i_),
+                        reg_info={
+                            k: v
+                            for k, v in est.regularization_selection_.items()
+                            if k != "baseline"
+                        },
                         info=None if choice is None else choice.info,
                         y_lab=ytr[ytr != -1],
                     )
@@ -136,6 +158,12 @@ def capture(args: argparse.Namespace) -> None:
         for k, f in real.items():
             setattr(bl, k, f)
         _model.choose_baseline = choose
+        ar.loo_evidence = select_ev
+
+
+def _field(seen: dict, name: str) -> Any:
+    ev = seen.get("select_ev")
+    return None if ev is None else getattr(ev, name, None)
 
 
 # ---------------------------------------------------------------- rules
@@ -147,7 +175,7 @@ def _arrays(rec: dict) -> dict | None:
         return None
     l_ = rec["y_lab"].size
     maj = np.asarray(rec["maj_pe"], float)
-    cand_rate, cand_pe = rec["cand"]
+    cand_rate, cand_pe = rec["cand"][:2]
     cpe = None if cand_pe is None else np.asarray(cand_pe, float)
     csel = rec["cand_sel_pe"]
     csel = cpe if csel is None or np.shape(csel) != (l_,) else np.asarray(csel, float)
@@ -300,7 +328,74 @@ def rule_one_look_sign(a):
     return rule_one_look(a, beats_sign)
 
 
+def majority_criterion(y_lab: np.ndarray) -> np.ndarray:
+    """Per-point scale-free squared hinge of the majority class's continuous
+    form: the intercept-only fit, whose LOO output for class c at point i is
+    the mean of the other labels' +-1 targets."""
+    from semisvm.solvers._loo import margins, scale_free_squared_hinge
+
+    classes = np.unique(y_lab)
+    C = classes.size
+    Y = np.where(y_lab[:, None] == classes[None, :], 1.0, -1.0)
+    if C == 2:
+        Y = Y[:, 1:]
+    n = Y.shape[0]
+    O = (Y.sum(axis=0)[None, :] - Y) / (n - 1)
+    return scale_free_squared_hinge(margins(O, Y))[1]
+
+
+def _criterion_z(rec: dict, model_pts: np.ndarray) -> float:
+    from semisvm.models._autoreg import paired_z
+
+    return paired_z(majority_criterion(rec["y_lab"]) - model_pts)
+
+
+def _with_criterion(rec, a, z_c, real_only=False):
+    """Today's 0/1 looks, each also needing the paired z of the scale-free
+    criterion against the majority class's continuous form above ``z_c``."""
+    info = rec["reg_info"]
+    pair = (info.get("gamma_a"), info.get("gamma_i"))
+    pairs = [tuple(p) for p in (rec["sel_pairs"] or [])]
+    cand_pts = None
+    if pair in pairs and rec["sel_per_point"] is not None:
+        cand_pts = np.asarray(rec["sel_per_point"][pairs.index(pair)], float)
+    sup_scores = np.asarray(rec["sup_scores"], float)
+    best = sup_scores.min()
+    tied = np.flatnonzero(sup_scores <= best + 1e-9 * max(1.0, abs(best)))
+    k_s = int(max(tied, key=lambda k: (rec["sup_pairs"][k][0], -k)))
+    sup_pts = np.asarray(rec["sup_per_point"][k_s], float)
+    zc = np.inf if cand_pts is None else _criterion_z(rec, cand_pts)
+    zs = _criterion_z(rec, sup_pts)
+    if real_only and a["maj"].mean() >= 1 - 1e-12:  # a tie: the 0/1 looks only
+        zc = zs = np.inf
+    a = dict(a)
+    first = lambda m, x: beats_sd(m, x, margin=3 if m.mean() < 1 - 1e-12 else 2)  # noqa: E731
+    second = lambda m, x: beats_sd(m, x, margin=3)  # noqa: E731
+    return _decide(
+        a,
+        lambda m, x: first(m, x) and zc > z_c,
+        lambda m, x: second(m, x) and zs > z_c,
+    )
+
+
+def rule_crit1(a, rec=None):
+    return _with_criterion(rec, a, 1.0)
+
+
+def rule_crit164(a, rec=None):
+    return _with_criterion(rec, a, 1.6448536269514722)
+
+
+def rule_crit0(a, rec=None):
+    return _with_criterion(rec, a, 0.0)
+
+
+def rule_crit1_real(a, rec=None):
+    return _with_criterion(rec, a, 1.0, real_only=True)
+
+
 RULES = {k[5:]: v for k, v in globals().items() if k.startswith("rule_")}
+NEEDS_RECORD = {"crit1", "crit164", "crit0", "crit1_real"}
 
 
 def replay(args: argparse.Namespace) -> None:
@@ -317,7 +412,12 @@ def replay(args: argparse.Namespace) -> None:
         a = _arrays(r)
         out = {}
         for name in args.rules:
-            kind = "none" if a is None else RULES[name](a)
+            if a is None:
+                kind = "none"
+            elif name in NEEDS_RECORD:
+                kind = RULES[name](a, r)
+            else:
+                kind = RULES[name](a)
             out[name] = {
                 "none": r["err_graph"],
                 "majority": r["err_majority"],

@@ -116,10 +116,10 @@ def _fit(cls, X, y, gamma_a="auto", gamma_i="auto"):
 
 # ---------------------------------------------------------------- rules
 def paired_z(diff: np.ndarray) -> float:
-    """The rule's own paired z (``semisvm.models._autoreg._paired_z``)."""
-    from semisvm.models._autoreg import _paired_z
+    """The rule's own paired z (``semisvm.models._autoreg.paired_z``)."""
+    from semisvm.models._autoreg import paired_z
 
-    return _paired_z(np.asarray(diff))
+    return paired_z(np.asarray(diff))
 
 
 def graded(r: float) -> float:

@@ -61,6 +61,7 @@ __all__ = [
     "MIN_LABELS_PER_CLASS",
     "Z_SWITCH",
     "feature_count",
+    "paired_z",
     "select_regularization",
     "selection_point_errors",
 ]
@@ -255,6 +256,7 @@ def select_regularization(
         z_errors=error_z(ev, k_best, 0),
         best_alternative=pairs[k_best],
         loo_point_errors=None if ev.point_errors is None else ev.point_errors[k],
+        loo_point_criterion=ev.per_point[k],
         selection_point_errors=selection_point_errors(
             ev, lambda e, cuts: _decide(e, supervised_only, cuts=cuts)[0]
         ),
@@ -879,7 +881,7 @@ def choose(
     """
     others = [k for k in range(len(ev.pairs)) if k != k_default]
     k_best = min(others, key=lambda k: (ev.scores[k], ev.errors[k], k))
-    z = _paired_z(ev.per_point[k_default] - ev.per_point[k_best])
+    z = paired_z(ev.per_point[k_default] - ev.per_point[k_best])
     if ev.point_errors is None:
         more_errors = bool(ev.errors[k_best] > ev.errors[k_default])
     else:
@@ -931,10 +933,10 @@ def error_z(ev: LOOEvidence, k: int, k_default: int) -> float:
     per-point errors)."""
     if ev.point_errors is None:
         return float("nan")
-    return _paired_z(ev.point_errors[k] - ev.point_errors[k_default])
+    return paired_z(ev.point_errors[k] - ev.point_errors[k_default])
 
 
-def _paired_z(diff: np.ndarray) -> float:
+def paired_z(diff: np.ndarray) -> float:
     """Mean over standard error of paired differences (inf when they are all
     equal and positive, 0 when all zero)."""
     se = float(diff.std(ddof=1) / np.sqrt(diff.size)) if diff.size > 1 else 0.0

@@ -19,7 +19,11 @@ the model of no information, is the reference: the chosen model is kept only
 where it beats the majority class by a margin and one standard deviation of
 the difference (:func:`beats_majority`; the burden is on the model): three
 labels where the majority class is right on some held-out labels, two where
-the labels are balanced and it is a tie (:func:`majority_margin`).  The
+the labels are balanced and it is a tie (:func:`majority_margin`); against a
+real majority class its leave-one-out criterion must also beat the majority
+class's continuous form, the intercept-only fit, by one standard error
+(:func:`criterion_beats`: counts of labels right are a coarse statistic, and a
+model of noise that gets a few more right by luck is rarely surer of them).  The
 supervised model replaces the chosen one only where it beats it by
 :data:`MIN_MARGIN` and the majority class by three labels and the deviation;
 otherwise the fit returns the majority class, or the supervised model where
@@ -33,7 +37,8 @@ candidate the rule picks without it:
 several candidates is not credited with its luck on these labels; the chosen
 and the supervised model are compared on their own LOO errors.  With balanced
 labels the majority class's LOO error is 100% (the class left out is the
-minority of the others): there the reference never binds.  Why a margin and
+minority of the others): there the reference binds only a model that errs on
+most held-out labels.  Why a margin and
 not a significance test: docs/rules.rst.  The supervised model is weighed
 against the chosen one where the regularization rule judges the graph (at least
 :data:`~semisvm.models._autoreg.MIN_LABELS_PER_CLASS` labels in every class:
@@ -63,6 +68,7 @@ from ._autoreg import (
     MIN_LABELS_PER_CLASS,
     loo_evidence,
     operator_features,
+    paired_z,
     selection_point_errors,
     supervised_choice,
 )
@@ -72,15 +78,19 @@ __all__ = [
     "BaselineChoice",
     "beats_majority",
     "choose_baseline",
+    "criterion_beats",
     "fit_baseline",
     "majority_beatable",
     "majority_loo",
+    "majority_criterion",
     "majority_margin",
     "scale_gamma",
 ]
 
 #: fewest more held-out labels a labels-only model must get right
 MIN_MARGIN = 2
+#: standard errors by which a model's LOO criterion must beat the majority class's
+Z_CRITERION = 1.0
 #: fewest more held-out labels a model must get right to beat a majority class
 #: that is right on some of them, and the supervised model at the second look:
 #: two of two discordant labels fall to a model by chance one time in four,
@@ -208,6 +218,46 @@ def beats_majority(
     return c - b >= max(margin, np.sqrt(b + c)) - 1e-9  # counts: round-off
 
 
+def majority_criterion(Y: np.ndarray, weights: np.ndarray | None) -> np.ndarray:
+    r"""Per labeled point, the selection's criterion of the majority class's
+    continuous form: the intercept-only fit.
+
+    Its leave-one-out output for point i is the weighted mean of the other
+    labels' :math:`\pm 1` targets (per one-vs-rest column of ``Y``, shape (l, C));
+    the margins (:func:`~semisvm.solvers._loo.margins`) are scored by the
+    scale-free squared hinge (:func:`~semisvm.solvers._loo.scale_free_squared_hinge`)
+    on the evidence's scale (weight over the mean weight), as
+    :func:`~semisvm.models._autoreg.loo_evidence` scores a model's.
+    """
+    from ..solvers._loo import margins, scale_free_squared_hinge
+
+    Y = np.asarray(Y, dtype=np.float64)
+    w = np.ones(Y.shape[0]) if weights is None else np.asarray(weights, float)
+    total = w @ Y
+    O = (total[None, :] - w[:, None] * Y) / (w.sum() - w)[:, None]
+    _, pts = scale_free_squared_hinge(margins(O, Y), w)
+    return pts * w / w.mean()
+
+
+def criterion_beats(majority: np.ndarray, model: np.ndarray | None) -> bool:
+    r"""Whether a model's per-point LOO criterion beats the majority class's
+    (:func:`majority_criterion`) by one standard error of the paired
+    differences: :math:`\bar d / (s_d/\sqrt l) > 1`, :math:`d_i` the majority
+    class's loss minus the model's.  The 0-1 errors count the labels a model
+    gets right; the criterion also weighs how surely, and a model of noise that
+    is right on a few more labels by luck is rarely surer (docs/rules.rst).
+    True without per-point criteria (nothing to judge)."""
+    if model is None or model.shape != majority.shape:
+        return True
+    return paired_z(majority - model) > Z_CRITERION
+
+
+def _criterion_z(majority: np.ndarray, model: Any, n_labels: int) -> float:
+    """The paired z of :func:`criterion_beats` (nan without per-point criteria)."""
+    pts = _per_point(model, n_labels)
+    return float("nan") if pts is None else paired_z(majority - pts)
+
+
 def _rate(errors: np.ndarray, weights: np.ndarray | None) -> float:
     w = np.ones(errors.size) if weights is None else np.asarray(weights, float)
     return float(np.sum(w * errors) / np.sum(w))
@@ -240,15 +290,15 @@ def _per_point(errors: Any, n_labels: int) -> np.ndarray | None:
 
 def _candidate_error(
     problem: Problem, params: Any, reg: Any
-) -> tuple[float, np.ndarray | None] | None:
-    """The chosen pair's LOO error rate and per-point errors: from the
-    selection's evidence, else computed for that pair alone (None where no LOO
-    was possible)."""
+) -> tuple[float, np.ndarray | None, np.ndarray | None] | None:
+    """The chosen pair's LOO error rate, per-point errors and per-point
+    criterion: from the selection's evidence, else computed for that pair
+    alone (None where no LOO was possible)."""
     info = reg.info
     pair = (reg.gamma_a, reg.gamma_i)
     if info.get("rule") == "loo" and pair in list(info.get("pairs", [])):
         rate = float(info["loo_error"][list(info["pairs"]).index(pair)])
-        return rate, info.get("loo_point_errors")
+        return rate, info.get("loo_point_errors"), info.get("loo_point_criterion")
     if params.kernel == "precomputed" and not isinstance(problem.ops.K, np.ndarray):
         return None
     from ._problem import kernel_columns
@@ -274,9 +324,10 @@ def _candidate_error(
         gram=None if feats is None or L is None or space is None else space.gram,
     )
     pe = None if ev.point_errors is None else ev.point_errors[0]
+    pts = ev.per_point[0]
     if ev.n_labels != int(problem.targets.labeled.sum()):
-        pe = None
-    return float(ev.errors[0]), pe
+        pe = pts = None
+    return float(ev.errors[0]), pe, pts
 
 
 def _supervised_evidence(
@@ -330,7 +381,7 @@ def choose_baseline(problem: Problem, params: Any, reg: Any) -> BaselineChoice |
     found = _candidate_error(problem, params, reg)
     if found is None:
         return None
-    cand, cand_pe = found
+    cand, cand_pe, cand_pts = found
     maj = _rate(maj_pe, w)
     if w is not None:  # on the evidence's scale: weight over the mean weight
         maj_pe = maj_pe * w / w.mean()
@@ -346,9 +397,11 @@ def choose_baseline(problem: Problem, params: Any, reg: Any) -> BaselineChoice |
     cand_sel = cand if cand_sel_pe is None else float(np.mean(cand_sel_pe))
     # the majority class is the model of no information: any other must beat it
     # by a margin the labels can see
+    maj_pts = majority_criterion(t.Y[lab], w)
+    real = majority_margin(maj_pe) == MAJORITY_MARGIN
     beats = beats_majority(
         maj_pe, cand_sel_pe, maj, cand_sel, l_, majority_margin(maj_pe)
-    )
+    ) and (not real or criterion_beats(maj_pts, _per_point(cand_pts, l_)))
     if beats and cand * t.labeled.sum() < MIN_MARGIN:
         # fewer held-out errors than the margin: no labels-only model can win
         info0 = dict(
@@ -371,9 +424,16 @@ def choose_baseline(problem: Problem, params: Any, reg: Any) -> BaselineChoice |
         sup_pe = sup_sel_pe = None
     sup_sel_pe = sup_pe if sup_sel_pe is None else sup_sel_pe
     sup_sel = sup if sup_sel_pe is None else float(np.mean(sup_sel_pe))
+    sup_pts = _per_point(ev.per_point[k], l_) if ev.n_labels == l_ else None
+    # the supervised model's second look: three labels, and the criterion
+    sup_beats = beats_majority(
+        maj_pe, sup_sel_pe, maj, sup_sel, l_, MAJORITY_MARGIN
+    ) and (not real or criterion_beats(maj_pts, sup_pts))
     info: dict[str, Any] = dict(
         candidate_loo_error=cand,
         candidate_selection_error=cand_sel,
+        candidate_criterion_z=_criterion_z(maj_pts, cand_pts, l_),
+        supervised_criterion_z=_criterion_z(maj_pts, sup_pts, l_),
         majority_loo_error=maj,
         supervised_loo_error=sup,
         supervised_selection_error=sup_sel,
@@ -383,7 +443,7 @@ def choose_baseline(problem: Problem, params: Any, reg: Any) -> BaselineChoice |
     )
     if not beats:
         best, err = "majority", maj
-        if beats_majority(maj_pe, sup_sel_pe, maj, sup_sel, l_, MAJORITY_MARGIN):
+        if sup_beats:
             best, err = "supervised", sup_sel
         info.update(
             fallback=best,
@@ -395,11 +455,7 @@ def choose_baseline(problem: Problem, params: Any, reg: Any) -> BaselineChoice |
         )
         return BaselineChoice(best, float(ev.pairs[k][0]), kernel.gamma_, info)
     # the supervised model against the graph model: where the rule judges it
-    if (
-        judged
-        and labels_prefer(sup_pe, cpe, sup, cand, l_)
-        and beats_majority(maj_pe, sup_sel_pe, maj, sup_sel, l_, MAJORITY_MARGIN)
-    ):
+    if judged and labels_prefer(sup_pe, cpe, sup, cand, l_) and sup_beats:
         info.update(
             fallback="supervised",
             reason=f"the held-out labels prefer the supervised model (leave-one-out "
