@@ -391,6 +391,19 @@ def test_criterion_beats_is_one_paired_standard_error():
     assert criterion_beats(np.ones(5), None)
 
 
+def test_beats_majority_counts_labels_under_weights():
+    # class weights 2 / 0.5 on 4 / 4 labels, on the evidence's scale (weight over
+    # the mean weight): the majority class misses the four light labels; a
+    # model right everywhere beats it by four labels, not by 4 x 0.4
+    maj = np.r_[np.zeros(4), np.full(4, 0.4)]
+    assert beats_majority(maj, np.zeros(8), 0.2, 0.0, 8, 3)
+    # right on three light labels, wrong on one heavy one: two labels more by
+    # count, a weighted loss
+    maj = np.r_[np.zeros(4), np.full(3, 0.2), 0.0]
+    mod = np.r_[3.0, np.zeros(7)]
+    assert not beats_majority(maj, mod, 0.1, 0.3, 8)
+
+
 def test_majority_beatable_counts_the_labels_a_model_could_win():
     def beatable(counts):
         y = np.repeat(np.arange(len(counts)), counts)

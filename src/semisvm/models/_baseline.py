@@ -202,7 +202,9 @@ def beats_majority(
     the majority class on :math:`b`; the model wins by
     :math:`c - b \ge \max(m, \sqrt{b + c})` (``margin`` m, :data:`MIN_MARGIN`
     by default): the margin, and one standard deviation of :math:`c - b` where the two are
-    equally good (McNemar's statistic at 1): at 100 labels a leave-one-out
+    equally good (counts of labels: with sample weights the weighted difference
+    must be positive too, but a loss weight does not make a label more
+    evidence) (McNemar's statistic at 1): at 100 labels a leave-one-out
     error wanders by about five points, so a model of labels that X does not
     predict beats the majority class by two labels by chance, where a real
     gain of ten points clears the deviation (docs/rules.rst).  Without
@@ -213,9 +215,13 @@ def beats_majority(
         gain = n_labels * (majority_rate - model_rate)
         spread = n_labels * (majority_rate + model_rate)
         return gain >= max(margin, np.sqrt(spread)) - 1e-9
-    c = float(np.sum(np.clip(majority - model, 0, None)))
-    b = float(np.sum(np.clip(model - majority, 0, None)))
-    return c - b >= max(margin, np.sqrt(b + c)) - 1e-9  # counts: round-off
+    # the evidence is a count of labels; with weights the weighted gain must
+    # also be positive (a loss weight does not make a label more evidence)
+    gain_w = float(np.sum(majority - model))
+    wrong_m, wrong_x = majority > 0, model > 0
+    c = float(np.sum(wrong_m & ~wrong_x))
+    b = float(np.sum(wrong_x & ~wrong_m))
+    return gain_w > 0 and c - b >= max(margin, np.sqrt(b + c)) - 1e-9
 
 
 def majority_criterion(Y: np.ndarray, weights: np.ndarray | None) -> np.ndarray:
