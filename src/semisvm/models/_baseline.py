@@ -201,10 +201,10 @@ def beats_majority(
     Of the labels where the two disagree, the model is right on :math:`c` and
     the majority class on :math:`b`; the model wins by
     :math:`c - b \ge \max(m, \sqrt{b + c})` (``margin`` m, :data:`MIN_MARGIN`
-    by default): the margin, and one standard deviation of :math:`c - b` where the two are
-    equally good (counts of labels: with sample weights the weighted difference
-    must be positive too, but a loss weight does not make a label more
-    evidence) (McNemar's statistic at 1): at 100 labels a leave-one-out
+    by default): the margin, and one standard deviation of :math:`c - b` where
+    the two are equally good (McNemar's statistic at 1).  b and c count labels:
+    with sample weights the weighted difference must be positive too, but a
+    loss weight does not make a label more evidence.  At 100 labels a leave-one-out
     error wanders by about five points, so a model of labels that X does not
     predict beats the majority class by two labels by chance, where a real
     gain of ten points clears the deviation (docs/rules.rst).  Without
@@ -404,10 +404,11 @@ def choose_baseline(problem: Problem, params: Any, reg: Any) -> BaselineChoice |
     # the majority class is the model of no information: any other must beat it
     # by a margin the labels can see
     maj_pts = majority_criterion(t.Y[lab], w)
-    real = majority_margin(maj_pe) == MAJORITY_MARGIN
-    beats = beats_majority(
-        maj_pe, cand_sel_pe, maj, cand_sel, l_, majority_margin(maj_pe)
-    ) and (not real or criterion_beats(maj_pts, _per_point(cand_pts, l_)))
+    margin = majority_margin(maj_pe)
+    real = margin == MAJORITY_MARGIN  # the criterion too against a real majority
+    beats = beats_majority(maj_pe, cand_sel_pe, maj, cand_sel, l_, margin) and (
+        not real or criterion_beats(maj_pts, _per_point(cand_pts, l_))
+    )
     if beats and cand * t.labeled.sum() < MIN_MARGIN:
         # fewer held-out errors than the margin: no labels-only model can win
         info0 = dict(
