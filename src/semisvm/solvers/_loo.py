@@ -573,9 +573,9 @@ class SpectralLOO:
         return out
 
     def _l2svm_fold_column(self, G, GU, y, f0, max_iter):
-        E, f, E_fit = self._settle_set(G, y, y * f0 < 1.0, max_iter)
+        E, f, fit = self._settle_set(G, y, y * f0 < 1.0, max_iter)
         f = f0 if f is None else f
-        fU = np.zeros(GU.shape[0]) if E_fit is None else self._fit_at(GU, G, y, E_fit)
+        fU = np.zeros(GU.shape[0]) if fit is None else GU[:, fit[0]] @ fit[1] + fit[2]
         o = f.copy()
         D = np.zeros((GU.shape[0], y.size))
         E_full = E.copy()
@@ -659,23 +659,25 @@ class SpectralLOO:
         E: np.ndarray,
         max_iter: int,
         keep: np.ndarray | None = None,
-    ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+    ) -> tuple[np.ndarray, np.ndarray | None, tuple | None]:
         """The active-set iteration from the error set ``E`` (restricted to
         ``keep``): the final set, the outputs of the last ridge fit (None when
-        none was fitted) and the set that fit was made on."""
+        none was fitted) and that fit's :meth:`_solve_on` ``(iE, v, b)`` (its
+        outputs at rows R are ``G_R[:, iE] v + b``: no second solve)."""
         f = None
-        E_fit = None
+        fit = None
         for _ in range(max_iter):
             if not E.any():
                 break
-            f, E_fit = self._fit_at(G, G, y, E), E
+            fit = self._solve_on(G, y, E)
+            f = G[:, fit[0]] @ fit[1] + fit[2]
             E_new = y * f < 1.0
             if keep is not None:
                 E_new &= keep
             if np.array_equal(E_new, E):
                 break
             E = E_new
-        return E, f, E_fit
+        return E, f, fit
 
     def _l2svm_column(
         self, G: np.ndarray, y: np.ndarray, f0: np.ndarray, max_iter: int
@@ -712,17 +714,19 @@ class SpectralLOO:
         coefficients: bool = False,
     ) -> Any:
         """Output at point i of the squared-hinge fit with i's loss term removed
-        (and, with ``coefficients``, that fit's :meth:`_coefficients`: its
-        outputs at rows R are ``G_R z + b``)."""
+        (and, with ``coefficients``, that fit's ``(z, b)``, z of length l and
+        zero off its error set: its outputs at rows R are ``G_R z + b``)."""
         keep = np.ones(y.size, dtype=bool)
         keep[i] = False
-        _, f, E_fit = self._settle_set(G, y, E & keep, max_iter, keep)
+        _, f, fit = self._settle_set(G, y, E & keep, max_iter, keep)
         fi = 0.0 if f is None else float(f[i])
         if not coefficients:
             return fi
-        if E_fit is None:
-            return fi, np.zeros(y.size), 0.0
-        return (fi, *self._coefficients(G, y, E_fit))
+        z = np.zeros(y.size)
+        if fit is None:
+            return fi, z, 0.0
+        z[fit[0]] = fit[1]
+        return fi, z, fit[2]
 
     def _fit_at(
         self, GR: np.ndarray, G: np.ndarray, y: np.ndarray, E: np.ndarray
@@ -740,16 +744,6 @@ class SpectralLOO:
         """
         iE, v, b = self._solve_on(G, y, E)
         return GR[:, iE] @ v + b
-
-    def _coefficients(
-        self, G: np.ndarray, y: np.ndarray, E: np.ndarray
-    ) -> tuple[np.ndarray, float]:
-        """``(z, b)`` of :meth:`_fit_at`'s fit on E: outputs ``G_R z + b`` with z
-        of length l, zero off E."""
-        iE, v, b = self._solve_on(G, y, E)
-        z = np.zeros(y.size)
-        z[iE] = v
-        return z, b
 
     def _solve_on(
         self, G: np.ndarray, y: np.ndarray, E: np.ndarray
