@@ -105,6 +105,38 @@ def test_balanced_loo_equals_balanced_refits_lapsvm(ga, gi):
     np.testing.assert_allclose(O_bal, ref, atol=1e-6 * np.abs(ref).max())
 
 
+@pytest.mark.parametrize("ga, gi", [(1e-3, 1e-1), (1e-2, 0.0)])
+def test_lapsvm_loo_with_resolved_points_equals_refits(ga, gi, monkeypatch):
+    """The exact LapSVM LOO where held-out error sets move (the batched
+    re-solves of ``_settle_many``): every held-out output equals a refit of
+    primal Newton without that label."""
+    K, L, lab, Yl, c = _problem(classes=3, seed=7, n_lab=30)
+    n = K.shape[0]
+    Phi = loo_features(lambda idx: K[:, idx], n, lab)
+    eng = SpectralLOO(Phi, L, lab, Yl, weights=c)
+    resolved = []
+    settle = SpectralLOO._settle_many
+
+    def spy(self, G, y, E, keep, max_iter):
+        resolved.append(E.shape[0])
+        return settle(self, G, y, E, keep, max_iter)
+
+    monkeypatch.setattr(SpectralLOO, "_settle_many", spy)
+    _, O = eng.l2svm(ga, gi)
+    assert sum(resolved) >= 3  # the path under test ran
+    Y = np.zeros((n, Yl.shape[1]))
+    Y[lab] = Yl
+    sw = np.ones(n)
+    sw[lab] = c
+    ref = np.empty_like(Yl)
+    for t, i in enumerate(lab):
+        Y2 = Y.copy()
+        Y2[i] = 0.0
+        r = lapsvm_newton(K, Y2, L=L, gamma_a=ga, gamma_i=gi, sample_weight=sw)
+        ref[t] = (K[i] @ r.alpha) + r.b
+    np.testing.assert_allclose(O, ref, atol=1e-6 * np.abs(ref).max())
+
+
 def test_balance_changes_the_verdict_on_a_graph_smoothed_fit():
     # a strongly graph-smoothed fit: without each held-out fit's own balance its
     # LOO outputs lean toward the class that kept more labels, and (nearly)

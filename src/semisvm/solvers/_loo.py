@@ -588,25 +588,106 @@ class SpectralLOO:
         D[:, iE] = -HU * (y[iE] - o[iE])[None, :]
         if y.size > self.exact_max:
             return o, fU, D, E_full
-        # the re-solved held-out fits' coefficients, mapped to the unlabeled
-        # rows by one product at the end (not one copy of GU's columns each)
-        redone, coefs, biases = [], [], []
-        for k, i in enumerate(iE):
-            f_loo = f - Hf[:, k] * (y[i] - o[i])
-            E_loo = y * f_loo < 1.0
-            E_loo[i] = False
-            E_wo = E.copy()
-            E_wo[i] = False
-            if not np.array_equal(E_loo, E_wo):
-                o[i], z, b = self._solve_without(G, y, E_loo, int(i), max_iter, True)
-                redone.append(int(i))
-                coefs.append(z)
-                biases.append(b)
-        if redone:
-            D[:, redone] = (
-                GU @ np.stack(coefs, axis=1) + np.asarray(biases) - fU[:, None]
-            )
+        # the re-solved held-out fits, mapped to the unlabeled rows by one
+        # product (not one copy of GU's columns each)
+        redone, fi, Z, b = self._resolve_held_out(G, y, f, o, Hf, E, max_iter)
+        if redone.size:
+            o[redone] = fi
+            D[:, redone] = GU @ Z.T + b - fU[:, None]
         return o, fU, D, E_full
+
+    def _resolve_held_out(
+        self,
+        G: np.ndarray,
+        y: np.ndarray,
+        f: np.ndarray,
+        o: np.ndarray,
+        Hf: np.ndarray,
+        E: np.ndarray,
+        max_iter: int,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        r"""The held-out fits of the points of E whose one-step value is not
+        exact, solved: ``(points, outputs there, coefficients (p, l), biases)``.
+
+        The one-step value :math:`o_i` is the LOO solution when the error set of
+        :math:`f - H_{:,k}(y_i - o_i)` (the ridge fit on :math:`E \setminus
+        \{i\}`) is :math:`E \setminus \{i\}`; the other points run the
+        error-set iteration without point i from that set, all of them at once
+        (:meth:`_settle_many`).
+        """
+        iE = np.flatnonzero(E)
+        cols = np.arange(iE.size)
+        F_loo = f[:, None] - Hf * (y[iE] - o[iE])[None, :]
+        E_loo = y[:, None] * F_loo < 1.0
+        E_loo[iE, cols] = False
+        E_wo = np.repeat(E[:, None], iE.size, axis=1)
+        E_wo[iE, cols] = False
+        moved = np.flatnonzero((E_loo != E_wo).any(axis=0))
+        points = iE[moved]
+        keep = np.ones((points.size, y.size), dtype=bool)
+        keep[np.arange(points.size), points] = False
+        F, Z, b = self._settle_many(G, y, E_loo[:, moved].T, keep, max_iter)
+        return points, F[np.arange(points.size), points], Z, b
+
+    def _settle_many(
+        self,
+        G: np.ndarray,
+        y: np.ndarray,
+        E: np.ndarray,
+        keep: np.ndarray,
+        max_iter: int,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        r""":meth:`_settle_set` of p problems at once, each from its error set
+        (a row of ``E``, (p, l)) restricted to its row of ``keep``: the
+        outputs on the labeled points (p, l), the coefficients (p, l; zero off
+        the final set: outputs at rows R are ``G_R z + b``) and biases (p,) of
+        each one's last ridge fit (zeros where none was fitted).
+
+        Each ridge fit is :meth:`_solve_on`'s, on E's points gathered and
+        padded to the largest set of the round: a padded slot has weight 0 and
+        an identity row, so its coefficient vanishes and E's block is the
+        system of :meth:`_solve_on`; one batched solve serves every problem.
+        """
+        p, l = E.shape
+        F = np.zeros((p, l))
+        Z = np.zeros((p, l))
+        b = np.zeros(p)
+        E = np.logical_and(E, keep)
+        active = np.asarray(E.any(axis=1))
+        for _ in range(max_iter):
+            act = np.flatnonzero(active)
+            if not act.size:
+                break
+            Ea = E[act]
+            sizes = Ea.sum(axis=1)
+            s = int(sizes.max())
+            # each row's points of E first (in order), then padding
+            idx = np.argsort(~Ea, axis=1, kind="stable")[:, :s]
+            valid = np.arange(s)[None, :] < sizes[:, None]
+            idx = np.where(valid, idx, 0)
+            cs = self.c[idx] * valid
+            ys = y[idx]
+            Gs = G[idx[:, :, None], idx[:, None, :]] * valid[:, None, :]
+            M = cs[:, :, None] * Gs + np.eye(s)
+            sol = np.linalg.solve(M, np.stack([cs * ys, cs], axis=2))
+            a, e = sol[..., 0], sol[..., 1]
+            bias = np.zeros(act.size)
+            if self.fit_intercept:
+                den = np.sum(cs * (1.0 - np.einsum("pij,pj->pi", Gs, e)), axis=1)
+                num = np.sum(cs * (ys - np.einsum("pij,pj->pi", Gs, a)), axis=1)
+                ok = den > 1e-14 * cs.sum(axis=1)
+                bias[ok] = num[ok] / den[ok]
+            v = (a - bias[:, None] * e) * valid
+            fa = np.einsum("lps,ps->pl", G[:, idx], v) + bias[:, None]
+            Zp = np.zeros((act.size, l))
+            rows = np.broadcast_to(np.arange(act.size)[:, None], idx.shape)
+            Zp[rows[valid], idx[valid]] = v[valid]
+            F[act], Z[act], b[act] = fa, Zp, bias
+            E_new = (y[None, :] * fa < 1.0) & keep[act]
+            settled = (E_new == Ea).all(axis=1) | ~E_new.any(axis=1)
+            E[act] = E_new
+            active[act[settled]] = False
+        return F, Z, b
 
     def _maps(
         self, G: np.ndarray, GU: np.ndarray, E: np.ndarray
@@ -692,41 +773,9 @@ class SpectralLOO:
         o[iE] = f[iE] - h / (1.0 - h) * (y[iE] - f[iE])
         if y.size > self.exact_max:
             return f, o
-        # exact: the one-step value is the LOO solution when the error set of
-        # f - Hf[:, k] (y_i - o_i) (the fit on E \ {i}) is E \ {i}; else re-solve
-        for k, i in enumerate(iE):
-            f_loo = f - Hf[:, k] * (y[i] - o[i])
-            E_loo = y * f_loo < 1.0
-            E_loo[i] = False
-            E_wo = E.copy()
-            E_wo[i] = False
-            if not np.array_equal(E_loo, E_wo):
-                o[i] = self._solve_without(G, y, E_loo, int(i), max_iter)
+        redone, fi, _, _ = self._resolve_held_out(G, y, f, o, Hf, E, max_iter)
+        o[redone] = fi
         return f, o
-
-    def _solve_without(
-        self,
-        G: np.ndarray,
-        y: np.ndarray,
-        E: np.ndarray,
-        i: int,
-        max_iter: int,
-        coefficients: bool = False,
-    ) -> Any:
-        """Output at point i of the squared-hinge fit with i's loss term removed
-        (and, with ``coefficients``, that fit's ``(z, b)``, z of length l and
-        zero off its error set: its outputs at rows R are ``G_R z + b``)."""
-        keep = np.ones(y.size, dtype=bool)
-        keep[i] = False
-        _, f, fit = self._settle_set(G, y, E & keep, max_iter, keep)
-        fi = 0.0 if f is None else float(f[i])
-        if not coefficients:
-            return fi
-        z = np.zeros(y.size)
-        if fit is None:
-            return fi, z, 0.0
-        z[fit[0]] = fit[1]
-        return fi, z, fit[2]
 
     def _fit_at(
         self, GR: np.ndarray, G: np.ndarray, y: np.ndarray, E: np.ndarray
