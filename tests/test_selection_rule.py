@@ -188,10 +188,11 @@ def test_mass_shifts_with_a_target_per_column_equal_brentq():
 
 
 @pytest.mark.parametrize("intercept", [True, False])
-def test_fit_at_equals_the_hat_maps(intercept):
+def test_error_set_fits_equal_the_hat_maps(intercept):
     """The vector path of the error-set fits (one solve, two right-hand sides)
-    gives the outputs of the hat maps it replaces, on the labeled and the
-    unlabeled rows, for weighted points and any error set."""
+    and its batched, padded form (``_settle_many``, one round) give the outputs
+    of the hat maps they replace, on the labeled and the unlabeled rows, for
+    weighted points and any error set."""
     K, L, lab, Yl, c = _problem(classes=2)
     unl = np.setdiff1d(np.arange(K.shape[0]), lab)
     Phi = loo_features(lambda idx: K[:, idx], K.shape[0], lab)
@@ -205,8 +206,14 @@ def test_fit_at_equals_the_hat_maps(intercept):
         E = rng.random(y.size) < 0.6
         E[0] = True
         P, PU = eng._maps(G, GU, E)
-        np.testing.assert_allclose(eng._fit_at(G, G, y, E), P @ y[E], atol=1e-10)
-        np.testing.assert_allclose(eng._fit_at(GU, G, y, E), PU @ y[E], atol=1e-10)
+        iE, v, b = eng._solve_on(G, y, E)
+        np.testing.assert_allclose(G[:, iE] @ v + b, P @ y[E], atol=1e-10)
+        np.testing.assert_allclose(GU[:, iE] @ v + b, PU @ y[E], atol=1e-10)
+        keep = np.ones((1, y.size), dtype=bool)
+        F, Z, bb = eng._settle_many(G, y, E[None], keep, max_iter=1)
+        np.testing.assert_allclose(F[0], P @ y[E], atol=1e-10)
+        np.testing.assert_allclose(GU @ Z[0] + bb[0], PU @ y[E], atol=1e-10)
+        assert not Z[0, ~E].any()
 
 
 def test_the_selection_runs_on_one_blas_thread(monkeypatch):

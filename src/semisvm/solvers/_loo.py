@@ -436,6 +436,16 @@ class SpectralLOO:
         d = 1.0 / (gamma_a * self.p + gamma_i * self.mu)
         return (rows * d) @ self.A.T
 
+    def _cross_map(self, gamma_a: float, gamma_i: float) -> np.ndarray:
+        r"""The (r, l) matrix M with ``_cross(rows) = rows @ M`` (in the engine's
+        basis): :math:`(\gamma_A I + \gamma_I B)^{-1}\Phi_L^T`."""
+        if self.mu is None:
+            if gamma_i == 0 and not (self.mask == 0).any():
+                return self.A.T / gamma_a
+            return self._solved(gamma_a, gamma_i)
+        d = 1.0 / (gamma_a * self.p + gamma_i * self.mu)
+        return d[:, None] * self.A.T
+
     def _unit_cross(self, rows: np.ndarray, rho: float) -> np.ndarray:
         r""":math:`\Phi_R (I + \rho B)^{-1}\Phi_L^T` (:math:`\rho = 0`:
         :math:`\Phi_R\Phi_L^T`), kept per ratio for ``self.A`` and ``self.AU``."""
@@ -550,27 +560,34 @@ class SpectralLOO:
         -------
         F : ndarray of shape (m, C)
         """
-        R = np.asarray(rows, dtype=np.float64)
-        if self._basis is not None:
-            R = R @ self._basis
         G = self.gram(gamma_a, gamma_i)
-        GR = self._cross(R, gamma_a, gamma_i)
-        l = self.Y.shape[0]
-        if loss == "squared":
-            return self._maps(G, GR, np.ones(l, dtype=bool))[1] @ self.Y
+        l, C = self.Y.shape
+        # every column's coefficients on the labeled points (zero off its error
+        # set), mapped to feature space, then one product with the rows:
+        # rows @ (M Z) is r C flops per row where rows @ M @ Z is r l
         F = None
-        out = np.zeros((R.shape[0], self.Y.shape[1]))
-        for j in range(self.Y.shape[1]):
+        Z = np.zeros((l, C))
+        bias = np.zeros(C)
+        every = np.ones(l, dtype=bool)
+        for j in range(C):
             y = self.Y[:, j]
-            E = self._error_sets.get((gamma_a, gamma_i, j))
+            E = (
+                every
+                if loss == "squared"
+                else self._error_sets.get((gamma_a, gamma_i, j))
+            )
             if E is None:
                 if F is None:
                     F, _ = self.rls(gamma_a, gamma_i)
                 E, _ = self._settle(G, y, F[:, j], max_iter)
                 self._error_sets[(gamma_a, gamma_i, j)] = E
             if E.any():
-                out[:, j] = self._fit_at(GR, G, y, E)
-        return out
+                iE, v, bias[j] = self._solve_on(G, y, E)
+                Z[iE, j] = v
+        W = self._cross_map(gamma_a, gamma_i) @ Z
+        if self._basis is not None:
+            W = self._basis @ W
+        return np.asarray(rows, dtype=np.float64) @ W + bias
 
     def _l2svm_fold_column(self, G, GU, y, f0, max_iter):
         E, f, fit = self._settle_set(G, y, y * f0 < 1.0, max_iter)
@@ -777,28 +794,20 @@ class SpectralLOO:
         o[redone] = fi
         return f, o
 
-    def _fit_at(
-        self, GR: np.ndarray, G: np.ndarray, y: np.ndarray, E: np.ndarray
-    ) -> np.ndarray:
-        r"""Outputs at the rows of ``GR`` (:math:`\Phi_R (\cdot)^{-1}\Phi_L^T`) of
-        the weighted ridge fit (+ intercept) on the labeled points E.
-
-        The fit of :meth:`_maps` applied to ``y[E]`` without
-        forming their maps: with :math:`M = C_E G_{EE} + I`,
-        :math:`a = M^{-1} C_E y_E` and :math:`e = M^{-1} C_E 1` (one solve, two
-        right-hand sides), the intercept is
-        :math:`b = c_E^T (y_E - G_{EE} a) / c_E^T (1 - G_{EE} e)` and
-        :math:`f_R = G_{RE} (a - b e) + b` (:math:`b = 0` without intercept or
-        when the denominator vanishes, as there).
-        """
-        iE, v, b = self._solve_on(G, y, E)
-        return GR[:, iE] @ v + b
-
     def _solve_on(
         self, G: np.ndarray, y: np.ndarray, E: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, float]:
-        """The points E, the coefficients ``a - b e`` on them and b
-        (:meth:`_fit_at`)."""
+        r"""The weighted ridge fit (+ intercept) on the labeled points E: the
+        points, their coefficients and the bias (outputs at rows R:
+        ``G_R[:, iE] v + b``).
+
+        The fit of :meth:`_maps` applied to ``y[E]`` without forming the maps:
+        with :math:`M = C_E G_{EE} + I`, :math:`a = M^{-1} C_E y_E` and
+        :math:`e = M^{-1} C_E 1` (one solve, two right-hand sides), the
+        intercept is :math:`b = c_E^T (y_E - G_{EE} a) / c_E^T (1 - G_{EE} e)`
+        and :math:`v = a - b e` (:math:`b = 0` without intercept or when the
+        denominator vanishes, as there).
+        """
         iE = np.flatnonzero(E)
         cE = self.c[iE]
         GEE = G[np.ix_(iE, iE)]
