@@ -362,6 +362,12 @@ class NystroemResidual:
         """``out += R V`` for an (n, C) block (the subclass's residual)."""
         raise NotImplementedError
 
+    def residual(self, V: np.ndarray) -> np.ndarray:
+        """``R V`` for an (n, C) block, float64."""
+        out = np.zeros(V.shape)
+        self._add_residual(out, np.asarray(V, dtype=np.float64))
+        return out
+
     def project(self, V: np.ndarray) -> np.ndarray:
         r""":math:`V^T\Phi`, shape (C, m), in the products' precision: the
         first pass over :math:`\Phi` of the product with an (n, C) block V."""
@@ -388,6 +394,16 @@ class NystroemResidual:
         self._add_residual(KV, np.asarray(V, dtype=np.float64))
         self.n_products += C
         return KV, np.array(both[:, C:], dtype=np.float64)
+
+    def expand_one(self, top: np.ndarray) -> np.ndarray:
+        r""":math:`\Phi\,\mathrm{top}^T` for a (C, m) ``top``, float64: a second
+        pass over :math:`\Phi` with C columns (the preconditioner's
+        :meth:`~semisvm.solvers._preconditioners.NystroemPreconditioner.apply_lean`
+        folds the product and the preconditioner into one set of C)."""
+        with single_blas_thread():
+            out = (top.astype(self.Phi.dtype, copy=False) @ self.Phi.T).T
+        self.n_products += top.shape[0]
+        return np.array(out, dtype=np.float64)
 
 
 class LowRankOperator:

@@ -193,7 +193,16 @@ def lapsvm_pcg(
         tol=tol,
         tol_criterion=tol_criterion,
     )
-    pcg.start(alpha0, b0, preconditioner, preconditioner_rank, random_state, landmarks)
+    # a history records the 'gradient' criterion, which reads K g: no lean step
+    pcg.start(
+        alpha0,
+        b0,
+        preconditioner,
+        preconditioner_rank,
+        random_state,
+        landmarks,
+        keep_Kg=record_history,
+    )
     rule = _stopping_rule(
         early_stopping,
         pcg,
@@ -295,7 +304,10 @@ class _PCG:
     ``alpha, b`` the iterate; ``Ka`` and ``LKa`` (:math:`L f_I`, with
     :math:`f_I = K\\alpha` or :math:`K\\alpha + b1`) its products, updated by
     recurrence; ``gb, ga, Kga`` the preconditioned gradient and its product with
-    K; ``d_b, d_a, Kd`` the direction; ``pg_dot`` and ``mixed`` the two inner
+    K (``Kga`` None in the *lean* step, where a preconditioner riding on the
+    operator's passes returns :math:`KTg` and :math:`g^TKg` and K's symmetry
+    moves every inner product with :math:`Kg` onto :math:`KTg`:
+    :math:`z^TKg = (Kz)^Tg`); ``d_b, d_a, Kd`` the direction; ``pg_dot`` and ``mixed`` the two inner
     products of the gradient (:math:`z^T\\nabla` and :math:`\\hat\\nabla^T\\nabla`).
     Per column: ``active``, ``n_iter``, ``n_ls``, ``reason``, ``converged`` and
     the record of the true-residual checks.
@@ -426,8 +438,12 @@ class _PCG:
         rank: int | None,
         random_state: Any,
         landmarks: Any = None,
+        keep_Kg: bool = False,
     ) -> None:
-        """Preconditioner, iterate, products, gradient, direction, criterion scale."""
+        r"""Preconditioner, iterate, products, gradient, direction, criterion scale.
+
+        ``keep_Kg``: keep :math:`K\hat g` in every iteration (the history's
+        'gradient' criterion reads it) instead of the lean step."""
         pre = make_preconditioner(
             preconditioner,
             self.Kop,
@@ -462,7 +478,12 @@ class _PCG:
         Kga = Kop @ ga  # the one product of iteration 0
         self.n_products += 1
         za, Kza = pre.apply(ga, Kga)
-        self.gb, self.ga, self.Kga = gb, ga, Kga
+        # the lean iteration keeps no K g (apply_lean: its inner products read
+        # K z); the classical 'gradient' criterion needs it
+        self.lean = hasattr(pre, "apply_lean") and bool(getattr(pre, "fused", False))
+        self.lean &= self.tol_criterion != "gradient" and not keep_Kg
+        self.gb, self.ga = gb, ga
+        self.Kga: np.ndarray | None = None if self.lean else Kga
         self.d_b, self.d_a, self.Kd = -gb, -za, -Kza
         self.pg_dot = gb * gb + _coldot(za, Kga)  # z^T grad (M^-1-norm of the gradient)
         self.mixed = gb * gb + _coldot(ga, Kga)  # ghat^T grad, the paper's quantity
@@ -585,22 +606,31 @@ class _PCG:
 
     def _new_direction(
         self, cols: np.ndarray, sel: Any, full: bool
-    ) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray, np.ndarray]]:
-        """New gradient (one product with K) and the Polak-Ribiere direction."""
+    ) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray, Any]]:
+        """New gradient (one product with K) and the Polak-Ribiere direction
+        (``K ghat`` None in the lean step)."""
         gb_new, ga_new, _ = self.grad(cols)
         self.n_products[cols] += 1
-        if getattr(self.pre, "fused", False):  # T on the product's passes
-            Kga_new, za_new, Kza_new = self.pre.apply_with_product(ga_new)
+        Kga_new: np.ndarray | None = None
+        if self.lean:  # K g only through inner products: moved onto K z
+            za_new, Kza_new, gKg = self.pre.apply_lean(ga_new)
+            pg_new = gb_new * gb_new + _coldot(Kza_new, ga_new)
+            mix_new = gb_new * gb_new + gKg
+            cross = gb_new * self.gb[sel] + _coldot(Kza_new, self.ga[:, sel])
         else:
-            Kga_new = self.Kop @ ga_new
-            za_new, Kza_new = self.pre.apply(ga_new, Kga_new)
-        pg_new = gb_new * gb_new + _coldot(za_new, Kga_new)
-        if za_new is ga_new:  # the paper's preconditioner: z = ghat, the same product
-            mix_new = pg_new.copy()
-        else:
-            mix_new = gb_new * gb_new + _coldot(ga_new, Kga_new)
+            if getattr(self.pre, "fused", False):  # T on the product's passes
+                Kga_new, za_new, Kza_new = self.pre.apply_with_product(ga_new)
+            else:
+                Kga_new = self.Kop @ ga_new
+                za_new, Kza_new = self.pre.apply(ga_new, Kga_new)
+            pg_new = gb_new * gb_new + _coldot(za_new, Kga_new)
+            if za_new is ga_new:  # the paper's preconditioner: z = ghat
+                mix_new = pg_new.copy()
+            else:
+                mix_new = gb_new * gb_new + _coldot(ga_new, Kga_new)
+            assert self.Kga is not None
+            cross = gb_new * self.gb[sel] + _coldot(za_new, self.Kga[:, sel])
         # Polak-Ribiere: z_t^T (grad_t - grad_{t-1}) / z_{t-1}^T grad_{t-1}
-        cross = gb_new * self.gb[sel] + _coldot(za_new, self.Kga[:, sel])
         denom = self.pg_dot[sel]
         with np.errstate(divide="ignore", invalid="ignore"):
             rho = np.where(denom > 0, (pg_new - cross) / denom, 0.0)
@@ -617,7 +647,9 @@ class _PCG:
             self.d_b[cols] = -gb_new + rho * self.d_b[cols]
             self.d_a[:, cols] = -za_new + rho * self.d_a[:, cols]
             self.Kd[:, cols] = -Kza_new + rho * self.Kd[:, cols]
-            self.gb[cols], self.ga[:, cols], self.Kga[:, cols] = gb_new, ga_new, Kga_new
+            self.gb[cols], self.ga[:, cols] = gb_new, ga_new
+            if self.Kga is not None:
+                self.Kga[:, cols] = Kga_new
             self.pg_dot[cols], self.mixed[cols] = pg_new, mix_new
         return mix_new, pg_new, (gb_new, ga_new, Kga_new)
 
@@ -668,7 +700,8 @@ class _PCG:
         if bad.size:
             za_t, Kza_t = self.pre.apply(ga_t[:, ~ok], Kga_t[:, ~ok])
             self.gb[bad], self.ga[:, bad] = gb_t[~ok], ga_t[:, ~ok]
-            self.Kga[:, bad] = Kga_t[:, ~ok]
+            if self.Kga is not None:
+                self.Kga[:, bad] = Kga_t[:, ~ok]
             self.mixed[bad] = mix_t[~ok]
             self.pg_dot[bad] = gb_t[~ok] ** 2 + _coldot(za_t, Kga_t[:, ~ok])
             self.d_b[bad], self.d_a[:, bad], self.Kd[:, bad] = -gb_t[~ok], -za_t, -Kza_t
@@ -761,6 +794,7 @@ class _History:
     def append(self, s: _PCG, t_callbacks: float, t: float | None = None) -> None:
         r = self.rows
         r["objective"].append(s.obj.copy())
+        assert s.Kga is not None  # kept when a history is recorded (keep_Kg)
         r["gradient"].append(np.sqrt(s.gb * s.gb + _coldot(s.Kga, s.Kga)))
         r["preconditioned_gradient"].append(np.sqrt(s.gb * s.gb + _coldot(s.ga, s.ga)))
         r["mixed"].append(np.sqrt(np.maximum(s.mixed, 0)))

@@ -265,6 +265,28 @@ class NystroemPreconditioner:
         KG, KVc = self._op.expand(G, W, self._R @ coef)
         return KG, self._t(G, coef), self._c * KG + KVc
 
+    def apply_lean(self, G: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        r"""``(T G, K T G, diag(G^T K G))`` for a block G on the operator's own
+        landmarks, with C columns in each pass over :math:`\Phi`.
+
+        With :math:`W = G^T\Phi` (the first pass) and the residual product
+        :math:`R_BG`: :math:`KTG = \Phi(cW^T + R\,\mathrm{coef}) + cR_BG`
+        (one second pass of C columns, where :meth:`apply_with_product` carries
+        2C to return :math:`KG` too) and :math:`g^TKg = \|W_{g}\|^2 +
+        g^TR_Bg`.  PCG needs :math:`KG` only through inner products, which
+        :math:`K`'s symmetry moves onto :math:`KTG` (:func:`lapsvm_pcg`).
+        """
+        op = self._op
+        W = op.project(G)
+        coef = self._coefficients(W)
+        RG = op.residual(G)
+        top = self._c * np.asarray(W, dtype=np.float64) + (self._R @ coef).T
+        KTG = op.expand_one(top)
+        KTG += self._c * RG
+        W64 = np.asarray(W, dtype=np.float64)
+        gKg = np.einsum("ij,ij->i", W64, W64) + np.einsum("ij,ij->j", G, RG)
+        return self._t(G, coef), KTG, gKg
+
     def _coefficients(self, W: np.ndarray) -> np.ndarray:
         """``(diag - c) V^T K G`` from ``W = G^T Phi`` (C, m)."""
         P = (np.asarray(W, dtype=np.float64) @ self._R).T
