@@ -156,9 +156,8 @@ def lapsvm_pcg(
         ``'paper'``: :math:`P = \mathrm{diag}(1, K)` (Algorithm 1, exactly).
         ``'nystroem'``: the paper's P combined with a deflation of the top of the
         spectrum of :math:`(I_E + \gamma_I L) K + \gamma_A I` on ``preconditioner_rank``
-        landmark columns of K (Rayleigh-Ritz in the K inner product); see
-        :mod:`semisvm.solvers._preconditioners`.  Same optimum and line search,
-        one product with K per iteration; fewer iterations.
+        landmark columns of K (Rayleigh-Ritz in the K inner product;
+        :mod:`semisvm.solvers._preconditioners`): the same optimum, fewer iterations.
     preconditioner_rank : int, default=None
         Its landmarks; ``None``: :math:`\min(n, 1000, \max(100, \lceil 5\sqrt n\rceil))`.
     random_state : int, RandomState instance or None, default=None
@@ -192,17 +191,9 @@ def lapsvm_pcg(
         sample_weight=sample_weight,
         tol=tol,
         tol_criterion=tol_criterion,
+        keep_Kg=record_history,  # the history's 'gradient' criterion reads K g
     )
-    # a history records the 'gradient' criterion, which reads K g: no lean step
-    pcg.start(
-        alpha0,
-        b0,
-        preconditioner,
-        preconditioner_rank,
-        random_state,
-        landmarks,
-        keep_Kg=record_history,
-    )
+    pcg.start(alpha0, b0, preconditioner, preconditioner_rank, random_state, landmarks)
     rule = _stopping_rule(
         early_stopping,
         pcg,
@@ -327,8 +318,11 @@ class _PCG:
         sample_weight: np.ndarray | None,
         tol: float,
         tol_criterion: str,
+        keep_Kg: bool = False,
     ) -> None:
         self.Kop = as_operator(K)
+        #: keep K g in every iteration instead of the lean step (start)
+        self.keep_Kg = keep_Kg
         self.n, self.C = Y.shape
         self.use_L = L is not None and gamma_i != 0
         self.Lop = as_operator(L) if self.use_L else None
@@ -438,12 +432,8 @@ class _PCG:
         rank: int | None,
         random_state: Any,
         landmarks: Any = None,
-        keep_Kg: bool = False,
     ) -> None:
-        r"""Preconditioner, iterate, products, gradient, direction, criterion scale.
-
-        ``keep_Kg``: keep :math:`K\hat g` in every iteration (the history's
-        'gradient' criterion reads it) instead of the lean step."""
+        """Preconditioner, iterate, products, gradient, direction, criterion scale."""
         pre = make_preconditioner(
             preconditioner,
             self.Kop,
@@ -481,7 +471,7 @@ class _PCG:
         # the lean iteration keeps no K g (apply_lean: its inner products read
         # K z); the classical 'gradient' criterion needs it
         self.lean = hasattr(pre, "apply_lean") and bool(getattr(pre, "fused", False))
-        self.lean &= self.tol_criterion != "gradient" and not keep_Kg
+        self.lean &= self.tol_criterion != "gradient" and not self.keep_Kg
         self.gb, self.ga = gb, ga
         self.Kga: np.ndarray | None = None if self.lean else Kga
         self.d_b, self.d_a, self.Kd = -gb, -za, -Kza
