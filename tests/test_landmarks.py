@@ -188,8 +188,9 @@ def test_lean_step_is_the_fused_map(fitc):
 
 def test_pcg_lean_step_follows_the_full_step():
     """PCG with the lean step (no K g kept) and with K g kept (a recorded
-    history) take the same iterations to the same optimum, and the lean one
-    makes one pass of C columns fewer per iteration."""
+    history) take the same iterations (the iterates after 25 steps agree to the
+    float32 products' rounding) to the same optimum, and only the lean
+    preconditioner map runs in the first."""
     _, op, L, Y, _ = _blocks()
     Lp = LaplacianPower(L, 2)
     space = landmark_space(op, Lp)
@@ -198,8 +199,6 @@ def test_pcg_lean_step_follows_the_full_step():
         gamma_a=1e-4,
         gamma_i=0.3,
         intrinsic_bias=True,
-        tol=1e-9,
-        max_iter=5000,
         preconditioner="nystroem",
         landmarks=space,
     )
@@ -222,15 +221,17 @@ def test_pcg_lean_step_follows_the_full_step():
             NystroemPreconditioner, "apply_with_product", count("full", full_fn)
         ),
     ):
-        lean = lapsvm_pcg(op, Y, **kw)
-        assert calls["lean"] > 0 and calls["full"] == 0
-        full = lapsvm_pcg(op, Y, record_history=True, **kw)
-        assert calls["full"] > 0
-    assert list(lean.reason) == ["tol"] and list(full.reason) == ["tol"]
-    # the float32 products round the two recurrences differently: the last
-    # iterations to tol 1e-9 differ by a few in hundreds
-    assert abs(int(lean.n_iter[0]) - int(full.n_iter[0])) <= 0.01 * full.n_iter[0]
-    np.testing.assert_allclose(lean.objective, full.objective, rtol=1e-7)
+        lean = lapsvm_pcg(op, Y, tol=1e-14, max_iter=25, **kw)
+        assert calls["lean"] == 25 and calls["full"] == 0
+        full = lapsvm_pcg(op, Y, tol=1e-14, max_iter=25, record_history=True, **kw)
+        assert calls["full"] == 25
     np.testing.assert_allclose(
         lean.alpha, full.alpha, atol=1e-4 * np.abs(full.alpha).max()
     )
+    # float32 products: the two recurrences round differently, ~1e-6 here
+    np.testing.assert_allclose(lean.objective, full.objective, rtol=1e-5)
+    # and both reach the optimum (the iteration counts there follow rounding)
+    lean = lapsvm_pcg(op, Y, tol=1e-9, max_iter=5000, **kw)
+    full = lapsvm_pcg(op, Y, tol=1e-9, max_iter=5000, record_history=True, **kw)
+    assert list(lean.reason) == ["tol"] and list(full.reason) == ["tol"]
+    np.testing.assert_allclose(lean.objective, full.objective, rtol=1e-7)
