@@ -235,3 +235,26 @@ def test_refused_where_it_cannot_run(client):
         LapSVM(solver="pcg", options=SolverOptions(kernel_approximation="fitc")).fit(
             Xd, y
         )
+
+
+def test_near_duplicate_landmarks_as_in_process(client):
+    """A numerically singular landmark kernel (near-duplicate rows among the
+    landmarks): the cluster's operator keeps its residual off the landmark
+    rows as the in-process one does -- the same matrix, cross kernel and
+    predictive function."""
+    moved = X[:20] + 1e-3 * rng.normal(size=(20, 3))
+    Xd = np.r_[X, moved]
+    include = np.r_[np.arange(20), 200 + np.arange(20)]
+    f = NystroemFactor(60, gamma=GAMMA, include=include, random_state=0).fit(Xd)
+    assert f.rank_ < f.landmark_indices_.size  # directions dropped
+    op = BlockResidualOperator(f, Xd, block_size=40)
+    dop = DistributedBlockResidualOperator(
+        da.from_array(Xd, chunks=(70, 3)), factor=f, centres=op.centres_, gamma=GAMMA
+    )
+    np.testing.assert_allclose(dop.toarray(), op.toarray(), atol=1e-12)
+    Xn = np.r_[Xd[:5], Xd[205:210], rng.normal(size=(6, 3)) * 2.0]
+    np.testing.assert_allclose(dop.cross(Xn), op.cross(Xn), atol=1e-6)
+    A = rng.normal(size=(Xd.shape[0], 2))
+    np.testing.assert_allclose(
+        dop.decision_model(A)(Xn), op.decision_model(A)(Xn), rtol=1e-5, atol=1e-5
+    )

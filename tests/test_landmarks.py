@@ -235,3 +235,55 @@ def test_pcg_lean_step_follows_the_full_step():
     full = lapsvm_pcg(op, Y, tol=1e-9, max_iter=5000, record_history=True, **kw)
     assert list(lean.reason) == ["tol"] and list(full.reason) == ["tol"]
     np.testing.assert_allclose(lean.objective, full.objective, rtol=1e-7)
+
+
+def _with_duplicates(n=160, seed=0):
+    """Moons whose first 12 rows repeat, moved by 3e-3, as the last 12
+    (near-duplicate images), and labels holding both copies of three of them:
+    the landmark kernel is numerically singular and the factor drops an
+    eigen-direction per pair (without the zeroed residual the identity below
+    is off by 3e-3 here)."""
+    X, _ = make_moons(n, noise=0.1, random_state=seed)
+    lab = np.r_[0, 1, 2, n, n + 1, n + 2, 50]
+    moved = X[:12] + 3e-3 * np.random.default_rng(1).normal(size=(12, 2))
+    return np.vstack([X, moved]), lab
+
+
+@pytest.mark.parametrize("fitc", [False, True])
+def test_operator_reproduces_phi_on_the_span_when_directions_are_dropped(fitc):
+    """K E_Z T = Phi (the solvers' identity) with a singular landmark kernel:
+    the residual is kept off the landmark rows there; the operator stays
+    positive semi-definite, and the block model's kernel at a training point
+    that is not a landmark is its row of K."""
+    from semisvm.kernels import FITCOperator, kernel_diagonal
+
+    X, lab = _with_duplicates()
+    n = X.shape[0]
+    f = NystroemFactor(40, gamma=5.0, include=lab, random_state=0).fit(X)
+    assert f.rank_ <= f.landmark_indices_.size - 3  # a direction per pair
+    op = (
+        FITCOperator(f, kernel_diagonal(X, gamma=5.0))
+        if fitc
+        else BlockResidualOperator(f, X, block_size=40)
+    )
+    space = landmark_space(op, None)
+    assert space is not None and space.exact
+    V = np.zeros((n, space.rank))
+    V[space.Z] = space.T
+    Kh = op.toarray()
+    # up to the float32 factor's rounding (as in the full-rank case)
+    np.testing.assert_allclose(Kh @ V, op.Phi, atol=2e-5 * np.abs(op.Phi).max())
+    ev = np.linalg.eigvalsh(0.5 * (Kh + Kh.T))
+    assert ev.min() > -1e-6 * ev.max()
+    # the residual off the landmarks still carries the exact kernel there
+    others = np.setdiff1d(np.arange(n), space.Z)
+    K = kernel_matrix(X, gamma=5.0)
+    np.testing.assert_allclose(np.diag(Kh)[others], np.diag(K)[others], atol=1e-6)
+    if not fitc:
+        # (new points' features recomputed in float32: that rounding)
+        i = others[:5]
+        np.testing.assert_allclose(op.cross(X[i]), Kh[i], atol=1e-5)
+        a = np.random.default_rng(0).normal(size=(n, 2))
+        np.testing.assert_allclose(
+            op.decision_model(a)(X[i]), Kh[i] @ a, atol=1e-5 * np.abs(Kh @ a).max()
+        )

@@ -11,8 +11,12 @@ the partially independent conditional approximation of sparse Gaussian
 processes (PIC; Snelson & Ghahramani, AISTATS 2007): the exact kernel between
 points of one block, the landmarks' low-rank kernel between blocks.  It is
 positive semi-definite: each block is a principal submatrix of the Schur
-complement :math:`K - \Phi\Phi^T \succeq 0`.  FITC (:mod:`._fitc`) is the case
-of one point per block; one block holding every point gives K.  The blocks are
+complement :math:`K - \Phi\Phi^T \succeq 0`.  Where the factor drops
+eigen-directions of the landmark kernel, the residual is kept off the landmark
+rows and columns (:func:`~semisvm.kernels._nystroem.landmark_rows`), so that
+:math:`\hat K_{:Z}T = \Phi` holds as when it keeps them all.  FITC
+(:mod:`._fitc`) is the case of one point per block; one block holding every
+point gives K (up to those directions).  The blocks are
 k-means clusters of X, so that a point's near neighbours -- the kernel values
 the low-rank part underestimates most, and the ones the graph term ties
 together -- tend to share its block.  A product costs :math:`2nm + \sum_k
@@ -20,8 +24,8 @@ together -- tend to share its block.  A product costs :math:`2nm + \sum_k
 
 A new point x takes the block of its nearest centre:
 :math:`\hat k(x, x_j) = \Phi(x)\Phi_j^T + [j \in B(x)]\,(k(x, x_j) -
-\Phi(x)\Phi_j^T)` (PIC's predictive kernel), which for a training point gives
-its row of :math:`\hat K`.
+\Phi(x)\Phi_j^T)` (PIC's predictive kernel; j outside those landmark rows),
+which for a training point (not one of them) gives its row of :math:`\hat K`.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from ._nystroem import (
     NystroemFactor,
     NystroemResidual,
     accurate_thin_product,
+    landmark_rows,
     thin_product,
 )
 from ._operators import single_blas_thread
@@ -134,13 +139,19 @@ class BlockResidualOperator(NystroemResidual):
         ]
         self._position = np.empty(n, dtype=np.intp)
         self._index = np.full(len(self.centres_), -1, dtype=np.intp)
+        #: landmark rows: no residual there (landmark_rows)
+        self.is_landmark_ = landmark_rows(factor, n)
         self.residuals_ = []
         for k, B in enumerate(self.blocks_):
             self._position[B] = np.arange(B.size)
             self._index[self.block_of_[B[0]]] = k
             P = self.Phi[B].astype(np.float64)
             R = self._kernel(X[B], X[B]) - P @ P.T
-            self.residuals_.append(0.5 * (R + R.T))
+            R = 0.5 * (R + R.T)
+            z = self.is_landmark_[B]
+            R[z, :] = 0.0
+            R[:, z] = 0.0
+            self.residuals_.append(R)
         # the rows in block order: each block one contiguous slice there, so
         # that a product reads V once in that order (no gather per block)
         self._order = np.concatenate(self.blocks_)
@@ -223,6 +234,7 @@ class BlockResidualOperator(NystroemResidual):
                 continue
             rows = np.flatnonzero(near == c)
             B = self.blocks_[k]
+            B = B[~self.is_landmark_[B]]  # landmark columns keep the low rank
             # low rank plus the residual on the block: the exact kernel there
             out[np.ix_(rows, B)] = self._kernel(X[rows], self.X[B])
         return out
@@ -302,6 +314,7 @@ class BlockDecision:
         self.alpha_: list[np.ndarray] = [np.empty((0, A.shape[1]))] * q
         for B in operator.blocks_:
             c = int(operator.block_of_[B[0]])
+            B = B[~operator.is_landmark_[B]]  # landmark columns: low rank only
             self.blocks_[c] = B
             self.alpha_[c] = A[B]
             # the landmarks' share of the block's own points removed

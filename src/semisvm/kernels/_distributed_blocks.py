@@ -61,7 +61,7 @@ from .._dask import is_distributed_array as _is_dask
 from .._sample import sample_indices
 from ._blocks import _nearest, kmeans_centres
 from ._kernels import kernel_matrix, row_norms_sq
-from ._nystroem import NystroemFactor, landmark_components
+from ._nystroem import NystroemFactor, landmark_components, landmark_rows
 
 __all__ = [
     "DistributedBlockDecision",
@@ -170,6 +170,8 @@ class _Group:
     Phi: np.ndarray
     starts: np.ndarray
     R: list[np.ndarray]
+    #: rows without residual (landmark_rows), in the group's order
+    bare: np.ndarray
 
 
 @dataclass
@@ -203,10 +205,12 @@ def _build_group(
     params: dict,
     order: np.ndarray,
     starts: np.ndarray,
+    bare: np.ndarray,
     *pieces: np.ndarray,
 ) -> _Group:
     r""":math:`X_g` from its pieces, :math:`\Phi_g = k(X_g, Z)T` (float32) and the
-    residual of each block, as :class:`~semisvm.kernels.BlockResidualOperator`."""
+    residual of each block, zero on the rows ``bare`` (in group order), as
+    :class:`~semisvm.kernels.BlockResidualOperator`."""
     Xg = np.ascontiguousarray(np.vstack(pieces)[order])
     dtype = np.float32 if Xg.dtype == np.float32 else np.float64
     zz = row_norms_sq(Z).astype(dtype) if params["kernel"] == "rbf" else None
@@ -217,8 +221,12 @@ def _build_group(
         s, e = starts[k], starts[k + 1]
         P = Phi[s:e].astype(np.float64)
         Rk = _kernel64(Xg[s:e], Xg[s:e], params) - P @ P.T
-        R.append(0.5 * (Rk + Rk.T))
-    return _Group(Xg, Phi, starts, R)
+        Rk = 0.5 * (Rk + Rk.T)
+        z = bare[s:e]
+        Rk[z, :] = 0.0
+        Rk[:, z] = 0.0
+        R.append(Rk)
+    return _Group(Xg, Phi, starts, R, bare)
 
 
 def _held(V: np.ndarray) -> np.ndarray:
@@ -282,7 +290,8 @@ def _cross(
     for k in np.unique(block[block >= 0]):
         r = np.flatnonzero(block == k)
         s, e = g.starts[k], g.starts[k + 1]
-        out[r, s:e] = _kernel64(Xn[r], g.X[s:e], params)
+        cols = s + np.flatnonzero(~g.bare[s:e])  # bare columns keep the low rank
+        out[np.ix_(r, cols)] = _kernel64(Xn[r], g.X[cols], params)
     return out
 
 
@@ -301,6 +310,7 @@ def _decision_state(
     r""":math:`\beta_B = T(\eta - \Phi_B^T\alpha_B)` of the group's blocks."""
     q = g.starts.size - 1
     beta = np.empty((q, T.shape[0], alpha.shape[1]))
+    alpha = np.where(g.bare[:, None], 0.0, alpha)  # the blocks' exact part only
     for k in range(q):
         s, e = g.starts[k], g.starts[k + 1]
         beta[k] = T @ (eta - g.Phi[s:e].T.astype(np.float64) @ alpha[s:e])
@@ -471,6 +481,7 @@ class DistributedBlockResidualOperator:
         where = _pack(gcost, len(workers)) if workers else np.zeros(G, dtype=int)
         Zf = client.scatter(self.factor.landmarks_, broadcast=True, hash=False)
         T = np.asarray(self.factor.components_, dtype=np.float64)
+        bare = landmark_rows(self.factor, n)
         self._groups = []
         for g, rows in enumerate(self.group_rows_):
             srt = np.sort(rows)
@@ -496,6 +507,7 @@ class DistributedBlockResidualOperator:
                     self.params,
                     order,
                     starts[g],
+                    bare[rows],
                     *pieces,
                     pure=False,
                     **pin,

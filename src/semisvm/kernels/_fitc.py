@@ -35,6 +35,7 @@ from ._nystroem import (
     NystroemFactor,
     NystroemResidual,
     accurate_thin_product,
+    landmark_rows,
     thin_product,
 )
 from ._operators import single_blas_thread
@@ -93,7 +94,8 @@ class FITCOperator(NystroemResidual):
     ----------
     factor : NystroemFactor
     residual_ : ndarray of shape (n,)
-        :math:`d = k(x_i, x_i) - \|\Phi_i\|^2`, clipped at 0 (rounding).
+        :math:`d = k(x_i, x_i) - \|\Phi_i\|^2`, clipped at 0 (rounding), and 0
+        on the landmark rows (:func:`~semisvm.kernels._nystroem.landmark_rows`).
     shape, dtype
         The solvers' operator interface (products returned in float64).
     """
@@ -111,6 +113,7 @@ class FITCOperator(NystroemResidual):
         self.residual_ = np.clip(
             np.asarray(diagonal, dtype=np.float64) - low, 0.0, None
         )
+        self.residual_[landmark_rows(factor, n)] = 0.0
         self.shape = (n, n)
         self.dtype = np.dtype(np.float64)
         # products pass through the float32 factor (accurate_matmul does not)

@@ -350,6 +350,28 @@ def _gram(Phi: np.ndarray) -> np.ndarray:
     return G
 
 
+def landmark_rows(factor: NystroemFactor, n: int) -> np.ndarray:
+    r"""The training rows on which FITC and the block operator keep no residual:
+    the landmark rows when the factor dropped eigen-directions of the landmark
+    kernel, else none.
+
+    Where the factor keeps every eigenvalue, the residual
+    :math:`K - \Phi\Phi^T` vanishes on the landmark rows and columns up to the
+    float32 factor's rounding (:math:`\Phi_Z\Phi^T = K_{Z:}`).  Where it drops
+    some (near-duplicate landmarks: full USPS has them) the residual there is
+    the part of :math:`K_{Z:}` along the dropped directions; zeroing it keeps
+    :math:`\hat K_{:Z}T = \Phi`, the identity the solvers read
+    (:class:`~semisvm.solvers._landmarks.LandmarkSpace`), and a principal
+    submatrix of the positive semi-definite residual is one still, so
+    :math:`\hat K` stays positive semi-definite.
+    """
+    out = np.zeros(n, dtype=bool)
+    idx = getattr(factor, "landmark_indices_", None)
+    if idx is not None and factor.rank_ < len(idx):
+        out[np.asarray(idx, dtype=np.intp)] = True
+    return out
+
+
 class NystroemResidual:
     r"""What the operators :math:`\hat K = \Phi\Phi^T + R` share (FITC and
     blocks: a residual R that vanishes on the landmark columns): ``factor``
@@ -360,10 +382,12 @@ class NystroemResidual:
 
     def landmark_basis(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         r"""``(Z, Phi, T)``: the landmark rows, :math:`\Phi` and T, with
-        :math:`\hat K_{:Z}T = \Phi` when the factor keeps every eigenvalue of
-        its landmark kernel (the residual vanishes on the landmark columns);
-        the coarse start's basis (:func:`semisvm.solvers._coarse.coarse_start`).
-        None when the landmarks are not training rows (k-means centres)."""
+        :math:`\hat K_{:Z}T = \Phi`: :math:`\Phi_Z^TT = T^TWT = I`, and the
+        residual vanishes on the landmark columns (up to the float32 factor's
+        rounding when T keeps every eigenvalue of W, by construction when it
+        drops some: :func:`landmark_rows`); the coarse start's basis
+        (:func:`semisvm.solvers._coarse.coarse_start`).  None when the
+        landmarks are not training rows (k-means centres)."""
         idx = self.factor.landmark_indices_
         if idx is None:
             return None

@@ -43,21 +43,22 @@ class LandmarkSpace:
     T : ndarray of shape (m, r)
     L : Laplacian operator or None
         The graph term's operator (:math:`L^p` as the solvers get it).
-
-    Attributes
-    ----------
-    exact : bool
-        True when T keeps every eigenvalue of the landmark kernel (r = m): then
-        :math:`\hat K E_Z T = \Phi` holds for the operator itself, and a solver may
-        use :math:`\Phi` as the operator's product with the span.
+    exact : bool, default=True
+        Whether :math:`\hat K E_Z T = \Phi` holds for the operator itself, so
+        that a solver may use :math:`\Phi` as the operator's product with the
+        span: the FITC and block operators keep their residual off the landmark
+        rows and columns so that it does, whatever eigenvalues T keeps
+        (:meth:`~semisvm.kernels._nystroem.NystroemResidual.landmark_basis`).
     """
 
-    def __init__(self, Z: np.ndarray, Phi: np.ndarray, T: np.ndarray, L: Any) -> None:
+    def __init__(
+        self, Z: np.ndarray, Phi: np.ndarray, T: np.ndarray, L: Any, exact: bool = True
+    ) -> None:
         self.Z = np.asarray(Z, dtype=np.intp)
         self.Phi = Phi
         self.T = T
         self.L = L
-        self.exact = T.shape[1] == self.Z.size
+        self.exact = exact
 
     @property
     def rank(self) -> int:
