@@ -277,14 +277,12 @@ class NystroemPreconditioner:
         :math:`K`'s symmetry moves onto :math:`KTG` (:func:`lapsvm_pcg`).
         """
         op = self._op
-        W = op.project(G)
+        W = np.asarray(op.project(G), dtype=np.float64)
         coef = self._coefficients(W)
         RG = op.residual(G)
-        top = self._c * np.asarray(W, dtype=np.float64) + (self._R @ coef).T
-        KTG = op.expand_one(top)
+        KTG = op.expand_one(self._c * W + (self._R @ coef).T)
         KTG += self._c * RG
-        W64 = np.asarray(W, dtype=np.float64)
-        gKg = np.einsum("ij,ij->i", W64, W64) + np.einsum("ij,ij->j", G, RG)
+        gKg = np.einsum("ij,ij->i", W, W) + np.einsum("ij,ij->j", G, RG)
         return self._t(G, coef), KTG, gKg
 
     def _coefficients(self, W: np.ndarray) -> np.ndarray:
