@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from semisvm._topk import _chunk_width, _top_columns
+from semisvm._topk import SELECTION_ROWS, _bottom_columns, _chunk_width, _top_columns
 from semisvm.graph import knn_graph, knn_graph_from_kernel
 from semisvm.kernels import kernel_matrix
 from semisvm.kernels._operators import (
@@ -107,10 +107,13 @@ def test_pcg_same_result_on_every_product_path():
 @pytest.mark.parametrize("n", [100, 700, 1500])
 def test_chunked_top_columns_equal_argpartition(n):
     m = 11
-    blk = rng.random((37, n))
+    # more rows than one selection chunk, a ragged last chunk
+    blk = rng.random((SELECTION_ROWS * 2 + 37, n))
     got = np.sort(_top_columns(blk, m), axis=1)
     want = np.sort(np.argpartition(blk, -m, axis=1)[:, -m:], axis=1)
     np.testing.assert_array_equal(got, want)
+    low = np.sort(_bottom_columns(blk, m), axis=1)
+    np.testing.assert_array_equal(low, np.sort(np.argsort(blk, axis=1)[:, :m], axis=1))
     if n >= 1500:
         assert _chunk_width(n, m) > 0  # the two-stage path was taken
 

@@ -18,7 +18,31 @@ def _chunk_width(n: int, m: int) -> int:
     return width if width >= 8 else 0
 
 
+#: rows per selection: numpy's row-wise selection returns an index array the size
+#: of its input; on a few dozen rows it stays in the cache and in memory the
+#: allocator reuses, where a whole block's would be fresh pages every call
+SELECTION_ROWS = 64
+
+
 def _top_columns(blk: np.ndarray, m: int) -> np.ndarray:
+    """Column indices of the ``m`` largest entries of every row (unordered), by
+    :func:`_top_in_rows` on ``SELECTION_ROWS`` rows at a time."""
+    out = np.empty((blk.shape[0], m), dtype=np.intp)
+    for s in range(0, blk.shape[0], SELECTION_ROWS):
+        out[s : s + SELECTION_ROWS] = _top_in_rows(blk[s : s + SELECTION_ROWS], m)
+    return out
+
+
+def _bottom_columns(blk: np.ndarray, m: int) -> np.ndarray:
+    """Column indices of the ``m`` smallest entries of every row (unordered): the
+    largest of the negated rows (negation is exact)."""
+    out = np.empty((blk.shape[0], m), dtype=np.intp)
+    for s in range(0, blk.shape[0], SELECTION_ROWS):
+        out[s : s + SELECTION_ROWS] = _top_in_rows(-blk[s : s + SELECTION_ROWS], m)
+    return out
+
+
+def _top_in_rows(blk: np.ndarray, m: int) -> np.ndarray:
     """Column indices of the ``m`` largest entries of every row (unordered).
 
     Two stages, so that the expensive selection runs on a small part of each

@@ -32,6 +32,7 @@ import scipy.sparse as sp
 from threadpoolctl import threadpool_info
 
 from .._memory import block_rows
+from .._topk import _bottom_columns
 
 __all__ = [
     "exact_knn",
@@ -141,14 +142,15 @@ def _nearest_in_block(
     for the whole row and rounding is monotone, so adding it to the k values
     afterwards gives the values and order statistics the full distances give
     (scaling by -2 is exact).  Two fewer passes over the block; the row-wise
-    selection, numpy's slowest step here, runs on as many threads as the BLAS.
+    selection (:func:`semisvm._topk._bottom_columns`: a few dozen rows at a time,
+    on a few columns of each) runs on as many threads as the BLAS.
     """
     D = Xq @ X2T
     D += sq[None, :]
     bounds = np.linspace(0, D.shape[0], min(_threads(), D.shape[0]) + 1).astype(int)
 
     def select(i: int) -> np.ndarray:
-        return np.argpartition(D[bounds[i] : bounds[i + 1]], k - 1, axis=1)[:, :k]
+        return _bottom_columns(D[bounds[i] : bounds[i + 1]], k)
 
     if bounds.size > 2:
         with ThreadPoolExecutor(bounds.size - 1) as pool:
