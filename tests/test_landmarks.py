@@ -287,3 +287,21 @@ def test_operator_reproduces_phi_on_the_span_when_directions_are_dropped(fitc):
         np.testing.assert_allclose(
             op.decision_model(a)(X[i]), Kh[i] @ a, atol=1e-5 * np.abs(Kh @ a).max()
         )
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("duplicate", [False, True])
+def test_features_are_the_kernel_to_landmarks_times_t(dtype, duplicate):
+    # Cholesky components (upper triangular: TRMM) and the eigen-basis ones
+    # (a duplicated landmark drops a direction): the same Phi = C T
+    X, _ = make_moons(300, noise=0.1, random_state=0)
+    X = X.astype(dtype)
+    if duplicate:
+        X[1] = X[0]
+    f = NystroemFactor(n_components=20, gamma=10.0, include=[0, 1]).fit(X)
+    T = f.components_
+    assert (not np.tril(T, -1).any()) == (not duplicate)
+    assert f.rank_ == 20 - duplicate
+    want = f.C_.astype(np.float64) @ T
+    tol = 1e-6 if dtype == np.float32 else 1e-7  # Phi is stored in float32
+    np.testing.assert_allclose(f.features_, want, rtol=0, atol=tol * np.abs(want).max())

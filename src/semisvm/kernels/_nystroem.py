@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 import scipy.linalg as sla
+from scipy.linalg.blas import get_blas_funcs
 
 from .._config import blas_limits_enabled
 from .._memory import block_rows
@@ -50,6 +51,11 @@ def uniform_landmark_rows(n: int, m: int, rng: Any, include: Any = None) -> np.n
     rest = np.setdiff1d(np.arange(n), keep)
     extra = rng.choice(rest, size=max(m - keep.size, 0), replace=False)
     return np.sort(np.concatenate([keep, extra]))
+
+
+def _upper_triangular(T: np.ndarray) -> bool:
+    """Whether T is square and upper triangular (the Cholesky components)."""
+    return T.shape[0] == T.shape[1] and not np.tril(T, -1).any()
 
 
 def landmark_components(W: np.ndarray, rcond: float) -> tuple[np.ndarray, np.ndarray]:
@@ -231,8 +237,15 @@ class NystroemFactor:
             out = np.empty((n, self.rank_), dtype=np.float32)
             T = self.components_.astype(self.C_.dtype)
             rows = block_rows(self.rank_, 8, cap_bytes=64 * 2**20, n_rows=n)
+            # the Cholesky T is upper triangular: TRMM, half GEMM's flops (a
+            # C-ordered block B is Fortran's B^T, and B T = (T^T B^T)^T)
+            trmm = get_blas_funcs("trmm", (T,)) if _upper_triangular(T) else None
             for s in range(0, n, rows):
-                out[s : s + rows] = self.C_[s : s + rows] @ T
+                B = self.C_[s : s + rows]
+                if trmm is None:
+                    out[s : s + rows] = B @ T
+                else:
+                    out[s : s + rows] = trmm(1.0, T, B.T, side=0, lower=0, trans_a=1).T
             self._features = out
         return self._features
 
