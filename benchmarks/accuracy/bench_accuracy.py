@@ -1168,16 +1168,15 @@ def main(argv: list[str] | None = None) -> int:
             (r["dataset"], r["setting"], int(r["draw"]), r["method"])
             for r in read_rows(path)
         }
+        # one job per (cell, draw): its rows are appended as soon as the draw is
+        # done, so that a stopped run resumes at the draw it stopped in
         jobs = []
         for name, setting in cells(args):
-            draws = []
             for d in range(args.draws):
                 todo = [m for m in args.methods if (name, setting, d, m) not in done]
                 if todo:
-                    draws.append((d, todo))
-            if draws:
-                jobs.append((name, setting, draws))
-        print(f"# {len(jobs)} cells to run, CSV {path}", file=sys.stderr)
+                    jobs.append((name, setting, [(d, todo)]))
+        print(f"# {len(jobs)} draws of cells to run, CSV {path}", file=sys.stderr)
         threads = 1 if args.jobs > 1 else None
         if args.jobs > 1:
             with ProcessPoolExecutor(args.jobs) as ex:
@@ -1192,7 +1191,7 @@ def main(argv: list[str] | None = None) -> int:
                         args.quick,
                         args.max_dense,
                         threads,
-                    ): (n, s)
+                    ): (n, s, d[0][0])
                     for n, s, d in jobs
                 }
                 for f in as_completed(futs):
@@ -1220,7 +1219,7 @@ def main(argv: list[str] | None = None) -> int:
                     ),
                 )
                 print(
-                    f"# done {(n, s)} in {time.perf_counter() - t0:.1f} s",
+                    f"# done {(n, s, d[0][0])} in {time.perf_counter() - t0:.1f} s",
                     file=sys.stderr,
                     flush=True,
                 )
