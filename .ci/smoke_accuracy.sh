@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Smoke run of the accuracy benchmark (issue 11): three small cells (two moons
+# Smoke run of the accuracy benchmark: three small cells (two moons
 # n=200 with 1 label per class, iris and wine with 5), three label draws, every
 # method, then the CV cost measurement at n=400; nothing appended (--no-save).
 # Needs no data directory.  Under 3 minutes on 2 cores.

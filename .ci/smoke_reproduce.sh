@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Smoke run of `semisvm reproduce` (issue 5): G50C, 2 splits, against the shared
+# Smoke run of `semisvm reproduce`: G50C, 2 splits, against the shared
 # data directory; checks that the tables were written.  Skips (exit 0) when the
 # data directory is absent.
 set -euo pipefail
