@@ -5,7 +5,12 @@ import pytest
 import scipy.sparse as sp
 from sklearn.metrics.pairwise import linear_kernel, polynomial_kernel, rbf_kernel
 
-from semisvm.graph import graph_laplacian, knn_graph, knn_graph_from_kernel
+from semisvm.graph import (
+    LaplacianPower,
+    graph_laplacian,
+    knn_graph,
+    knn_graph_from_kernel,
+)
 from semisvm.kernels import as_operator, kernel_matrix, median_gamma, resolve_gamma
 
 rng = np.random.default_rng(0)
@@ -308,3 +313,29 @@ def test_local_weights_equal_the_self_tuning_formula_by_brute_force(k, rank, shr
     np.testing.assert_allclose(W, expected, rtol=1e-9, atol=1e-12)
     Wk = knn_graph_from_kernel(rbf_kernel(X, gamma=0.1), 0.1, k, weight="local")
     np.testing.assert_allclose(Wk.toarray(), expected, rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("power", [1, 2, 3])
+@pytest.mark.parametrize("threads", [2, 3])
+def test_laplacian_power_row_blocks_on_threads_equal_the_serial_product(
+    monkeypatch, power, threads
+):
+    import semisvm.graph._power as pw
+
+    X = np.random.default_rng(0).standard_normal((301, 4))
+    L = graph_laplacian(knn_graph(X, 6))
+    V = np.random.default_rng(1).standard_normal((301, 5))
+    want = LaplacianPower(L, power) @ V  # small: serial
+    monkeypatch.setattr(pw, "PARALLEL_MIN_WORK", 0)
+    monkeypatch.setattr(pw, "blas_threads", lambda: threads)
+    P = LaplacianPower(L, power)
+    got = P @ V
+    np.testing.assert_array_equal(got, want)  # every row summed as in serial
+    assert (
+        len(P._row_blocks) == 1 and len(next(iter(P._row_blocks.values()))) == threads
+    )
+    np.testing.assert_array_equal(P @ V[:, 0], want[:, 0])
+    ref = V.copy()
+    for _ in range(power):
+        ref = L @ ref
+    np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-12)

@@ -210,3 +210,15 @@ def test_exact_knn_float32_screen_is_exact():
     Dg = ((g[:, None] - g[None]) ** 2).sum(-1)
     np.fill_diagonal(Dg, np.inf)
     np.testing.assert_array_equal(d2, np.sort(Dg, axis=1)[:, :4])
+
+
+def test_approximate_knn_gives_the_same_neighbours_every_build():
+    # hnswlib's insertions on two threads race (two builds of these rows
+    # differed); the index is built on one thread, the queries on two
+    pytest.importorskip("hnswlib")
+    X = np.random.default_rng(0).standard_normal((10_000, 16)).astype(np.float32)
+    first, d_first = approximate_knn(X, 10, n_jobs=2)
+    for _ in range(3):
+        ind, d2 = approximate_knn(X, 10, n_jobs=2)
+        np.testing.assert_array_equal(ind, first)
+        np.testing.assert_array_equal(d2, d_first)

@@ -305,3 +305,30 @@ def test_features_are_the_kernel_to_landmarks_times_t(dtype, duplicate):
     want = f.C_.astype(np.float64) @ T
     tol = 1e-6 if dtype == np.float32 else 1e-7  # Phi is stored in float32
     np.testing.assert_allclose(f.features_, want, rtol=0, atol=tol * np.abs(want).max())
+
+
+@pytest.mark.parametrize("power", [1, 2])
+def test_intrinsic_gram_on_threads_is_the_serial_gram(monkeypatch, power):
+    import semisvm.solvers._lowrank as lr
+
+    _, op, L, _, _ = _blocks()
+    Lp = LaplacianPower(L, power)
+    monkeypatch.setattr(lr, "PARALLEL_MIN_WORK", 0)
+    monkeypatch.setattr(lr, "blas_threads", lambda: 1)
+    serial = intrinsic_gram(op.Phi, Lp, intrinsic_bias=True, max_block_bytes=2**13)
+    calls = []
+    monkeypatch.setattr(
+        lr,
+        "map_threads",
+        lambda f, items: calls.append(len(items)) or [f(i) for i in items],
+    )
+    monkeypatch.setattr(lr, "blas_threads", lambda: 3)
+    got = intrinsic_gram(op.Phi, Lp, intrinsic_bias=True, max_block_bytes=2**13)
+    assert len(calls) > 1 and calls[0] == 3  # several row blocks, 3 parts each
+    np.testing.assert_array_equal(got, serial)  # the split does not change a bit
+    Phi = op.Phi.astype(np.float64)
+    P = np.hstack([Phi, np.ones((Phi.shape[0], 1))])
+    ref = P.T @ (Lp @ P)
+    np.testing.assert_allclose(
+        got, 0.5 * (ref + ref.T), rtol=1e-9, atol=1e-10 * np.abs(ref).max()
+    )

@@ -24,14 +24,13 @@ of distances for the exact search).
 from __future__ import annotations
 
 import os
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from threadpoolctl import threadpool_info
 
 from .._memory import block_rows
+from .._threads import blas_threads, map_threads
 from .._topk import _bottom_columns
 
 __all__ = [
@@ -147,24 +146,13 @@ def _nearest_in_block(
     """
     D = Xq @ X2T
     D += sq[None, :]
-    bounds = np.linspace(0, D.shape[0], min(_threads(), D.shape[0]) + 1).astype(int)
+    bounds = np.linspace(0, D.shape[0], min(blas_threads(), D.shape[0]) + 1).astype(int)
 
     def select(i: int) -> np.ndarray:
         return _bottom_columns(D[bounds[i] : bounds[i + 1]], k)
 
-    if bounds.size > 2:
-        with ThreadPoolExecutor(bounds.size - 1) as pool:
-            part = np.concatenate(list(pool.map(select, range(bounds.size - 1))))
-    else:
-        part = select(0)
+    part = np.concatenate(map_threads(select, range(bounds.size - 1)))
     return part, np.take_along_axis(D, part, axis=1)
-
-
-def _threads() -> int:
-    """Threads of the BLAS in use (a user's ``threadpoolctl`` limit included)."""
-    info = threadpool_info()
-    counts = [int(i["num_threads"]) for i in info if i.get("user_api") == "blas"]
-    return max(1, min(counts)) if counts else 1
 
 
 #: extra candidates of the float32 screen of :func:`_screened_knn`
@@ -263,7 +251,8 @@ def approximate_knn(
     backend : {'auto', 'hnswlib', 'pynndescent'}, default='auto'
     random_state : int or None, default=0
     n_jobs : int, default=None
-        Threads (default: all CPUs).
+        Threads of the search (default: all CPUs).  hnswlib builds its index on
+        one thread, so that the same rows give the same neighbours.
     ef : int, default=None
         hnswlib search/construction breadth (default ``max(100, 2 k)``: recall
         >= 0.98 on the benchmark's data).
@@ -290,10 +279,11 @@ def approximate_knn(
             M=16,
             random_seed=0 if random_state is None else int(random_state),
         )
-        index.set_num_threads(threads)
-        index.add_items(X, np.arange(n))
+        # built on one thread: hnswlib's parallel insertions race, so that two
+        # builds of the same rows differ; the queries only read the index
+        index.add_items(X, np.arange(n), num_threads=1)
         index.set_ef(ef)
-        ind, d2 = index.knn_query(X, k=k + 1)
+        ind, d2 = index.knn_query(X, k=k + 1, num_threads=threads)
         ind = ind.astype(np.intp)
         d2 = d2.astype(np.float64)
     else:

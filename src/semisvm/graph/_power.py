@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from .._threads import PARALLEL_MIN_WORK, blas_threads, map_threads
 from .._validation import plain
 
 __all__ = ["LaplacianPower", "product_operand"]
@@ -45,6 +46,7 @@ class LaplacianPower:
         self.shape = self.base.shape
         self.dtype = self.base.dtype
         self._explicit: sp.csr_array | None = None
+        self._row_blocks: dict[tuple[int, int], list] = {}
 
     @property
     def nnz(self) -> int:
@@ -84,15 +86,44 @@ class LaplacianPower:
 
     def __matmul__(self, V: Any) -> np.ndarray:
         if self.power == 1:
-            return np.asarray(self.base @ V)
+            return self._product(self.base, V)
         if (
             self._explicit is not None
             and self._explicit.nnz < self.power * self.base.nnz
         ):
-            return np.asarray(self._explicit @ V)
-        out = np.asarray(self.base @ V)
+            return self._product(self._explicit, V)
+        out = self._product(self.base, V)
         for _ in range(self.power - 1):
-            out = np.asarray(self.base @ out)
+            out = self._product(self.base, out)
+        return out
+
+    def _product(self, A: sp.csr_array, V: Any) -> np.ndarray:
+        """``A @ V``, its row blocks on :func:`~semisvm._threads.blas_threads`
+        threads when the product is large enough (SciPy's sparse product runs
+        on one thread and releases the GIL; every row is summed as in the
+        serial product, so the result is the same bit for bit)."""
+        V = np.asarray(V)
+        cols = 1 if V.ndim == 1 else V.shape[1]
+        threads = blas_threads() if A.nnz * cols >= PARALLEL_MIN_WORK else 1
+        if threads < 2:
+            return np.asarray(A @ V)
+        key = (id(A), threads)
+        if key not in self._row_blocks:
+            bounds = np.linspace(0, A.shape[0], threads + 1).astype(int)
+            self._row_blocks[key] = [
+                (int(a), int(b), A[a:b])
+                for a, b in zip(bounds[:-1], bounds[1:], strict=True)
+            ]
+        blocks = self._row_blocks[key]
+        out = np.empty(
+            (A.shape[0],) + V.shape[1:], dtype=np.result_type(A.dtype, V.dtype)
+        )
+
+        def run(block: tuple) -> None:
+            a, b, Ab = block
+            out[a:b] = Ab @ V
+
+        map_threads(run, blocks)
         return out
 
     def __rmatmul__(self, V: Any) -> np.ndarray:  # symmetric: V @ L^p = (L^p V^T)^T

@@ -20,6 +20,7 @@ import scipy.sparse as sp
 from scipy.linalg import blas
 
 from .._config import blas_limits_enabled
+from .._threads import blas_controller
 from .._validation import plain
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -53,21 +54,6 @@ SINGLE_THREAD_MAX_BYTES = 2 * 2**30
 # them on one thread, and limiting costs ~40 microseconds per product)
 _MIN_LIMIT_BYTES = 8 * 2**20
 
-_controller: Any = None
-
-
-def _blas_controller() -> Any:
-    """A cached threadpoolctl controller (None when threadpoolctl is missing)."""
-    global _controller
-    if _controller is None:
-        try:
-            from threadpoolctl import ThreadpoolController
-        except ImportError:  # pragma: no cover - threadpoolctl comes with sklearn
-            _controller = False
-        else:
-            _controller = ThreadpoolController()
-    return _controller or None
-
 
 def single_blas_thread() -> Any:
     """Context manager running BLAS calls inside it on one thread (or a no-op).
@@ -75,7 +61,7 @@ def single_blas_thread() -> Any:
     A no-op under ``semisvm.set_config(blas_threads=None)``: the caller's BLAS
     threads then apply.
     """
-    ctl = _blas_controller()
+    ctl = blas_controller()
     if ctl is None or not blas_limits_enabled():
         return nullcontext()
     return ctl.limit(limits=1, user_api="blas")
@@ -198,7 +184,7 @@ class DenseKernelOperator:
         V = np.asarray(V)
         self.n_products += 1 if V.ndim == 1 else V.shape[1]
         limit = self._threads()
-        if limit is not None and (ctl := _blas_controller()) is not None:
+        if limit is not None and (ctl := blas_controller()) is not None:
             with ctl.limit(limits=limit, user_api="blas"):
                 return self._product(V)
         return self._product(V)

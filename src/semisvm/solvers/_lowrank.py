@@ -46,6 +46,7 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 
 from .._memory import block_rows
+from .._threads import PARALLEL_MIN_WORK, blas_threads, map_threads
 from ..kernels._operators import single_blas_thread
 from ._linesearch import exact_line_search_batch
 from ._result import SolveResult
@@ -90,11 +91,7 @@ def intrinsic_gram(
         colsum = np.zeros(r)
         for s in range(0, n, rows):
             Lr = L[s : s + rows]
-            cols, local = np.unique(Lr.indices, return_inverse=True)
-            Lr = sp.csr_array(
-                (Lr.data, local.ravel(), Lr.indptr), shape=(Lr.shape[0], cols.size)
-            )
-            Q = Lr @ Phi[cols].astype(np.float64)  # (rows, r) = L_R Phi
+            Q = _block_times(Lr, Phi)  # (rows, r) = L_R Phi
             if square:  # Q_R^T Q_R, the bias column S_R 1 appended
                 Q = np.hstack([Q, np.asarray(Lr.sum(axis=1)).reshape(-1, 1)])
                 G += Q.T @ Q  # numpy calls syrk for a matrix times its transpose
@@ -124,6 +121,29 @@ def intrinsic_gram(
         G[:r, r] = G[r, :r]
         G[r, r] = float(np.asarray(L @ np.ones(n)).sum())
     return 0.5 * (G + G.T)
+
+
+def _block_times(Lr: sp.csr_array, Phi: np.ndarray) -> np.ndarray:
+    r""":math:`L_R\Phi` in float64 for a row block :math:`L_R` of a sparse L, from
+    the rows of Φ its columns touch; the block's rows split over
+    :func:`~semisvm._threads.blas_threads` threads when the product is large
+    (the gather and SciPy's sparse product release the GIL; each row is summed
+    as in one product, so the result is the same bit for bit)."""
+    work = Lr.nnz * Phi.shape[1]
+    threads = min(blas_threads(), Lr.shape[0]) if work >= PARALLEL_MIN_WORK else 1
+    bounds = np.linspace(0, Lr.shape[0], max(threads, 1) + 1).astype(int)
+    out = np.empty((Lr.shape[0], Phi.shape[1]))
+
+    def part(i: int) -> None:
+        A = Lr[bounds[i] : bounds[i + 1]]
+        cols, local = np.unique(A.indices, return_inverse=True)
+        A = sp.csr_array(
+            (A.data, local.ravel(), A.indptr), shape=(A.shape[0], cols.size)
+        )
+        out[bounds[i] : bounds[i + 1]] = A @ Phi[cols].astype(np.float64)
+
+    map_threads(part, range(bounds.size - 1))
+    return out
 
 
 def border_gram(gram: np.ndarray, Phi: Any, L1: np.ndarray) -> np.ndarray:
