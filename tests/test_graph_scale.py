@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from sklearn.neighbors import NearestNeighbors
 
-from semisvm import LapSVM, SolverOptions
+from semisvm import LapRLS, LapSVM, SolverOptions
 from semisvm.graph import knn_graph
 from semisvm.graph._knn import (
     approximate_knn,
@@ -222,3 +222,23 @@ def test_approximate_knn_gives_the_same_neighbours_every_build():
         ind, d2 = approximate_knn(X, 10, n_jobs=2)
         np.testing.assert_array_equal(ind, first)
         np.testing.assert_array_equal(d2, d_first)
+
+
+@pytest.mark.slow
+def test_same_fit_twice_past_the_exact_graph_gives_the_same_model():
+    # above EXACT_GRAPH_MAX_N the graph comes from hnswlib: two fits of the same
+    # data must still give the same model, bit for bit (16 dimensions: there
+    # the search is approximate, and two racing builds differ)
+    pytest.importorskip("hnswlib")
+    from semisvm.models._scale import EXACT_GRAPH_MAX_N
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((EXACT_GRAPH_MAX_N + 2000, 16))
+    y = np.full(X.shape[0], -1)
+    lab = rng.choice(X.shape[0], 20, replace=False)
+    y[lab] = (X[lab, 0] > 0).astype(int)
+    first = LapRLS().fit(X, y)
+    again = LapRLS().fit(X, y)
+    np.testing.assert_array_equal(
+        first.decision_function(X[:2000]), again.decision_function(X[:2000])
+    )

@@ -312,14 +312,24 @@ class BlockDecision:
         self.beta_ = np.repeat((T @ eta)[None], q, axis=0)
         self.blocks_: list[np.ndarray] = [np.empty(0, dtype=np.intp)] * q
         self.alpha_: list[np.ndarray] = [np.empty((0, A.shape[1]))] * q
-        for B in operator.blocks_:
-            c = int(operator.block_of_[B[0]])
-            B = B[~operator.is_landmark_[B]]  # landmark columns: low rank only
-            self.blocks_[c] = B
-            self.alpha_[c] = A[B]
-            # the landmarks' share of the block's own points removed
-            self.beta_[c] -= T @ (Phi[B].astype(np.float64).T @ A[B])
-        self.n_outputs = A.shape[1]
+        C = A.shape[1]
+        # the landmarks' share of each block's own points removed: T times the
+        # blocks' Phi_B^T alpha_B side by side, one GEMM per group of blocks
+        # (T read once per group, not once per block)
+        group = max(1, (64 * 2**20) // (8 * T.shape[0] * C))
+        for g in range(0, len(operator.blocks_), group):
+            own, centres = [], []
+            for B in operator.blocks_[g : g + group]:
+                c = int(operator.block_of_[B[0]])
+                B = B[~operator.is_landmark_[B]]  # landmark columns: low rank only
+                self.blocks_[c] = B
+                self.alpha_[c] = A[B]
+                own.append(Phi[B].astype(np.float64).T @ A[B])
+                centres.append(c)
+            TS = T @ np.concatenate(own, axis=1)
+            for j, c in enumerate(centres):
+                self.beta_[c] -= TS[:, j * C : (j + 1) * C]
+        self.n_outputs = C
 
     def __call__(self, X: Any) -> np.ndarray:
         """:math:`f(x)` for the rows of X, shape (n_rows, C) (float64)."""
