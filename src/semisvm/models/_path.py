@@ -125,6 +125,19 @@ def _count_errors(path: LapSVMPathResult, KP: np.ndarray, y: np.ndarray, lams):
     return ((N > 0) != (y > 0)[:, None]).sum(axis=0)
 
 
+def encode_binary(y: Any, classes: np.ndarray, name: str) -> np.ndarray:
+    """Labels ``y`` of a two-class problem as +1 (``classes[1]``) / -1, with an
+    error naming ``name`` for a label outside ``classes``."""
+    y = np.asarray(y)
+    known = np.isin(y, classes)
+    if not known.all():
+        raise ValueError(
+            f"{name} holds labels {plain(np.unique(y[~known])[:5])!r} that are "
+            f"not among the training classes {plain(classes)!r}."
+        )
+    return np.where(y == classes[1], 1.0, -1.0)
+
+
 # --------------------------------------------------------------------- estimator
 class LapSVMPath(ClassifierMixin, BaseEstimator):
     r"""Laplacian SVM with its entire regularization path in :math:`\lambda`.
@@ -308,17 +321,6 @@ class LapSVMPath(ClassifierMixin, BaseEstimator):
         self.cv = cv
         self.random_state = random_state
         self.tol = tol
-
-    # ----------------------------------------------------------------- helpers
-    def _encode(self, y: Any, name: str) -> np.ndarray:
-        y = np.asarray(y)
-        known = np.isin(y, self.classes_)
-        if not known.all():
-            raise ValueError(
-                f"{name} holds labels {plain(np.unique(y[~known])[:5])!r} that are "
-                f"not among the training classes {plain(self.classes_)!r}."
-            )
-        return np.where(y == self.classes_[1], 1.0, -1.0)
 
     # --------------------------------------------------------------------- fit
     def fit(self, X: Any, y: Any, X_val: Any = None, y_val: Any = None) -> LapSVMPath:
@@ -656,7 +658,7 @@ def plot_path(
             dtype=[np.float64, np.float32],
             reset=False,
         )
-        yv = estimator._encode(y_val, "y_val")
+        yv = encode_binary(y_val, estimator.classes_, "y_val")
         KP = prediction_kernel(estimator, X_val, dtype=np.float64) @ path.P
         hi, lo, err = path_error_pieces(path, KP, yv)
         xs = np.r_[hi, lo[-1]]
