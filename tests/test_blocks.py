@@ -209,3 +209,21 @@ def test_blocks_need_pcg_and_features():
         LapSVM(options=SolverOptions(kernel_approximation="blocks", block_size=0)).fit(
             Xm, y
         )
+
+
+def test_accurate_product_with_and_without_the_float64_copy(monkeypatch):
+    import semisvm.kernels._nystroem as ny
+
+    V = rng.normal(size=(200, 3))
+    kept = BlockResidualOperator(_factor(), X, block_size=40)
+    dense = _explicit(kept)
+    got = kept.accurate_matmul(V)
+    assert kept.float64_features() is not None  # small: the copy is kept
+    monkeypatch.setattr(ny, "ACCURATE_COPY_MAX_BYTES", 0)
+    blocked = BlockResidualOperator(_factor(), X, block_size=40)
+    assert blocked.float64_features() is None
+    np.testing.assert_allclose(got, dense @ V, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(blocked.accurate_matmul(V), got, rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(
+        kept.accurate_matmul(V[:, 0]), dense @ V[:, 0], rtol=1e-12, atol=1e-12
+    )

@@ -210,7 +210,7 @@ class BlockResidualOperator(NystroemResidual):
     def accurate_matmul(self, V: np.ndarray) -> np.ndarray:
         """The product in float64 throughout (the PCG's stopping checks)."""
         V = np.asarray(V, dtype=np.float64)
-        out = accurate_thin_product(self.Phi, V)
+        out = accurate_thin_product(self.Phi, V, self.float64_features())
         out += self._residual_product(V[self._order], self.residuals_)[self._inverse]
         return out
 

@@ -139,7 +139,7 @@ class FITCOperator(NystroemResidual):
         """The product in float64 throughout (the PCG's stopping checks)."""
         V = np.asarray(V, dtype=np.float64)
         d = self.residual_ if V.ndim == 1 else self.residual_[:, None]
-        return accurate_thin_product(self.Phi, V) + d * V
+        return accurate_thin_product(self.Phi, V, self.float64_features()) + d * V
 
     def rows(self, idx: Any) -> np.ndarray:
         r"""Rows ``idx`` of :math:`\hat K` (float64)."""

@@ -335,13 +335,22 @@ def thin_product(P: np.ndarray, V: np.ndarray) -> np.ndarray:
     return block
 
 
-def accurate_thin_product(P: np.ndarray, V: np.ndarray) -> np.ndarray:
+#: a float32 factor's float64 copy for the accurate products is kept up to this size
+ACCURATE_COPY_MAX_BYTES = 256 * 2**20
+
+
+def accurate_thin_product(
+    P: np.ndarray, V: np.ndarray, P64: np.ndarray | None = None
+) -> np.ndarray:
     r""":math:`P(P^TV)` accumulated in float64 for a float32 P (row blocks of P
     converted; bounded memory): the product of the matrix the float32 factor
     defines, for the solvers' stopping checks (:func:`thin_product` rounds V
-    to float32)."""
+    to float32).  ``P64``: P in float64, read as it is (no conversion)."""
     V = np.asarray(V, dtype=np.float64)
     V2 = V[:, None] if V.ndim == 1 else V
+    if P64 is not None:
+        out = P64 @ (P64.T @ V2)
+        return out[:, 0] if V.ndim == 1 else out
     rows = block_rows(P.shape[1], 8, cap_bytes=64 * 2**20, n_rows=P.shape[0])
     W = np.zeros((P.shape[1], V2.shape[1]))
     for s in range(0, P.shape[0], rows):
@@ -407,6 +416,17 @@ class NystroemResidual:
         return idx, self.Phi, self.factor.components_
 
     n_products: int
+    _phi64: np.ndarray | None = None
+
+    def float64_features(self) -> np.ndarray | None:
+        """Phi in float64 for the accurate products, copied on first use where the
+        copy takes at most ``ACCURATE_COPY_MAX_BYTES`` (a product then reads it
+        instead of converting Phi's row blocks each time), else None."""
+        if self.Phi.dtype == np.float64:
+            return self.Phi
+        if self._phi64 is None and 8 * self.Phi.size <= ACCURATE_COPY_MAX_BYTES:
+            self._phi64 = self.Phi.astype(np.float64)
+        return self._phi64
 
     def _add_residual(self, out: np.ndarray, V: np.ndarray) -> None:
         """``out += R V`` for an (n, C) block (the subclass's residual)."""
