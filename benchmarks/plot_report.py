@@ -1,4 +1,4 @@
-"""Plots (and tables) of BENCHMARKS.md and docs/benchmarks.rst from the results files.
+"""Plots (and tables) of BENCHMARKS.md (the documentation's Benchmarks page) from the results files.
 
 Reads the per-draw CSV files of ``benchmarks/accuracy/bench_accuracy.py`` and the
 JSON lines of ``benchmarks/scale/bench_scale.py``; measures nothing itself.

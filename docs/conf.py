@@ -35,6 +35,7 @@ extensions = [
     "sphinx.ext.viewcode",
     "numpydoc",
     "sphinx_gallery.gen_gallery",
+    "myst_parser",
 ]
 
 templates_path = ["_templates"]
