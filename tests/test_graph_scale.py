@@ -212,16 +212,26 @@ def test_exact_knn_float32_screen_is_exact():
     np.testing.assert_array_equal(d2, np.sort(Dg, axis=1)[:, :4])
 
 
-def test_approximate_knn_gives_the_same_neighbours_every_build():
-    # hnswlib's insertions on two threads race (two builds of these rows
-    # differed); the index is built on one thread, the queries on two
+@pytest.mark.parametrize("n", [10_000, 20_000])
+def test_approximate_knn_gives_the_same_neighbours_every_build(n):
+    # hnswlib's insertions on two threads race (two builds of 10,000 of these rows
+    # differed): each index is built on one thread; from 20,000 rows on two
+    # indices (halves of the rows), built side by side: the same at any n_jobs
     pytest.importorskip("hnswlib")
-    X = np.random.default_rng(0).standard_normal((10_000, 16)).astype(np.float32)
+    from semisvm.graph._knn import HNSW_MIN_PART
+
+    assert (n >= 2 * HNSW_MIN_PART) == (n == 20_000)
+    X = np.random.default_rng(0).standard_normal((n, 16)).astype(np.float32)
     first, d_first = approximate_knn(X, 10, n_jobs=2)
-    for _ in range(3):
-        ind, d2 = approximate_knn(X, 10, n_jobs=2)
+    for jobs in (2, 1, 3):
+        ind, d2 = approximate_knn(X, 10, n_jobs=jobs)
         np.testing.assert_array_equal(ind, first)
         np.testing.assert_array_equal(d2, d_first)
+    # against the exact neighbours of some rows
+    q = np.arange(0, n, 97)
+    ref = NearestNeighbors(n_neighbors=11).fit(X).kneighbors(X[q])[1][:, 1:]
+    recall = np.mean([np.isin(a, b).mean() for a, b in zip(first[q], ref, strict=True)])
+    assert recall >= 0.95
 
 
 @pytest.mark.slow

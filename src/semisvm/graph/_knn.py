@@ -269,23 +269,8 @@ def approximate_knn(
     name = _backend(backend)
     threads = n_jobs or os.cpu_count() or 1
     if name == "hnswlib":
-        import hnswlib
-
-        ef = ef or max(100, 2 * k)
-        index = hnswlib.Index(space="l2", dim=d)
-        index.init_index(
-            max_elements=n,
-            ef_construction=ef,
-            M=16,
-            random_seed=0 if random_state is None else int(random_state),
-        )
-        # built on one thread: hnswlib's parallel insertions race, so that two
-        # builds of the same rows differ; the queries only read the index
-        index.add_items(X, np.arange(n), num_threads=1)
-        index.set_ef(ef)
-        ind, d2 = index.knn_query(X, k=k + 1, num_threads=threads)
-        ind = ind.astype(np.intp)
-        d2 = d2.astype(np.float64)
+        seed = 0 if random_state is None else int(random_state)
+        ind, d2 = _hnsw_search(X, k + 1, ef or max(100, 2 * k), seed, threads)
     else:
         import pynndescent
 
@@ -300,6 +285,53 @@ def approximate_knn(
         ind = ind[:, : k + 1].astype(np.intp)
         d2 = dist[:, : k + 1].astype(np.float64) ** 2
     return _drop_query(ind, d2, np.arange(n), k)
+
+
+#: hnswlib indices of the approximate search (on halves of the rows), from
+#: ``2 * HNSW_MIN_PART`` rows on: a number that does not depend on the threads, so
+#: that neither does the graph; each row queries every index
+HNSW_PARTS, HNSW_MIN_PART = 2, 10_000
+
+
+def _hnsw_search(
+    X: np.ndarray, kk: int, ef: int, seed: int, threads: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The kk nearest rows of X to every row by hnswlib, on indices of the two
+    halves of the rows built side by side.
+
+    Each index is built on one thread (hnswlib's parallel insertions race, so that
+    two builds of the same rows differ), the two at once on two threads; every
+    row queries both and keeps its kk nearest among the answers: the same graph
+    at any thread count, built in about the time one thread-racing build took.
+    """
+    import hnswlib
+
+    n, d = X.shape
+    parts = np.array_split(np.arange(n), HNSW_PARTS if n >= 2 * HNSW_MIN_PART else 1)
+
+    def build(rows: np.ndarray) -> Any:
+        index = hnswlib.Index(space="l2", dim=d)
+        index.init_index(
+            max_elements=rows.size, ef_construction=ef, M=16, random_seed=seed
+        )
+        index.add_items(X[rows], rows, num_threads=1)
+        index.set_ef(ef)
+        return index
+
+    built: list[Any] = []
+    for s in range(0, len(parts), threads):
+        built += map_threads(build, parts[s : s + threads])
+    found = [
+        index.knn_query(X, k=min(kk, rows.size), num_threads=threads)
+        for index, rows in zip(built, parts, strict=True)
+    ]
+    ind = np.concatenate([f[0] for f in found], axis=1).astype(np.intp)
+    d2 = np.concatenate([f[1] for f in found], axis=1).astype(np.float64)
+    if len(found) > 1:
+        order = np.argsort(d2, axis=1, kind="stable")[:, :kk]
+        ind = np.take_along_axis(ind, order, axis=1)
+        d2 = np.take_along_axis(d2, order, axis=1)
+    return ind, d2
 
 
 def pca_project(
