@@ -335,6 +335,11 @@ def test_laplacian_power_row_blocks_on_threads_equal_the_serial_product(
         len(P._row_blocks) == 1 and len(next(iter(P._row_blocks.values()))) == threads
     )
     np.testing.assert_array_equal(P @ V[:, 0], want[:, 0])
+    import pickle
+
+    Q = pickle.loads(pickle.dumps(P))  # the row copies are not pickled
+    assert Q._row_blocks == {}
+    np.testing.assert_array_equal(Q @ V, want)
     ref = V.copy()
     for _ in range(power):
         ref = L @ ref

@@ -46,7 +46,7 @@ class LaplacianPower:
         self.shape = self.base.shape
         self.dtype = self.base.dtype
         self._explicit: sp.csr_array | None = None
-        self._row_blocks: dict[tuple[int, int], list] = {}
+        self._row_blocks: dict[tuple[str, int], list] = {}
 
     @property
     def nnz(self) -> int:
@@ -86,28 +86,36 @@ class LaplacianPower:
 
     def __matmul__(self, V: Any) -> np.ndarray:
         if self.power == 1:
-            return self._product(self.base, V)
+            return self._product("base", V)
         if (
             self._explicit is not None
             and self._explicit.nnz < self.power * self.base.nnz
         ):
-            return self._product(self._explicit, V)
-        out = self._product(self.base, V)
+            return self._product("explicit", V)
+        out = self._product("base", V)
         for _ in range(self.power - 1):
-            out = self._product(self.base, out)
+            out = self._product("base", out)
         return out
 
-    def _product(self, A: sp.csr_array, V: Any) -> np.ndarray:
+    def __getstate__(self) -> dict:
+        state = self.__dict__.copy()
+        state["_row_blocks"] = {}  # copies of rows of L: rebuilt on first use
+        return state
+
+    def _product(self, which: str, V: Any) -> np.ndarray:
         """``A @ V``, its row blocks on :func:`~semisvm._threads.blas_threads`
         threads when the product is large enough (SciPy's sparse product runs
         on one thread and releases the GIL; every row is summed as in the
-        serial product, so the result is the same bit for bit)."""
+        serial product, so the result is the same bit for bit).  ``which``:
+        ``'base'`` (L) or ``'explicit'`` (the formed power)."""
+        A = self.base if which == "base" else self._explicit
+        assert A is not None
         V = np.asarray(V)
         cols = 1 if V.ndim == 1 else V.shape[1]
         threads = blas_threads() if A.nnz * cols >= PARALLEL_MIN_WORK else 1
         if threads < 2:
             return np.asarray(A @ V)
-        key = (id(A), threads)
+        key = (which, threads)
         if key not in self._row_blocks:
             bounds = np.linspace(0, A.shape[0], threads + 1).astype(int)
             self._row_blocks[key] = [
