@@ -251,8 +251,9 @@ def approximate_knn(
     backend : {'auto', 'hnswlib', 'pynndescent'}, default='auto'
     random_state : int or None, default=0
     n_jobs : int, default=None
-        Threads of the search (default: all CPUs).  hnswlib builds its index on
-        one thread, so that the same rows give the same neighbours.
+        Threads of the search (default: all CPUs).  hnswlib builds each of its
+        indices on one thread (:func:`_hnsw_search`), so that the same rows give
+        the same neighbours at any ``n_jobs``.
     ef : int, default=None
         hnswlib search/construction breadth (default ``max(100, 2 k)``: recall
         >= 0.98 on the benchmark's data).
