@@ -455,3 +455,13 @@ def test_few_imbalanced_labels_keep_the_graph_where_it_carries_them(est):
     est.fit(X, y)
     assert "baseline" not in est.regularization_selection_
     assert np.mean(est.transduction_ == truth) >= 0.97
+
+
+def test_variance_in_row_blocks_is_numpys_in_float64():
+    from semisvm.models._baseline import _variance
+
+    # float32 entries far from zero (the mean subtracted in float64), two blocks
+    X = (np.random.default_rng(0).random((20_000, 300)) * 3 + 100).astype(np.float32)
+    want = np.asarray(X, dtype=np.float64).var()
+    assert _variance(X) == pytest.approx(want, rel=1e-13)
+    assert scale_gamma(X) == pytest.approx(1 / (300 * want), rel=1e-13)
