@@ -159,3 +159,48 @@ def test_pcg_batched_columns_equal_single_columns_at_large_n():
         np.testing.assert_allclose(
             a.alpha[:, c], b.alpha[:, 0], rtol=0, atol=1e-10 * np.abs(b.alpha).max()
         )
+
+
+def test_selection_does_not_form_features_it_will_not_use(monkeypatch):
+    """The LOO selection asks whether the operator's features qualify before it
+    reads them: a factor over the flop budget keeps its features unformed (a
+    property read by ``hasattr`` formed them: n r^2 flops for nothing)."""
+    from semisvm.kernels._nystroem import NystroemFactor
+    from semisvm.models import _autoreg
+
+    X = np.random.default_rng(0).normal(size=(400, 5))
+    factor = NystroemFactor(60, gamma=0.5, include=np.arange(10)).fit(X)
+    lab = np.arange(10)
+    monkeypatch.setattr(_autoreg, "FEATURE_FLOPS", 400 * 60 * 60 - 1)
+    monkeypatch.setattr(_autoreg, "MIN_FEATURES", 1)
+    assert _autoreg.operator_features(factor, lab) is None
+    assert factor._features is None
+    monkeypatch.setattr(_autoreg, "FEATURE_FLOPS", 400 * 60 * 60)
+    Phi = _autoreg.operator_features(factor, lab)
+    assert Phi is not None and factor._features is not None
+    np.testing.assert_allclose(Phi, factor.C_ @ factor.components_, rtol=1e-5, atol=1e-6)
+
+
+def test_map_threads_in_order_nested_and_reused():
+    """The library's pool returns results in order, runs a map nested in one of
+    its own tasks serially (no deadlock on the workers it occupies) and is
+    reused between calls."""
+    import threading
+
+    from semisvm import _threads
+
+    names = set()
+
+    def inner(i: int) -> int:
+        names.add(threading.current_thread().name)
+        return i * i
+
+    def outer(i: int) -> list:
+        return _threads.map_threads(inner, range(i, i + 4), threads=3)
+
+    got = _threads.map_threads(outer, range(6), threads=3)
+    assert got == [[j * j for j in range(i, i + 4)] for i in range(6)]
+    pool = _threads._pool
+    assert _threads.map_threads(inner, range(5), threads=2) == [i * i for i in range(5)]
+    assert _threads._pool is pool
+    assert all(name.startswith("semisvm") for name in names)

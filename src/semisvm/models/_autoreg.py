@@ -367,7 +367,8 @@ def operator_features(K: Any, labeled_idx: np.ndarray) -> np.ndarray | None:
     """
     factor = K if hasattr(K, "landmark_indices_") else getattr(K, "factor", None)
     idx = getattr(factor, "landmark_indices_", None)
-    if factor is None or idx is None or not hasattr(factor, "features_"):
+    # asked of the class: the instance's property would form the features
+    if factor is None or idx is None or not hasattr(type(factor), "features_"):
         return None
     n, r = int(factor.C_.shape[0]), int(factor.rank_)
     if not np.isin(labeled_idx, idx).all():
