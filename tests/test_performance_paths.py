@@ -178,7 +178,9 @@ def test_selection_does_not_form_features_it_will_not_use(monkeypatch):
     monkeypatch.setattr(_autoreg, "FEATURE_FLOPS", 400 * 60 * 60)
     Phi = _autoreg.operator_features(factor, lab)
     assert Phi is not None and factor._features is not None
-    np.testing.assert_allclose(Phi, factor.C_ @ factor.components_, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        Phi, factor.C_ @ factor.components_, rtol=1e-5, atol=1e-6
+    )
 
 
 def test_map_threads_in_order_nested_and_reused():
