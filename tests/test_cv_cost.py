@@ -10,6 +10,7 @@ from sklearn.base import clone
 from sklearn.datasets import make_classification, make_moons
 
 from semisvm import LapRLS, LapSVM
+from semisvm.kernels import kernel_matrix
 from semisvm.model_selection import LapRLSCV, LapSVMCV, _search
 from semisvm.models._adaptive import _mass_shift
 from semisvm.models._params import fit_params
@@ -428,3 +429,54 @@ def test_nested_neighbors_give_the_graph_of_their_own_search():
     assert nested_neighbors(Xi, knn_query(Xi, 20), 5) is None
     with pytest.raises(ValueError, match="6 columns"):
         knn_graph(X, 5, neighbors=big)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_factor_columns_are_the_kernel_columns(dtype):
+    """The columns read from a Nyström factor's C equal the kernel's own, for
+    landmark rows, other rows and a mix (order kept)."""
+    from semisvm.kernels._nystroem import NystroemFactor
+    from semisvm.models._problem import FactorColumns
+
+    X = np.random.default_rng(3).normal(size=(3000, 4)).astype(dtype)
+    f = NystroemFactor(100, gamma=0.3, include=np.arange(7)).fit(X)
+    calls = []
+
+    def compute(idx):
+        calls.append(idx.size)
+        return kernel_matrix(X, X[idx], gamma=0.3).astype(np.float64)
+
+    cols = FactorColumns(f.C_, f.landmark_indices_, compute)
+    others = np.setdiff1d(np.arange(3000), f.landmark_indices_)
+    idx = np.r_[f.landmark_indices_[[5, 0, 40]], others[[2, 9]], 3]
+    tol = 1e-6 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(cols(idx), compute(idx), atol=tol)
+    assert calls == [2, 6]  # the two non-landmark columns computed, then the check
+    A = cols(f.landmark_indices_[:20])
+    assert A.dtype == np.float64 and calls == [2, 6]
+    np.testing.assert_allclose(A, compute(f.landmark_indices_[:20]), atol=tol)
+
+
+def test_loo_features_draw_their_landmarks_among_the_preferred_rows():
+    """With ``columns.preferred`` the LOO landmarks are the labeled rows and
+    others drawn among the preferred ones; with too few of those, among all."""
+    X = np.random.default_rng(4).normal(size=(900, 3))
+    K = kernel_matrix(X, gamma=0.5)
+    lab = np.arange(10)
+    seen = []
+
+    class Columns:
+        def __init__(self, preferred):
+            self.preferred = preferred
+
+        def __call__(self, idx):
+            seen.append(np.asarray(idx))
+            return K[:, idx]
+
+    pool = np.arange(300, 600)
+    Phi = loo_features(Columns(pool), 900, lab, max_features=100)
+    assert Phi.shape == (900, 100)
+    np.testing.assert_array_equal(seen[-1][:10], lab)
+    assert np.isin(seen[-1][10:], pool).all() and np.unique(seen[-1]).size == 100
+    loo_features(Columns(pool[:50]), 900, lab, max_features=100)
+    assert not np.isin(seen[-1][10:], pool[:50]).all()

@@ -935,7 +935,63 @@ def kernel_columns(params: Any, X: Any, K: Any, gamma_: float | None) -> Any:
     def columns(idx: np.ndarray) -> np.ndarray:
         return np.asarray(prediction_kernel(fitted, X, X[idx]), dtype=np.float64)
 
+    factor = K if hasattr(K, "landmark_indices_") else getattr(K, "factor", None)
+    if _same_kernel(factor, fitted) and factor.landmark_indices_ is not None:
+        return FactorColumns(factor.C_, factor.landmark_indices_, columns)
     return columns
+
+
+def _same_kernel(factor: Any, fitted: FittedKernel) -> bool:
+    """Whether a Nyström factor's ``C = k(X, Z)`` is in the fitted kernel."""
+    if factor is None or not hasattr(factor, "C_") or callable(fitted.kernel):
+        return False
+    return bool(
+        factor.kernel == fitted.kernel
+        and factor.gamma == fitted.gamma_
+        and factor.degree == fitted.degree
+        and factor.coef0 == fitted.coef0
+        and not factor.kernel_params
+        and not fitted.kernel_params
+    )
+
+
+class FactorColumns:
+    r"""Exact kernel columns ``idx -> K[:, idx]`` (float64), read from a
+    Nyström factor's :math:`C = k(X, Z)` where a column is one of its landmark
+    rows and computed (``compute``) elsewhere.
+
+    ``preferred`` names those rows: the leave-one-out features draw their
+    landmarks among them (:func:`semisvm.solvers._loo.loo_features`; a uniform
+    subset of a uniform draw is a uniform draw), so that the selection reads its
+    kernel columns instead of computing them (n r d flops: 2 s at 100,000 x 784).
+    """
+
+    def __init__(self, C: np.ndarray, rows: np.ndarray, compute: Any) -> None:
+        self.C = C
+        self.preferred = np.asarray(rows, dtype=np.intp)
+        self._compute = compute
+        self._position = np.full(C.shape[0], -1, dtype=np.intp)
+        self._position[self.preferred] = np.arange(self.preferred.size)
+
+    def __call__(self, idx: Any) -> np.ndarray:
+        idx = np.asarray(idx, dtype=np.intp)
+        pos = self._position[idx]
+        have = pos >= 0
+        if not have.any():
+            return self._compute(idx)
+        n = self.C.shape[0]
+        out = np.empty((n, idx.size))
+        cols, read = pos[have], np.flatnonzero(have)
+        step = 2048  # row blocks: a gather of a few MB at a time
+        for s in range(0, n, step):
+            block = np.take(self.C[s : s + step], cols, axis=1)
+            if read.size == idx.size:
+                out[s : s + step] = block
+            else:
+                out[s : s + step, read] = block
+        if not have.all():
+            out[:, ~have] = self._compute(idx[~have])
+        return out
 
 
 def prepare_problem(

@@ -85,7 +85,9 @@ def loo_features(
         numerically singular its pivoted Cholesky factor truncated at the
         numerical rank (:func:`_pivoted_root`); otherwise the landmarks are
         the labeled points and uniformly drawn others (``random_state``, 0 when
-        None).
+        None), among ``columns.preferred`` when it has enough of them (rows
+        whose columns it reads instead of computing,
+        :class:`semisvm.models._problem.FactorColumns`).
     random_state : int, RandomState or None
 
     Returns
@@ -97,8 +99,12 @@ def loo_features(
         idx = np.arange(n)
     else:
         rng = as_generator(random_state)
-        rest = np.setdiff1d(np.arange(n), labeled_idx)
         extra = max(max_features - labeled_idx.size, 0)
+        # landmarks whose columns ``columns`` holds already, when there are enough
+        pool = getattr(columns, "preferred", None)
+        rest = np.setdiff1d(np.arange(n) if pool is None else pool, labeled_idx)
+        if rest.size < extra:
+            rest = np.setdiff1d(np.arange(n), labeled_idx)
         idx = np.concatenate([labeled_idx, rng.choice(rest, size=extra, replace=False)])
     if idx.size < n and hasattr(columns, "features"):
         # columns kept where they are (a cluster's workers): Phi = C T there
