@@ -255,9 +255,10 @@ def test_same_fit_twice_past_the_exact_graph_gives_the_same_model():
 
 
 def test_candidate_search_breadth_and_recall(monkeypatch):
-    """The approximate search of the re-ranking's candidates runs at breadth
-    CANDIDATE_EF_FACTOR x (candidates + 1), and the re-ranked neighbours keep a
-    recall >= 0.99 against the exact search on a curved manifold."""
+    """The approximate search of the re-ranking's candidates is built at breadth
+    CANDIDATE_EF_FACTOR x (candidates + 1) and searched at candidates + 1, and
+    the re-ranked neighbours keep a recall >= 0.99 against the exact search on a
+    curved manifold."""
     pytest.importorskip("hnswlib")
     import semisvm.graph._knn as knnmod
 
@@ -266,12 +267,14 @@ def test_candidate_search_breadth_and_recall(monkeypatch):
     monkeypatch.setattr(
         knnmod,
         "approximate_knn",
-        lambda X, k, **kw: seen.append((k, kw.get("ef"))) or orig(X, k, **kw),
+        lambda X, k, **kw: (
+            seen.append((k, kw["ef"], kw["ef_construction"])) or orig(X, k, **kw)
+        ),
     )
     Z = rng.normal(size=(3000, 4))
     Xh = np.tanh(Z @ rng.normal(size=(4, 150))) + 0.02 * rng.normal(size=(3000, 150))
     ind, _ = knn_search(Xh, 10, method="approx", pca_components="auto")
     kk = knnmod.CANDIDATE_FACTOR * 10
-    assert seen == [(kk, knnmod.CANDIDATE_EF_FACTOR * (kk + 1))]
+    assert seen == [(kk, kk + 1, knnmod.CANDIDATE_EF_FACTOR * (kk + 1))]
     ref, _ = exact_knn(Xh, 10)
     assert _recall(ind, ref) >= 0.99

@@ -284,10 +284,21 @@ class NystroemFactor:
         return out
 
     def training_decision(self, beta: np.ndarray) -> np.ndarray:
-        r""":math:`C\beta` on the training rows, in row blocks (float64)."""
-        F = np.empty((self.C_.shape[0], beta.shape[1]))
-        for s in range(0, F.shape[0], 65536):
-            F[s : s + 65536] = self.C_[s : s + 65536] @ beta
+        r""":math:`C\beta` on the training rows in float64 (a float32 C is converted
+        in row blocks of one reused buffer, as the product of a new point's
+        kernel row converts it: no n x m float64 temporary)."""
+        C = self.C_
+        beta = np.asarray(beta, dtype=np.float64)
+        F = np.empty((C.shape[0], beta.shape[1]))
+        if C.dtype == np.float64:
+            np.matmul(C, beta, out=F)
+            return F
+        rows = block_rows(C.shape[1], 8, cap_bytes=16 * 2**20, n_rows=C.shape[0])
+        buf = np.empty((rows, C.shape[1]))
+        for s in range(0, C.shape[0], rows):
+            B = buf[: min(rows, C.shape[0] - s)]
+            B[...] = C[s : s + rows]
+            np.matmul(B, beta, out=F[s : s + rows])
         return F
 
     def coef_from_features(self, eta: np.ndarray) -> np.ndarray:
