@@ -332,3 +332,16 @@ def test_intrinsic_gram_on_threads_is_the_serial_gram(monkeypatch, power):
     np.testing.assert_allclose(
         got, 0.5 * (ref + ref.T), rtol=1e-9, atol=1e-10 * np.abs(ref).max()
     )
+
+
+@pytest.mark.parametrize("power", [1, 2])
+def test_intrinsic_gram_reads_a_float64_factor_in_place(power):
+    """A float64 factor is read in place, a float32 one gathered and converted
+    row block by row block: the same sums, bit for bit, for the same values."""
+    _, op, L, _, _ = _blocks()
+    Lp = LaplacianPower(L, power)
+    g32 = intrinsic_gram(op.Phi, Lp, intrinsic_bias=True, max_block_bytes=2**13)
+    g64 = intrinsic_gram(
+        op.Phi.astype(np.float64), Lp, intrinsic_bias=True, max_block_bytes=2**13
+    )
+    np.testing.assert_array_equal(g64, g32)

@@ -206,3 +206,22 @@ def test_map_threads_in_order_nested_and_reused():
     assert _threads.map_threads(inner, range(5), threads=2) == [i * i for i in range(5)]
     assert _threads._pool is pool
     assert all(name.startswith("semisvm") for name in names)
+
+
+@pytest.mark.parametrize("symmetric", [False, True])
+def test_rbf_entries_on_threads_are_the_serial_entries(monkeypatch, symmetric):
+    """The RBF's elementwise pass split over threads gives every entry as the
+    serial pass does (the Gram product is the same in both)."""
+    import semisvm.kernels._kernels as km
+
+    X = np.random.default_rng(5).normal(size=(700, 6)).astype(np.float32)
+    Z = None if symmetric else X[:300] + 0.5
+    monkeypatch.setattr(km, "_BLOCK_BYTES", 4 * 300 * 7)  # many row blocks
+    monkeypatch.setattr(km, "PARALLEL_MIN_WORK", 0)
+    monkeypatch.setattr(km, "blas_threads", lambda: 1)
+    serial = kernel_matrix(X, Z, gamma=0.4)
+    monkeypatch.setattr(km, "blas_threads", lambda: 3)
+    threaded = kernel_matrix(X, Z, gamma=0.4)
+    np.testing.assert_array_equal(threaded, serial)
+    ref = np.exp(-0.4 * ((X[:, None, :] - (X if Z is None else Z)[None]) ** 2).sum(-1))
+    np.testing.assert_allclose(threaded, ref, atol=1e-5)

@@ -125,7 +125,8 @@ def intrinsic_gram(
 
 def _block_times(Lr: sp.csr_array, Phi: np.ndarray) -> np.ndarray:
     r""":math:`L_R\Phi` in float64 for a row block :math:`L_R` of a sparse L, from
-    the rows of Φ its columns touch; the block's rows split over
+    the rows of a float32 Φ its columns touch (converted; a float64 Φ is read in
+    place, the same sums without the gathered copy); the block's rows split over
     :func:`~semisvm._threads.blas_threads` threads when the product is large
     (the gather and SciPy's sparse product release the GIL; each row is summed
     as in one product, so the result is the same bit for bit)."""
@@ -136,6 +137,9 @@ def _block_times(Lr: sp.csr_array, Phi: np.ndarray) -> np.ndarray:
 
     def part(i: int) -> None:
         A = Lr[bounds[i] : bounds[i + 1]]
+        if Phi.dtype == np.float64:  # read in place: no gathered copy
+            out[bounds[i] : bounds[i + 1]] = A @ Phi
+            return
         cols, local = np.unique(A.indices, return_inverse=True)
         A = sp.csr_array(
             (A.data, local.ravel(), A.indptr), shape=(A.shape[0], cols.size)
