@@ -367,9 +367,15 @@ def pca_project(
     mean = sub.mean(axis=0)
     _, _, Vt = randomized_svd(sub - mean, n_components, random_state=random_state)
     out = np.empty((n, n_components), dtype=np.float32)
-    step = 65_536
+    V = np.ascontiguousarray(Vt.T, dtype=np.result_type(X.dtype, np.float32))
+    # the rows centred in row blocks of one reused buffer (a fresh temporary
+    # a block cost page faults: 0.23 s instead of 0.07 at 100,000 x 784)
+    step = 8192
+    buf = np.empty((min(step, n), d), dtype=V.dtype)
     for s in range(0, n, step):
-        out[s : s + step] = (X[s : s + step] - mean) @ Vt.T
+        B = buf[: min(step, n - s)]
+        np.subtract(X[s : s + step], mean, out=B)
+        out[s : s + step] = B @ V
     return out
 
 
