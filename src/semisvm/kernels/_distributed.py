@@ -1211,10 +1211,10 @@ class DistributedNystroemFactor:
         Z = np.asarray(Z.compute() if is_distributed_array(Z) else Z)
         self.landmarks_ = Z
         self.landmark_indices_ = idx
-        self.components_, self.eigenvalues_ = landmark_components(
+        self.components_ = landmark_components(
             kernel_matrix(Z, **self.params, dtype=np.float64), self.rcond
         )
-        self.rank_ = int(self.eigenvalues_.size)
+        self.rank_ = int(self.components_.shape[1])
         dtype = np.float32 if X.dtype == np.float32 else np.float64
         self.C_ = distributed_row_blocks(
             X, Z, client=client, dtype=dtype, **self.params

@@ -121,10 +121,10 @@ def landmark_factor(
     Z, idx = f._choose_landmarks(X, m)
     f.landmarks_ = np.asarray(Z)
     f.landmark_indices_ = idx
-    f.components_, f.eigenvalues_ = landmark_components(
+    f.components_ = landmark_components(
         f._k(f.landmarks_, None, dtype=np.float64), rcond
     )
-    f.rank_ = int(f.eigenvalues_.size)
+    f.rank_ = int(f.components_.shape[1])
     return f
 
 
