@@ -361,8 +361,10 @@ def test_landmark_components_cholesky_when_conditioned_else_the_cut(monkeypatch)
     for spread, rank in [(1e-3, 60), (1e-9, 50), (0.0, 50)]:
         s = np.r_[np.linspace(1.0, 0.1, 50), np.full(10, spread)]
         W = (Q * s) @ Q.T
-        calls = []
-        monkeypatch.setattr(ny.sla, "eigh", lambda A: calls.append(1) or eigh(A))
+        calls: list = []
+        monkeypatch.setattr(
+            ny.sla, "eigh", lambda A, calls=calls: calls.append(1) or eigh(A)
+        )
         T = ny.landmark_components(W, 1e-6)
         assert T.shape == (60, rank)
         np.testing.assert_allclose(T.T @ W @ T, np.eye(rank), atol=1e-6)

@@ -936,8 +936,9 @@ def kernel_columns(params: Any, X: Any, K: Any, gamma_: float | None) -> Any:
         return np.asarray(prediction_kernel(fitted, X, X[idx]), dtype=np.float64)
 
     factor = K if hasattr(K, "landmark_indices_") else getattr(K, "factor", None)
-    if _same_kernel(factor, fitted) and factor.landmark_indices_ is not None:
-        return FactorColumns(factor.C_, factor.landmark_indices_, columns)
+    rows = getattr(factor, "landmark_indices_", None)
+    if rows is not None and _same_kernel(factor, fitted):
+        return FactorColumns(factor.C_, rows, columns)
     return columns
 
 
