@@ -935,7 +935,7 @@ def kernel_columns(params: Any, X: Any, K: Any, gamma_: float | None) -> Any:
     def columns(idx: np.ndarray) -> np.ndarray:
         return np.asarray(prediction_kernel(fitted, X, X[idx]), dtype=np.float64)
 
-    factor = K if hasattr(K, "landmark_indices_") else getattr(K, "factor", None)
+    factor: Any = K if hasattr(K, "landmark_indices_") else getattr(K, "factor", None)
     rows = getattr(factor, "landmark_indices_", None)
     if rows is not None and _same_kernel(factor, fitted):
         return FactorColumns(factor.C_, rows, columns)
