@@ -67,11 +67,16 @@ class LandmarkSpace:
     @cached_property
     def gram(self) -> np.ndarray:
         r""":math:`B = \Phi^T L \Phi` (r x r, float64, symmetric), formed once
-        (:func:`~semisvm.solvers._lowrank.intrinsic_gram`'s row blocks)."""
+        (:func:`~semisvm.solvers._lowrank.intrinsic_gram`'s row blocks) in the
+        precision of :math:`\Phi` (float32 products of a float32 factor, summed
+        in float64: every user of B is an aid of the solve or the selection,
+        and :math:`\Phi` itself carries float32 rounding)."""
         if self.L is None:
             raise ValueError("The landmark space has no Laplacian: no graph Gram.")
         r = self.rank
-        return intrinsic_gram(self.Phi, self.L, intrinsic_bias=False)[:r, :r]
+        return intrinsic_gram(
+            self.Phi, self.L, intrinsic_bias=False, precision=self.Phi.dtype
+        )[:r, :r]
 
     def bordered_gram(self, intrinsic_bias: bool) -> np.ndarray:
         r""":math:`\tilde\Phi^T L \tilde\Phi` ((r+1) x (r+1)) with

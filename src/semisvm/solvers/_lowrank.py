@@ -62,6 +62,7 @@ def intrinsic_gram(
     *,
     intrinsic_bias: bool,
     max_block_bytes: int = 256 * 2**20,
+    precision: Any = np.float64,
 ) -> np.ndarray:
     r""":math:`\tilde\Phi^T L \tilde\Phi` ((r+1) x (r+1), float64), bias last.
 
@@ -71,6 +72,13 @@ def intrinsic_gram(
     columns touch (a kNN graph's row block touches about k times its own rows),
     never an n x r float64 copy of Φ; the r x r update is one GEMM with the BLAS
     default threads (n r^2 flops in all: the fit's largest product at 1M points).
+    ``precision=np.float32`` with a float32 Φ (the solvers' aids: the coarse
+    start, the preconditioner, the leave-one-out engine on the operator's own
+    features, :class:`~semisvm.solvers._landmarks.LandmarkSpace`) forms
+    :math:`L_{R,:}\Phi` and the row block's update in float32, summed in
+    float64: the Gram of the float32 factor to float32 rounding (relative 1e-6 at
+    74,384 x 2,000), in a third of the time (no conversion, half the bytes,
+    float32 GEMM).
     An even power :math:`L^{2q}` is the Gram of :math:`Q = L^q\tilde\Phi` in the
     same row blocks, :math:`G \mathrel{+}= Q_R^T Q_R`
     (:meth:`~semisvm.graph.LaplacianPower.half`: a symmetric update, half the
@@ -86,6 +94,9 @@ def intrinsic_gram(
     if S is not None or sp.issparse(L):
         square = S is not None
         L = sp.csr_array(S if square else L)
+        low = Phi.dtype == np.float32 and np.dtype(precision) == np.float32
+        if low:
+            L = L.astype(np.float32)
         per_row = 2 + L.nnz / max(1, n)  # Phi_R, Q_R and the gathered rows
         rows = block_rows(r, int(8 * per_row), cap_bytes=max_block_bytes, n_rows=n)
         colsum = np.zeros(r)
@@ -96,8 +107,9 @@ def intrinsic_gram(
                 Q = np.hstack([Q, np.asarray(Lr.sum(axis=1)).reshape(-1, 1)])
                 G += Q.T @ Q  # numpy calls syrk for a matrix times its transpose
                 continue
-            G[:r, :r] += Phi[s : s + rows].astype(np.float64).T @ Q
-            colsum += Q.sum(axis=0)
+            P = Phi[s : s + rows]
+            G[:r, :r] += (P if low else P.astype(np.float64)).T @ Q
+            colsum += Q.sum(axis=0, dtype=np.float64)
         if not intrinsic_bias:
             G[r, :] = G[:, r] = 0.0
         elif not square:
@@ -124,20 +136,22 @@ def intrinsic_gram(
 
 
 def _block_times(Lr: sp.csr_array, Phi: np.ndarray) -> np.ndarray:
-    r""":math:`L_R\Phi` in float64 for a row block :math:`L_R` of a sparse L, from
+    r""":math:`L_R\Phi` for a row block :math:`L_R` of a sparse L: in float64 from
     the rows of a float32 Φ its columns touch (converted; a float64 Φ is read in
-    place, the same sums without the gathered copy); the block's rows split over
+    place, the same sums without the gathered copy), in float32 for a float32
+    :math:`L_R` and Φ (read in place); the block's rows split over
     :func:`~semisvm._threads.blas_threads` threads when the product is large
     (the gather and SciPy's sparse product release the GIL; each row is summed
     as in one product, so the result is the same bit for bit)."""
     work = Lr.nnz * Phi.shape[1]
     threads = min(blas_threads(), Lr.shape[0]) if work >= PARALLEL_MIN_WORK else 1
     bounds = np.linspace(0, Lr.shape[0], max(threads, 1) + 1).astype(int)
-    out = np.empty((Lr.shape[0], Phi.shape[1]))
+    low = Lr.dtype == np.float32 and Phi.dtype == np.float32
+    out = np.empty((Lr.shape[0], Phi.shape[1]), dtype=Phi.dtype if low else None)
 
     def part(i: int) -> None:
         A = Lr[bounds[i] : bounds[i + 1]]
-        if Phi.dtype == np.float64:  # read in place: no gathered copy
+        if low or Phi.dtype == np.float64:  # read in place: no gathered copy
             out[bounds[i] : bounds[i + 1]] = A @ Phi
             return
         cols, local = np.unique(A.indices, return_inverse=True)
