@@ -306,28 +306,33 @@ class BlockDecision:
         self.centres_ = operator.centres_
         self.X = operator.X
         Phi = operator.Phi
-        eta = Phi.T.astype(np.float64) @ A
         T = np.asarray(f.components_, dtype=np.float64)
         q = len(operator.centres_)
-        self.beta_ = np.repeat((T @ eta)[None], q, axis=0)
         self.blocks_: list[np.ndarray] = [np.empty(0, dtype=np.intp)] * q
         self.alpha_: list[np.ndarray] = [np.empty((0, A.shape[1]))] * q
         C = A.shape[1]
-        # the landmarks' share of each block's own points removed: T times the
-        # blocks' Phi_B^T alpha_B side by side, one GEMM per group of blocks
-        # (T read once per group, not once per block)
+        # each block's own points' share Phi_B^T alpha_B (landmark rows apart:
+        # low rank only); their sum and the landmark rows' is Phi^T alpha, with
+        # no float64 copy of Phi
+        own, centres = [], []
+        for B in operator.blocks_:
+            c = int(operator.block_of_[B[0]])
+            B = B[~operator.is_landmark_[B]]
+            self.blocks_[c] = B
+            self.alpha_[c] = A[B]
+            own.append(Phi[B].astype(np.float64).T @ A[B])
+            centres.append(c)
+        Z = np.flatnonzero(operator.is_landmark_)
+        eta = Phi[Z].astype(np.float64).T @ A[Z]
+        for O in own:
+            eta += O
+        self.beta_ = np.repeat((T @ eta)[None], q, axis=0)
+        # the shares removed: T times the blocks' shares side by side, one GEMM
+        # per group of blocks (T read once per group, not once per block)
         group = max(1, (64 * 2**20) // (8 * T.shape[0] * C))
-        for g in range(0, len(operator.blocks_), group):
-            own, centres = [], []
-            for B in operator.blocks_[g : g + group]:
-                c = int(operator.block_of_[B[0]])
-                B = B[~operator.is_landmark_[B]]  # landmark columns: low rank only
-                self.blocks_[c] = B
-                self.alpha_[c] = A[B]
-                own.append(Phi[B].astype(np.float64).T @ A[B])
-                centres.append(c)
-            TS = T @ np.concatenate(own, axis=1)
-            for j, c in enumerate(centres):
+        for g in range(0, len(own), group):
+            TS = T @ np.concatenate(own[g : g + group], axis=1)
+            for j, c in enumerate(centres[g : g + group]):
                 self.beta_[c] -= TS[:, j * C : (j + 1) * C]
         self.n_outputs = C
 
