@@ -353,26 +353,34 @@ def test_intrinsic_gram_reads_a_float64_factor_in_place(power):
 
 def test_landmark_components_cholesky_when_conditioned_else_the_cut(monkeypatch):
     """A well-conditioned W gets the inverse Cholesky factor (upper triangular,
-    no eigendecomposition); a W with eigenvalues below ``rcond`` times the
-    largest -- positive definite or not -- gets the eigen-basis without them."""
+    no eigendecomposition; near the cutoff, where LAPACK's estimate is below it,
+    after the eigenvalues said so); a W with eigenvalues below ``rcond`` times
+    the largest -- positive definite or not -- gets the eigen-basis without
+    them."""
     import scipy.linalg as sla
 
     from semisvm.kernels import _nystroem as ny
 
     rng = np.random.default_rng(0)
     Q, _ = np.linalg.qr(rng.normal(size=(60, 60)))
-    eigh = sla.eigh
-    for spread, rank in [(1e-3, 60), (1e-9, 50), (0.0, 50)]:
+    eigh, eigvalsh = sla.eigh, sla.eigvalsh
+    cases = [(1e-3, 60, 0), (2e-6, 60, 1), (1e-9, 50, 1), (0.0, 50, 0)]
+    for spread, rank, values in cases:
         s = np.r_[np.linspace(1.0, 0.1, 50), np.full(10, spread)]
         W = (Q * s) @ Q.T
         calls: list = []
+        asked: list = []
         monkeypatch.setattr(
             ny.sla, "eigh", lambda A, calls=calls: calls.append(1) or eigh(A)
+        )
+        monkeypatch.setattr(
+            ny.sla, "eigvalsh", lambda A, asked=asked: asked.append(1) or eigvalsh(A)
         )
         T = ny.landmark_components(W, 1e-6)
         assert T.shape == (60, rank)
         np.testing.assert_allclose(T.T @ W @ T, np.eye(rank), atol=1e-6)
         assert (calls == []) == (rank == 60)
+        assert len(asked) == values
         if rank == 60:
             assert not np.tril(T, -1).any()  # the TRMM path of the features
         else:
