@@ -402,3 +402,21 @@ def test_intrinsic_gram_in_float32_is_the_float64_gram_to_float32_rounding(power
     assert got.dtype == np.float64
     np.testing.assert_allclose(got, want, rtol=0, atol=2e-6 * np.abs(want).max())
     assert not np.array_equal(got, want)  # the float32 path did run
+
+
+def test_intrinsic_gram_panels_are_the_full_product(monkeypatch):
+    """The Gram formed on and below the diagonal panels and mirrored is the full
+    GEMM's, exactly symmetric, for panels that do and do not divide r."""
+    import semisvm.solvers._lowrank as lr
+
+    _, op, L, _, _ = _blocks()
+    Phi = op.Phi.astype(np.float64)
+    P = np.hstack([Phi, np.ones((Phi.shape[0], 1))])
+    ref = P.T @ (L @ P)
+    for panel in (1, 5, 7, 1000):
+        monkeypatch.setattr(lr, "GRAM_PANEL", panel)
+        got = intrinsic_gram(Phi, L, intrinsic_bias=True, max_block_bytes=2**13)
+        np.testing.assert_array_equal(got, got.T)
+        np.testing.assert_allclose(
+            got, 0.5 * (ref + ref.T), rtol=1e-10, atol=1e-12 * np.abs(ref).max()
+        )
