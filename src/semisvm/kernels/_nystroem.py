@@ -359,6 +359,11 @@ def thin_product(P: np.ndarray, V: np.ndarray) -> np.ndarray:
 #: a float32 factor's float64 copy for the accurate products is kept up to this size
 ACCURATE_COPY_MAX_BYTES = 256 * 2**20
 
+#: float64 row blocks converted from a float32 factor: cache-sized, so that the
+#: product reads the converted block from cache (74,384 x 2,000: 0.38 s a
+#: product with 64 MB blocks, 0.155 s with 8 MB)
+CONVERT_BLOCK_BYTES = 8 * 2**20
+
 
 def accurate_thin_product(
     P: np.ndarray, V: np.ndarray, P64: np.ndarray | None = None
@@ -372,7 +377,7 @@ def accurate_thin_product(
     if P64 is not None:
         out = P64 @ (P64.T @ V2)
         return out[:, 0] if V.ndim == 1 else out
-    rows = block_rows(P.shape[1], 8, cap_bytes=64 * 2**20, n_rows=P.shape[0])
+    rows = block_rows(P.shape[1], 8, cap_bytes=CONVERT_BLOCK_BYTES, n_rows=P.shape[0])
     W = np.zeros((P.shape[1], V2.shape[1]))
     for s in range(0, P.shape[0], rows):
         W += P[s : s + rows].astype(np.float64).T @ V2[s : s + rows]
@@ -386,7 +391,7 @@ def _gram(Phi: np.ndarray) -> np.ndarray:
     r""":math:`\Phi^T\Phi` in float64, accumulated over row blocks."""
     r = Phi.shape[1]
     G = np.zeros((r, r))
-    rows = block_rows(r, 8, cap_bytes=64 * 2**20, n_rows=Phi.shape[0])
+    rows = block_rows(r, 8, cap_bytes=CONVERT_BLOCK_BYTES, n_rows=Phi.shape[0])
     for s in range(0, Phi.shape[0], rows):
         B = Phi[s : s + rows].astype(np.float64)
         G += B.T @ B
