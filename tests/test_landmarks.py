@@ -420,3 +420,19 @@ def test_intrinsic_gram_panels_are_the_full_product(monkeypatch):
         np.testing.assert_allclose(
             got, 0.5 * (ref + ref.T), rtol=1e-10, atol=1e-12 * np.abs(ref).max()
         )
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_accurate_projection_is_the_float64_product(monkeypatch, dtype):
+    """P^T V summed in float64 over cache-sized row blocks of P (several blocks
+    here) is the product of P's values in float64, for a vector and a block."""
+    from semisvm.kernels import _nystroem as ny
+
+    rng = np.random.default_rng(1)
+    P = rng.normal(size=(1000, 30)).astype(dtype)
+    monkeypatch.setattr(ny, "CONVERT_BLOCK_BYTES", 8 * 30 * 64)
+    for V in (rng.normal(size=1000), rng.normal(size=(1000, 3))):
+        want = P.astype(np.float64).T @ V
+        got = ny.accurate_projection(P, V)
+        assert got.shape == want.shape and got.dtype == np.float64
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)

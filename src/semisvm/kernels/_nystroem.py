@@ -365,6 +365,24 @@ ACCURATE_COPY_MAX_BYTES = 256 * 2**20
 CONVERT_BLOCK_BYTES = 8 * 2**20
 
 
+def accurate_projection(P: np.ndarray, V: np.ndarray) -> np.ndarray:
+    r""":math:`P^TV` accumulated in float64 for a float32 or float64 P and an
+    (n,) or (n, k) V, P's rows converted in cache-sized blocks (no float64 copy
+    of P)."""
+    V = np.asarray(V, dtype=np.float64)
+    V2 = V[:, None] if V.ndim == 1 else V
+    if P.dtype == np.float64:
+        W = P.T @ V2
+    else:
+        rows = block_rows(
+            P.shape[1], 8, cap_bytes=CONVERT_BLOCK_BYTES, n_rows=P.shape[0]
+        )
+        W = np.zeros((P.shape[1], V2.shape[1]))
+        for s in range(0, P.shape[0], rows):
+            W += P[s : s + rows].astype(np.float64).T @ V2[s : s + rows]
+    return W[:, 0] if V.ndim == 1 else W
+
+
 def accurate_thin_product(
     P: np.ndarray, V: np.ndarray, P64: np.ndarray | None = None
 ) -> np.ndarray:
@@ -378,9 +396,7 @@ def accurate_thin_product(
         out = P64 @ (P64.T @ V2)
         return out[:, 0] if V.ndim == 1 else out
     rows = block_rows(P.shape[1], 8, cap_bytes=CONVERT_BLOCK_BYTES, n_rows=P.shape[0])
-    W = np.zeros((P.shape[1], V2.shape[1]))
-    for s in range(0, P.shape[0], rows):
-        W += P[s : s + rows].astype(np.float64).T @ V2[s : s + rows]
+    W = accurate_projection(P, V2)
     out = np.empty(V2.shape)
     for s in range(0, P.shape[0], rows):
         out[s : s + rows] = P[s : s + rows].astype(np.float64) @ W

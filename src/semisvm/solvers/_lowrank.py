@@ -47,6 +47,7 @@ import scipy.sparse as sp
 
 from .._memory import block_rows
 from .._threads import PARALLEL_MIN_WORK, blas_threads, map_threads
+from ..kernels._nystroem import accurate_projection
 from ..kernels._operators import single_blas_thread
 from ._linesearch import exact_line_search_batch
 from ._result import SolveResult
@@ -194,7 +195,7 @@ def border_gram(gram: np.ndarray, Phi: Any, L1: np.ndarray) -> np.ndarray:
     :math:`L1` (L symmetric): B bordered by :math:`\Phi^T L1` and
     :math:`1^T L 1`, without a second :math:`n r^2` product."""
     L1 = np.asarray(L1, dtype=np.float64).ravel()
-    c = np.asarray(Phi.astype(np.float64, copy=False).T @ L1, dtype=np.float64)
+    c = accurate_projection(Phi, L1)  # no float64 copy of a float32 Phi
     return np.block([[gram, c[:, None]], [c[None, :], np.array([[L1.sum()]])]])
 
 
