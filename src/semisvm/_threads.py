@@ -64,13 +64,12 @@ def _executor(threads: int) -> ThreadPoolExecutor:
     global _pool, _pool_size
     with _pool_lock:
         if _pool is None or _pool_size < threads:
-            old = _pool
+            # the smaller pool is left to the collector, not shut down: another
+            # thread may be about to map on it
             _pool = ThreadPoolExecutor(
                 threads, thread_name_prefix="semisvm", initializer=_mark_worker
             )
             _pool_size = threads
-            if old is not None:
-                old.shutdown(wait=False)
         return _pool
 
 
