@@ -97,6 +97,12 @@ def landmark_components(W: np.ndarray, rcond: float) -> np.ndarray:
     return U[:, keep] / np.sqrt(s[keep])
 
 
+def nystroem_factor(K: Any) -> Any:
+    """The Nyström factor behind an operator: K itself when it is one (it has
+    ``landmark_indices_``), a FITC or block operator's ``factor``, else None."""
+    return K if hasattr(K, "landmark_indices_") else getattr(K, "factor", None)
+
+
 class NystroemFactor:
     r"""Nyström factor :math:`\Phi` with :math:`K \approx \Phi\Phi^T` (float32).
 

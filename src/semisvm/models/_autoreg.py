@@ -41,6 +41,7 @@ import numpy as np
 
 from .. import _defaults
 from .._validation import as_generator, resolve_seed
+from ..kernels._nystroem import nystroem_factor
 from ..kernels._operators import on_one_blas_thread
 from ..solvers._loo import (
     SpectralLOO,
@@ -365,7 +366,7 @@ def operator_features(K: Any, labeled_idx: np.ndarray) -> np.ndarray | None:
     a second factor: one landmark set, and the graph-trusting candidate is
     scored on the kernel the fit solves with.
     """
-    factor = K if hasattr(K, "landmark_indices_") else getattr(K, "factor", None)
+    factor = nystroem_factor(K)
     idx = getattr(factor, "landmark_indices_", None)
     # asked of the class: the instance's property would form the features
     if factor is None or idx is None or not hasattr(type(factor), "features_"):

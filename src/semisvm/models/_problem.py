@@ -55,6 +55,7 @@ from ..graph import (
 )
 from ..kernels import kernel_matrix, knn_scale_ratio, resolve_gamma
 from ..kernels._distributed import distributed_kernel, is_distributed_array
+from ..kernels._nystroem import nystroem_factor
 from ..solvers._landmarks import LandmarkSpace, landmark_space
 from ._options import resolved_options
 from ._scale import (
@@ -935,7 +936,7 @@ def kernel_columns(params: Any, X: Any, K: Any, gamma_: float | None) -> Any:
     def columns(idx: np.ndarray) -> np.ndarray:
         return np.asarray(prediction_kernel(fitted, X, X[idx]), dtype=np.float64)
 
-    factor: Any = K if hasattr(K, "landmark_indices_") else getattr(K, "factor", None)
+    factor = nystroem_factor(K)
     rows = getattr(factor, "landmark_indices_", None)
     if rows is not None and _same_kernel(factor, fitted):
         return FactorColumns(factor.C_, rows, columns)
