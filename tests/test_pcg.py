@@ -268,8 +268,9 @@ def test_half_window_stability_rule():
     last = lapsvm_pcg(K, Y, **kw)
     half = lapsvm_pcg(K, Y, stability_window="half", **kw)
     assert half.reason == ["stability"] and last.reason == ["stability"]
-    # the first comparison needs two checks, and stops fall on checks
-    assert half.n_iter[0] >= 2 * theta and half.n_iter[0] % theta == 0
+    # the first comparison at 2 theta, and stops fall on the half-theta grid
+    grid = {-(-j * theta // 2) for j in range(4, 400)}
+    assert half.n_iter[0] >= 2 * theta and half.n_iter[0] in grid
     # on this problem the growing window is the stricter one (not a theorem)
     assert half.n_iter[0] >= last.n_iter[0]
     unstopped = lapsvm_pcg(
@@ -285,6 +286,104 @@ def test_half_window_stability_rule():
     assert half.objective[0] >= unstopped.objective[0] * (1 - 1e-9)
     with pytest.raises(ValueError, match="stability_window"):
         lapsvm_pcg(K, Y, stability_window="all", **kw)
+
+
+def _half_window_stops(F, unl, theta, tol, value_tol):
+    """Brute force of the 'half' window: the first check t_j = ceil(j theta / 2),
+    j >= 4, where the labels of U changed on fewer than ``tol`` of the points and
+    the outputs moved by at most ``value_tol`` of their norm since t_{j // 2};
+    ``F[t]`` are the outputs of iteration t (F[0]: the start)."""
+    stops = []
+    for c in range(F.shape[2]):
+        stop = None
+        for j in range(4, 2 * (len(F) - 1) // theta + 1):
+            t, r = -(-j * theta // 2), -(-(j // 2) * theta // 2)
+            if t >= len(F):
+                break
+            f, g = F[t][unl, c], F[r][unl, c]
+            changed = np.mean(np.where(f < 0, -1, 1) != np.where(g < 0, -1, 1))
+            moved = np.linalg.norm(f - g) <= value_tol * np.linalg.norm(f)
+            if changed < tol and moved:
+                stop = t
+                break
+        stops.append(stop)
+    return stops
+
+
+def test_half_window_checks_every_half_theta_against_brute_force():
+    # three one-vs-rest columns stopping at different checks: each column's
+    # stop is the first half-theta check whose second-half window is stable,
+    # found by brute force on the outputs of the same run
+    K, L, Y = _problem(8, n=300, n_lab=12, C=3, d=2)
+    unl = np.flatnonzero(~Y.any(axis=1))
+    theta, tol, vtol = 7, 0.01, 0.05
+    F = [np.zeros(Y.shape)]
+    half = lapsvm_pcg(
+        K,
+        Y,
+        L=L,
+        gamma_a=1e-3,
+        gamma_i=1.0,
+        intrinsic_bias=True,
+        tol=1e-12,
+        max_iter=150,
+        early_stopping="stability",
+        stability_window="half",
+        check_every=theta,
+        stability_tol=tol,
+        stability_value_tol=vtol,
+        callback=lambda s: F.append(K @ s["alpha"] + s["b"]) and False,
+    )
+    want = _half_window_stops(np.array(F), unl, theta, tol, vtol)
+    assert half.reason == ["stability"] * 3
+    assert half.n_iter.tolist() == want
+    assert len(set(want)) == 3, want
+
+
+def test_half_window_stops_off_the_theta_grid():
+    # outputs fed to the rule directly (theta = 4: checks at 2, 4, 6, ...; the
+    # first comparison at 8): labels A, A, A, B, A at iterations 2..10.  The
+    # check at 8 compares B with A (iteration 4) and fails; the one at 10
+    # compares A with A (iteration 4) and stops: a stop between two theta checks
+    from semisvm.solvers._early_stopping import DataStoppingRule
+
+    rng = np.random.default_rng(0)
+    A = rng.uniform(0.5, 1.0, size=(100, 1)) * rng.choice([-1, 1], size=(100, 1))
+    B = A.copy()
+    B[:50] *= -1
+    rule = DataStoppingRule(
+        "stability",
+        theta=4,
+        unlabeled=np.arange(100),
+        n_columns=1,
+        stability_tol=0.01,
+        stability_value_tol=0.05,
+        window="half",
+    )
+    out = {}
+    for it in range(1, 11):
+        Ka = B if it == 8 else A
+        out[it] = rule({"iteration": it, "Ka": Ka, "b": np.zeros(1)})
+    assert [it for it, o in out.items() if o is not None] == [2, 4, 6, 8, 10]
+    assert not out[2].any() and not out[4].any() and not out[6].any()
+    assert not out[8].any() and out[10].all()
+    # on the theta grid ('last' window) the same outputs stop at 8 at the
+    # earliest and never at 10
+    last = DataStoppingRule(
+        "stability",
+        theta=4,
+        unlabeled=np.arange(100),
+        n_columns=1,
+        stability_tol=0.01,
+        stability_value_tol=0.05,
+        window="last",
+    )
+    seen = [
+        it
+        for it in range(1, 11)
+        if last({"iteration": it, "Ka": A, "b": np.zeros(1)}) is not None
+    ]
+    assert seen == [4, 8]
 
 
 def test_estimator_preconditioners_agree():

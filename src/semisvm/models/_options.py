@@ -259,8 +259,9 @@ class SolverOptions:
         rule exactly.
     stability_window : {'last', 'half'}, default='half'
         What the stability check compares with: ``'last'``, the previous check (the
-        paper); ``'half'``, the check nearest to half the iterations so far (sees
-        slow drifts that a fixed window misses).
+        paper); ``'half'``, the outputs at half the iterations so far (sees
+        slow drifts that a fixed window misses), checked every
+        ``check_every / 2`` iterations from ``2 * check_every`` on.
     record_history : bool, default=False
         Store per-iteration objective and gradient norms in ``history_`` (PCG;
         with validation data also its error, ``history_['eval_error']``).

@@ -4,14 +4,19 @@ r"""The paper's data-based stopping rules as PCG callbacks (Melacci & Belkin 201
 state ``{"iteration", "Ka", "b", "alpha", "active", ...}``.  A hook returns
 ``False`` / ``None`` (go on), ``True`` (stop every active column) or a boolean
 mask over the columns (stop those); the stop reason is the hook's ``reason``.
-The rules below are such hooks, checked every :math:`\theta` iterations:
+The rules below are such hooks, checked every :math:`\theta` iterations
+(the stability rule's ``'half'`` window every :math:`\theta/2`):
 
 * **stability**: the fraction of unlabeled points whose predicted label changed
   since the reference check is below :math:`\eta` (``stability_tol``), and, with
   ``stability_value_tol``, the outputs on U moved by less than that fraction of
   their norm (a guard against stopping before the labels have diffused);
-  the reference is the previous check (``window='last'``, the paper) or the
-  check nearest to half the iterations so far (``'half'``);
+  the reference is the previous check (``window='last'``, the paper), or
+  (``'half'``) the outputs at half the iterations so far: the stability rule
+  then checks every :math:`\theta/2` iterations from :math:`2\theta` on, each
+  check over the second half of the run (a window that grows with the run, and
+  a column unstable at one check waits :math:`\theta/2`, not :math:`\theta`,
+  for the next);
 * **validation**: the error on the labeled validation set did not improve by at
   least one example since the best so far;
 * **mixed**: both.
@@ -114,17 +119,34 @@ class DataStoppingRule:
         self.m_val = self.Y_val.shape[0]
         self.old_pred_U = np.zeros((unlabeled.size, n_columns))
         self.old_f_U: np.ndarray | None = None
-        self.snaps: deque = deque()  # (iteration, outputs on U) of past checks
+        self.snaps: deque = deque()  # (grid index, outputs on U) of past checks
+        # the half-theta grid of the 'half' window (module docstring)
+        self.half_grid = rule == "stability" and window == "half" and theta >= 2
         self.old_err_val = np.full(n_columns, np.inf)
         self.dead_zone = dead_zone
         self.count_slack = tolerances(np.float64).count_slack
 
+    def _grid(self, it: int) -> int | None:
+        r"""Index j of iteration ``it`` on the check grid, or None off the grid.
+
+        Every :math:`\theta` iterations (j = it / theta); for the stability rule
+        with the ``'half'`` window at :math:`t_j = \lceil j\theta/2\rceil`,
+        so that the reference :math:`t_{\lfloor j/2\rfloor}` of check j is half
+        the run (exactly for even j, :math:`\theta/2` less for odd j) and the
+        checks of the paper's grid (even j) keep their place.
+        """
+        if not self.half_grid:
+            return None if it % self.theta else it // self.theta
+        j = 2 * it // self.theta
+        return j if -(-j * self.theta // 2) == it else None
+
     def __call__(self, state: dict) -> np.ndarray | None:
         it = state["iteration"]
-        if it % self.theta:
+        j = self._grid(it)
+        if j is None:
             return None
         f_U = state["Ka"][self.unl] + state["b"]
-        stable = self._stable(it, f_U)
+        stable = self._stable(j, f_U)
         no_gain = np.zeros(self.C, dtype=bool)
         if self.reason in ("validation", "mixed"):
             err = validation_error(
@@ -140,29 +162,33 @@ class DataStoppingRule:
         self.old_pred_U = predicted_labels(f_U, self.dead_zone)
         self.old_f_U = f_U
         if self.window == "half":
-            self.snaps.append((it, f_U))
+            self.snaps.append((j, f_U))
         return {"stability": stable, "validation": no_gain, "mixed": stable & no_gain}[
             self.reason
         ]
 
-    def _stable(self, it: int, f_U: np.ndarray) -> np.ndarray:
+    def _stable(self, j: int, f_U: np.ndarray) -> np.ndarray:
+        """Per column: the labels (and outputs) on U settled since the reference
+        check (module docstring); ``j`` is this check's index on the grid."""
         stable = np.ones(self.C, dtype=bool)
         if self.reason not in ("stability", "mixed") or not self.unl.size:
             return stable
         pred_U = predicted_labels(f_U, self.dead_zone)
         if self.window == "half":
-            # compare with the check nearest to half the iterations so far
-            target = max(self.theta, (it // 2) // self.theta * self.theta)
+            # the check at half the run, index j // 2 (on the theta grid: half
+            # rounded down to a whole theta); the first comparison at 2 theta
+            first = 4 if self.half_grid else 2
+            target = max(first // 2, j // 2)
             while len(self.snaps) > 1 and self.snaps[1][0] <= target:
                 self.snaps.popleft()
-            ref = self.snaps[0][1] if self.snaps and self.snaps[0][0] < it else None
+            ref = self.snaps[0][1] if self.snaps and j >= first else None
         else:
             ref = self.old_f_U
         ref_pred = (
             self.old_pred_U if ref is None else predicted_labels(ref, self.dead_zone)
         )
         stable = np.mean(pred_U != ref_pred, axis=0) < self.tol
-        if self.window == "half" and (ref is None or self.snaps[0][0] == it):
+        if self.window == "half" and ref is None:
             stable[:] = False
         if self.value_tol is not None:
             prev = ref if ref is not None else np.zeros_like(f_U)

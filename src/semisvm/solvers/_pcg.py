@@ -132,8 +132,8 @@ def lapsvm_pcg(
     stability_window : {'last', 'half'}, default='last'
         What the stability check compares the current labels (and outputs) with:
         ``'last'``, the previous check, :math:`\theta` iterations ago (the paper);
-        ``'half'``, the check nearest to half the iterations done so far: a window
-        that grows with the run sees the slow drift of a diffusing solution.
+        ``'half'``, the outputs at half the iterations so far, checked every
+        :math:`\theta/2` from :math:`2\theta` on: sees slow drifts.
     K_val, Y_val : ndarray of shape (m, n) and (m, C), default=None
         Kernel between validation and training points; validation targets in ±1.
     alpha0, b0 : ndarray, default=None
