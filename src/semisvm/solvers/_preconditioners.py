@@ -219,12 +219,15 @@ class NystroemPreconditioner:
         # float32 factor's): half the bytes, no accuracy the products had
         precision = getattr(Kop, "product_dtype", Kop.dtype)
         dtype = np.float32 if precision == np.float32 else np.float64
+        # the m x m eigenproblem on the BLAS's own threads, by divide and
+        # conquer (m = 2,000: 0.56 s on two threads against 0.94 s for the
+        # default driver on one)
+        theta, R = sla.eigh(0.5 * (Asub + Asub.T), driver="evd")
         with single_blas_thread():
-            self._deflate(idx, B, CB, 0.5 * (Asub + Asub.T), gamma_a, rank, dtype)
+            self._deflate(idx, B, CB, theta, R, gamma_a, rank, dtype)
         self._n = n
 
-    def _deflate(self, idx, B, CB, Asub, gamma_a, rank, dtype) -> None:
-        theta, R = sla.eigh(Asub)
+    def _deflate(self, idx, B, CB, theta, R, gamma_a, rank, dtype) -> None:
         theta = np.maximum(theta[::-1], 0.0)
         R = R[:, ::-1]
         # deflate the top half of rank Ritz values (a larger landmark space gives
