@@ -148,6 +148,23 @@ def interleaved(fns: dict[str, Callable[[], Any]], repeat: int = 5) -> dict[str,
     return {k: float(np.median(v)) for k, v in times.items()}
 
 
+def touch_memory(gib: float) -> float:
+    """Write ``gib`` GiB once and free them; the seconds it took.
+
+    On a virtual machine the first write to each page of guest memory faults at
+    the host (1-2 s per GiB on the benchmark machine, 0.06 s per GiB for pages
+    the process has touched before): without this, the first method a benchmark
+    times pays that for the methods after it.  Called once per process, before
+    any timed fit.
+    """
+    t = time.perf_counter()
+    if gib > 0:
+        buf = np.empty(int(gib * 2**30) // 8)
+        buf.fill(0.0)
+        del buf
+    return time.perf_counter() - t
+
+
 def peak_rss_mib() -> float:
     """Peak resident set size of this process so far (MiB)."""
     kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

@@ -47,7 +47,7 @@ PEERS_METHODS = {
 #: the latest run of the standard families with every peer in the same run
 STANDARD_FILE = "accuracy_std.csv"
 #: the latest run of the held-out families with every peer in the same run
-HELDOUT_FILE = "accuracy_i27_heldout_s18.csv"
+HELDOUT_FILE = "accuracy_heldout_2026-11-29.csv"
 #: two moons and two circles at 200 ... 100,000 points, one label per class
 SCALE_ACCURACY_FILE = "accuracy_low_label.csv"
 SCALE_JSONL = HERE / "scale" / "results" / "scale.jsonl"
