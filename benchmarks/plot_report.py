@@ -37,7 +37,7 @@ OUT = ROOT / "docs" / "_static"
 #: (``benchmarks/bench_peers.py``; BENCHMARKS.md's table)
 PEERS_FILE = "peers.csv"
 #: the run of ``PEERS_FILE`` the plot draws (its time stamp)
-PEERS_RUN = "2026-11-29 15:15 UTC"
+PEERS_RUN = "2026-11-29 17:58 UTC"
 #: bench_peers' method names -> bench_accuracy's
 PEERS_METHODS = {
     "Poisson": "Poisson-gl",
