@@ -131,9 +131,9 @@ class DataStoppingRule:
 
         Every :math:`\theta` iterations (j = it / theta); for the stability rule
         with the ``'half'`` window at :math:`t_j = \lceil j\theta/2\rceil`,
-        so that the reference :math:`t_{\lfloor j/2\rfloor}` of check j is half
-        the run (exactly for even j, :math:`\theta/2` less for odd j) and the
-        checks of the paper's grid (even j) keep their place.
+        so that the window from the reference :math:`t_{\lfloor j/2\rfloor}`
+        to check j is half the run (exactly for even j, :math:`\theta/4` more
+        for odd j) and the checks of the paper's grid (even j) keep their place.
         """
         if not self.half_grid:
             return None if it % self.theta else it // self.theta
