@@ -39,6 +39,15 @@ def test_operator_is_low_rank_plus_the_exact_kernel_within_blocks():
     np.testing.assert_allclose(op @ V[:, 0], dense @ V[:, 0], rtol=1e-5, atol=1e-5)
     # the stopping checks' product: float64 throughout
     np.testing.assert_allclose(op.accurate_matmul(V), dense @ V, rtol=1e-9, atol=1e-9)
+    # the residual alone (the preconditioner's lean step), float64 out, and the
+    # product's two passes with it (expand) against the brute force
+    P = op.Phi.astype(np.float64)
+    R = dense - P @ P.T
+    RV = op.residual(V)
+    assert RV.dtype == np.float64 and RV.shape == V.shape
+    np.testing.assert_allclose(RV, R @ V, rtol=1e-5, atol=1e-5)
+    KV, _ = op.expand(V, op.project(V), np.zeros((P.shape[1], 0)))
+    np.testing.assert_allclose(KV, dense @ V, rtol=1e-5, atol=1e-5)
     idx = np.array([3, 150, 77])
     np.testing.assert_allclose(op.rows(idx), dense[idx], atol=1e-6)
     np.testing.assert_allclose(op.columns(idx), dense[:, idx], atol=1e-6)

@@ -190,10 +190,19 @@ class BlockResidualOperator(NystroemResidual):
             self._add_residual(out, V)
         return out
 
-    def _add_residual(self, out: np.ndarray, V: np.ndarray) -> None:
-        Vo = V[self._order].astype(np.float32)
+    def _block_product(self, V: np.ndarray) -> np.ndarray:
+        """The block-diagonal residual times an (n, C) block, float32, rows in
+        V's order (cast, then gathered into block order: half the bytes moved)."""
+        Vo = np.asarray(V, dtype=np.float32)[self._order]
         with single_blas_thread():
-            out += self._residual_product(Vo, self._residuals32)[self._inverse]
+            return self._residual_product(Vo, self._residuals32)[self._inverse]
+
+    def _add_residual(self, out: np.ndarray, V: np.ndarray) -> None:
+        out += self._block_product(V)
+
+    def residual(self, V: np.ndarray) -> np.ndarray:
+        """``R V`` for an (n, C) block, float64 (no zero block to add into)."""
+        return self._block_product(V).astype(np.float64)
 
     def _residual_product(self, Vo: np.ndarray, residuals: list) -> np.ndarray:
         """The block-diagonal residual times ``Vo`` (rows in block order)."""
