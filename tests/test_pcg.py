@@ -318,21 +318,17 @@ def test_half_window_checks_every_half_theta_against_brute_force():
     unl = np.flatnonzero(~Y.any(axis=1))
     theta, tol, vtol = 7, 0.01, 0.05
     F = [np.zeros(Y.shape)]
+    kw = dict(L=L, gamma_a=1e-3, gamma_i=1.0, intrinsic_bias=True, tol=1e-12)
+    rule = dict(early_stopping="stability", stability_window="half", check_every=theta)
     half = lapsvm_pcg(
         K,
         Y,
-        L=L,
-        gamma_a=1e-3,
-        gamma_i=1.0,
-        intrinsic_bias=True,
-        tol=1e-12,
         max_iter=150,
-        early_stopping="stability",
-        stability_window="half",
-        check_every=theta,
         stability_tol=tol,
         stability_value_tol=vtol,
         callback=lambda s: F.append(K @ s["alpha"] + s["b"]) and False,
+        **kw,
+        **rule,
     )
     want = _half_window_stops(np.array(F), unl, theta, tol, vtol)
     assert half.reason == ["stability"] * 3
@@ -351,33 +347,29 @@ def test_half_window_stops_off_the_theta_grid():
     A = rng.uniform(0.5, 1.0, size=(100, 1)) * rng.choice([-1, 1], size=(100, 1))
     B = A.copy()
     B[:50] *= -1
-    rule = DataStoppingRule(
-        "stability",
-        theta=4,
-        unlabeled=np.arange(100),
-        n_columns=1,
-        stability_tol=0.01,
-        stability_value_tol=0.05,
-        window="half",
-    )
+
+    def rule(window):
+        return DataStoppingRule(
+            "stability",
+            theta=4,
+            unlabeled=np.arange(100),
+            n_columns=1,
+            stability_tol=0.01,
+            stability_value_tol=0.05,
+            window=window,
+        )
+
+    half = rule("half")
     out = {}
     for it in range(1, 11):
         Ka = B if it == 8 else A
-        out[it] = rule({"iteration": it, "Ka": Ka, "b": np.zeros(1)})
+        out[it] = half({"iteration": it, "Ka": Ka, "b": np.zeros(1)})
     assert [it for it, o in out.items() if o is not None] == [2, 4, 6, 8, 10]
     assert not out[2].any() and not out[4].any() and not out[6].any()
     assert not out[8].any() and out[10].all()
     # on the theta grid ('last' window) the same outputs stop at 8 at the
     # earliest and never at 10
-    last = DataStoppingRule(
-        "stability",
-        theta=4,
-        unlabeled=np.arange(100),
-        n_columns=1,
-        stability_tol=0.01,
-        stability_value_tol=0.05,
-        window="last",
-    )
+    last = rule("last")
     seen = [
         it
         for it in range(1, 11)
